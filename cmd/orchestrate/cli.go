@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/orchestrate-dev/orchestrate/loop"
+)
+
+// env is what every command runs with.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+
+	dir  string // the workspace directory
+	json bool   // --json
+}
+
+func (e *env) ws() loop.Workspace { return loop.Workspace{Dir: e.dir} }
+
+// now is the current time, or ORCHESTRATE_NOW (RFC 3339) for reproducible
+// runs.
+func (e *env) now() time.Time {
+	if v := os.Getenv("ORCHESTRATE_NOW"); v != "" {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
+// printJSON writes v as one JSON object on stdout.
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// stderrIsTerminal reports whether colours and progress may be shown.
+func (e *env) stderrIsTerminal() bool {
+	f, ok := e.stderr.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	usage   string // the full usage text, examples and exit codes included
+	run     func(e *env, args []string) error
+}
+
+var commands []*command
+
+func register(c *command) { commands = append(commands, c) }
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, dir: loop.DefaultDir}
+	if v := os.Getenv("ORCHESTRATOR_DIR"); v != "" {
+		e.dir = v
+	}
+	// Global flags may come before the command.
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		a := args[0]
+		switch {
+		case a == "-h" || a == "--help" || a == "-help":
+			fmt.Fprint(stdout, mainUsage())
+			return nil
+		case a == "--json" || a == "-json":
+			e.json = true
+		case a == "--dir" || a == "-dir":
+			if len(args) < 2 {
+				return usageError("", "flag needs an argument: %s", a)
+			}
+			e.dir = args[1]
+			args = args[1:]
+		case strings.HasPrefix(a, "--dir=") || strings.HasPrefix(a, "-dir="):
+			e.dir = a[strings.Index(a, "=")+1:]
+		case a == "--version" || a == "-version":
+			fmt.Fprintln(stdout, "orchestrate", version)
+			return nil
+		default:
+			return usageError("", "unknown flag %s", a)
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainUsage())
+		return withCode(exitUsage, nil)
+	}
+	c := lookup(args[0])
+	if c == nil {
+		return usageError("", "unknown command %q", args[0])
+	}
+	return c.run(e, args[1:])
+}
+
+const version = "0.1.0"
+
+// flags makes a flag set for cmd with the common flags (--dir, --json).
+func (e *env) flags(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&e.dir, "dir", e.dir, "the workspace directory")
+	fs.BoolVar(&e.json, "json", e.json, "print one JSON object")
+	return fs
+}
+
+// parse parses args with flags and positional arguments in any order;
+// after "--" everything is positional.
+func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				fmt.Fprint(e.stdout, lookup(fs.Name()).usage)
+				return nil, withCode(exitOK, nil)
+			}
+			return nil, usageError(strings.Fields(fs.Name())[0], "%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func mainUsage() string {
+	var b strings.Builder
+	b.WriteString(`orchestrate keeps an AI coding agent's fix-and-retry loop honest.
+
+Usage:
+  orchestrate [--dir DIR] [--json] COMMAND [ARGS]
+
+Commands:
+`)
+	sorted := append([]*command(nil), commands...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	for _, c := range sorted {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`
+Global flags:
+  --dir DIR   the workspace directory (default .orchestrator, or $ORCHESTRATOR_DIR)
+  --json      print one JSON object on stdout
+
+Exit codes:
+  0 success   1 error   2 usage   10 nothing to do   11 a person is needed
+  12 gates failed
+
+Run "orchestrate help COMMAND" for a command's usage and examples.
+`)
+	return b.String()
+}
+
+func init() {
+	register(&command{
+		name:    "help",
+		summary: "show a command's usage, with examples",
+		usage: `Usage: orchestrate help [COMMAND]
+
+Shows the usage of COMMAND, with examples and exit codes, or the list of
+commands.
+`,
+		run: func(e *env, args []string) error {
+			if len(args) == 0 {
+				fmt.Fprint(e.stdout, mainUsage())
+				return nil
+			}
+			name := strings.Join(args, " ")
+			c := lookup(name)
+			if c == nil {
+				c = lookup(args[0])
+			}
+			if c == nil {
+				return usageError("", "unknown command %q", name)
+			}
+			fmt.Fprint(e.stdout, c.usage)
+			return nil
+		},
+	})
+}

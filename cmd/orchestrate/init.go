@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/orchestrate-dev/orchestrate"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+)
+
+func init() {
+	register(&command{
+		name:    "init",
+		summary: "write .orchestrator/ from the bundled example; never overwrites",
+		usage: `Usage: orchestrate init [--dir DIR]
+
+Writes the workspace directory (.orchestrator/ by default) from the bundled
+example: config.yaml, issue_queue.md and session_state.md. A file that is
+already there is kept as it is, never overwritten.
+
+Examples:
+  orchestrate init
+  orchestrate --dir /srv/repo/.orchestrator init
+
+Exit codes: 0 written (or everything already there), 1 error, 2 usage.
+`,
+		run: runInit,
+	})
+}
+
+func runInit(e *env, args []string) error {
+	fs := e.flags("init")
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("init", "init takes no arguments")
+	}
+	if err := os.MkdirAll(e.dir, 0o755); err != nil {
+		return err
+	}
+	unlock, err := e.ws().Lock(e.ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var written, kept []string
+	err = walkExample(func(rel string, data []byte) error {
+		dst := filepath.Join(e.dir, filepath.FromSlash(rel))
+		if _, err := os.Stat(dst); err == nil {
+			kept = append(kept, dst)
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := fsx.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+		written = append(written, dst)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"dir": e.dir, "written": nonNil(written), "kept": nonNil(kept)})
+	}
+	for _, p := range written {
+		fmt.Fprintf(e.stdout, "wrote %s\n", p)
+	}
+	for _, p := range kept {
+		fmt.Fprintf(e.stdout, "kept  %s (already there)\n", p)
+	}
+	return nil
+}
+
+// walkExample calls fn with each file of the embedded example directory.
+func walkExample(fn func(rel string, data []byte) error) error {
+	return fs.WalkDir(orchestrate.Example, orchestrate.ExampleDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := orchestrate.Example.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(orchestrate.ExampleDir, p)
+		return fn(path.Clean(filepath.ToSlash(rel)), data)
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

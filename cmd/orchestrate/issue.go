@@ -1,0 +1,270 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+func init() {
+	register(&command{
+		name:    "issue",
+		summary: "file, show, edit and decide on issues (add, show, set, retry, skip, resolve)",
+		usage: `Usage:
+  orchestrate issue add [FIELD FLAGS] --summary TEXT [--details FILE|-]
+  orchestrate issue show ID [--json]
+  orchestrate issue set ID FIELD=VALUE...
+  orchestrate issue retry ID     (a person's choice: counts back to 0, pending)
+  orchestrate issue skip ID      (a person's choice: skipped)
+  orchestrate issue resolve ID   (resolved; prints SUCCEEDED when it took retries)
+
+issue add files a new issue at the end of issue_queue.md and prints its ID,
+ISSUE-YYYYMMDD-NNN. Field flags: --type, --priority, --status, --source,
+--category, --auto-retry, --max-retries, --blocking, and --field NAME=VALUE
+for any other field (repeatable). Sections: --summary, --details FILE (the
+failure output; - reads stdin), --verification, --suggested-fix.
+
+issue set changes only the cells it names; a field the issue lacks gets a
+new row in its table's own style. Field names match loosely: Auto-Retry,
+auto_retry and "auto retry" are one field.
+
+Examples:
+  orchestrate issue add --priority critical --auto-retry true \
+      --summary "Server fails to start" --details test.log
+  go test ./... 2>&1 | orchestrate issue add --summary "tests fail" --details -
+  orchestrate issue show ISSUE-20241213-001 --json
+  orchestrate issue set ISSUE-20241213-001 Priority=high Max-Retries=5
+  orchestrate issue retry ISSUE-20241213-001
+
+Exit codes: 0 done, 1 error (an unknown ID, or a malformed queue: its first
+problem as file:line: message, and no file is changed), 2 usage.
+`,
+		run: runIssue,
+	})
+}
+
+func runIssue(e *env, args []string) error {
+	if len(args) == 0 {
+		return usageError("issue", "issue needs a subcommand: add, show, set, retry, skip or resolve")
+	}
+	switch sub, rest := args[0], args[1:]; sub {
+	case "add":
+		return runIssueAdd(e, rest)
+	case "show":
+		return runIssueShow(e, rest)
+	case "set":
+		return runIssueSet(e, rest)
+	case "retry", "skip", "resolve":
+		return runIssueDecide(e, sub, rest)
+	case "-h", "--help", "help":
+		fmt.Fprint(e.stdout, lookup("issue").usage)
+		return nil
+	default:
+		return usageError("issue", "unknown issue subcommand %q", sub)
+	}
+}
+
+type fieldFlags [][2]string
+
+func (f *fieldFlags) String() string { return "" }
+func (f *fieldFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", v)
+	}
+	*f = append(*f, [2]string{strings.TrimSpace(k), val})
+	return nil
+}
+
+func runIssueAdd(e *env, args []string) error {
+	fs := e.flags("issue")
+	var fields fieldFlags
+	named := map[string]*string{}
+	for _, name := range []string{"type", "priority", "status", "source", "category", "auto-retry", "max-retries", "blocking"} {
+		named[name] = fs.String(name, "", "")
+	}
+	summary := fs.String("summary", "", "")
+	details := fs.String("details", "", "")
+	verification := fs.String("verification", "", "")
+	fix := fs.String("suggested-fix", "", "")
+	fs.Var(&fields, "field", "")
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("issue", "issue add takes flags only, got %q", pos[0])
+	}
+	if strings.TrimSpace(*summary) == "" {
+		return usageError("issue", "issue add needs --summary")
+	}
+	ni := loop.NewIssue{Fields: map[string]string{}, Sections: map[string]string{queue.SectionSummary: *summary}}
+	fs.Visit(func(f *flag.Flag) {
+		if p, ok := named[f.Name]; ok {
+			ni.Fields[queue.CanonicalName(f.Name)] = *p
+		}
+	})
+	for _, f := range fields {
+		ni.Fields[f[0]] = f[1]
+	}
+	for k, v := range ni.Fields {
+		if err := queue.CheckValue(k, v); err != nil {
+			return usageError("issue", "%v", err)
+		}
+	}
+	if *details != "" {
+		out, err := readInput(e, *details)
+		if err != nil {
+			return err
+		}
+		ni.Sections[queue.SectionFailureDetails] = loop.FormatOutput(out)
+	}
+	if *verification != "" {
+		ni.Sections[queue.SectionVerification] = *verification
+	}
+	if *fix != "" {
+		ni.Sections[queue.SectionSuggestedFix] = *fix
+	}
+	id, err := e.ws().AddIssue(e.ctx, e.now(), ni)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"id": id})
+	}
+	fmt.Fprintln(e.stdout, id)
+	return nil
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(e *env, name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(e.stdin)
+	}
+	return os.ReadFile(name)
+}
+
+func oneID(e *env, cmd string, args []string) (string, error) {
+	fs := e.flags("issue")
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usageError("issue", "issue %s needs one issue ID", cmd)
+	}
+	return pos[0], nil
+}
+
+func runIssueShow(e *env, args []string) error {
+	id, err := oneID(e, "show", args)
+	if err != nil {
+		return err
+	}
+	path := e.ws().Path(loop.QueueFile)
+	q, err := queue.Load(path)
+	if err != nil {
+		return err
+	}
+	is := q.Issue(id)
+	if is == nil {
+		return &loop.NoIssueError{Path: path, ID: id}
+	}
+	if e.json {
+		return e.printJSON(toJSON(is, true))
+	}
+	fmt.Fprintf(e.stdout, "%s (%s:%d)\n\n", is.ID, path, is.Line)
+	width := 0
+	for _, f := range is.Fields() {
+		width = max(width, len(f.Name))
+	}
+	for _, f := range is.Fields() {
+		fmt.Fprintf(e.stdout, "  %-*s  %s\n", width, f.Name, f.Value)
+	}
+	for _, s := range is.Sections() {
+		fmt.Fprintf(e.stdout, "\n### %s\n%s\n", s.Title, s.Body)
+	}
+	return nil
+}
+
+func runIssueSet(e *env, args []string) error {
+	fs := e.flags("issue")
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return usageError("issue", "issue set needs an issue ID and FIELD=VALUE pairs")
+	}
+	var kv fieldFlags
+	for _, a := range pos[1:] {
+		if err := kv.Set(a); err != nil {
+			return usageError("issue", "issue set: %v", err)
+		}
+		if err := queue.CheckValue(kv[len(kv)-1][0], kv[len(kv)-1][1]); err != nil {
+			return usageError("issue", "issue set: %v", err)
+		}
+	}
+	changes, err := e.ws().SetFields(e.ctx, pos[0], kv)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"id": pos[0], "changes": changes})
+	}
+	if len(changes) == 0 {
+		fmt.Fprintf(e.stdout, "%s: unchanged\n", pos[0])
+	}
+	for _, c := range changes {
+		fmt.Fprintf(e.stdout, "%s: %s %q → %q\n", pos[0], c.Field, c.Old, c.New)
+	}
+	return nil
+}
+
+func runIssueDecide(e *env, cmd string, args []string) error {
+	id, err := oneID(e, cmd, args)
+	if err != nil {
+		return err
+	}
+	ws := e.ws()
+	switch cmd {
+	case "retry":
+		if err := ws.Retry(e.ctx, id); err != nil {
+			return err
+		}
+		return e.report(map[string]any{"id": id, "status": queue.StatusPending},
+			"%s: back to pending, retry counts reset\n", id)
+	case "skip":
+		if err := ws.Skip(e.ctx, id); err != nil {
+			return err
+		}
+		return e.report(map[string]any{"id": id, "status": queue.StatusSkipped}, "%s: skipped\n", id)
+	}
+	r, err := ws.Resolve(e.ctx, id)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"id": id, "status": queue.StatusResolved, "retries": r.Retries, "summary": r.Summary})
+	}
+	if r.Retries > 0 {
+		fmt.Fprint(e.stdout, loop.SucceededMessage(r))
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%s: resolved\n", id)
+	return nil
+}
+
+// report prints v as JSON with --json, or the formatted line.
+func (e *env) report(v any, format string, args ...any) error {
+	if e.json {
+		return e.printJSON(v)
+	}
+	fmt.Fprintf(e.stdout, format, args...)
+	return nil
+}

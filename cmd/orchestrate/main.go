@@ -1,0 +1,79 @@
+// Command orchestrate keeps an AI coding agent's fix-and-retry loop honest:
+// quality gates check the agent's work, failures go back to it as feedback,
+// and every count lives in plain markdown and CSV files in .orchestrator/.
+//
+// Output rules: results go to stdout (one JSON object with --json);
+// everything else goes to stderr, errors as one line prefixed
+// "orchestrate: ". Exit codes: 0 success, 1 error, 2 usage, 10 nothing to
+// do, 11 a person is needed, 12 gates failed.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// The exit codes.
+const (
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitNothing    = 10
+	exitPerson     = 11
+	exitGateFailed = 12
+)
+
+// exitError carries an exit code; a nil err means nothing more to print.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *codeError) Unwrap() error { return e.err }
+
+// withCode returns an error that exits with code, printing err if not nil.
+func withCode(code int, err error) error { return &codeError{code: code, err: err} }
+
+// usageError is a mistake in the command line: exit 2.
+func usageError(cmd, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if cmd != "" {
+		msg += fmt.Sprintf(" (see orchestrate help %s)", cmd)
+	}
+	return withCode(exitUsage, errors.New(msg))
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	code := exitError
+	var ce *codeError
+	if errors.As(err, &ce) {
+		code = ce.code
+		if ce.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(stderr, "orchestrate: %v\n", err)
+	return code
+}

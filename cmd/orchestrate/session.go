@@ -1,0 +1,103 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/session"
+)
+
+func init() {
+	register(&command{
+		name:    "session",
+		summary: "begin a run (start) or show the session state (show)",
+		usage: `Usage: orchestrate session start|show [--json]
+
+  start  begins a run: a new run_id, run_started now, total_auto_retries
+         back to 0, last_retry_reason null. Prints the new run ID.
+  show   prints the Auto-Retry State table of session_state.md.
+
+Every other line of session_state.md is kept byte for byte.
+
+Examples:
+  orchestrate session start
+  orchestrate session show --json
+
+Exit codes: 0 done, 1 error (a malformed session_state.md names its line),
+2 usage.
+`,
+		run: runSession,
+	})
+}
+
+func runSession(e *env, args []string) error {
+	fs := e.flags("session")
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError("session", "session needs start or show")
+	}
+	ws := e.ws()
+	switch pos[0] {
+	case "start":
+		id := newRunID(e.now())
+		unlock, err := ws.Lock(e.ctx)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		err = session.Update(ws.Path(loop.StateFile), func(s *session.State) error {
+			s.Set(session.RunID, id)
+			s.Set(session.RunStarted, e.now().UTC().Format(time.RFC3339))
+			s.Set(session.TotalAutoRetries, "0")
+			s.Set(session.LastRetryReason, "null")
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return e.printJSON(map[string]any{"run_id": id})
+		}
+		fmt.Fprintln(e.stdout, id)
+		return nil
+	case "show":
+		s, err := session.Load(ws.Path(loop.StateFile))
+		if err != nil {
+			return err
+		}
+		if err := problemsError(ws.Path(loop.StateFile), s.Problems); err != nil {
+			return err
+		}
+		if e.json {
+			return e.printJSON(sessionJSON(s))
+		}
+		rows := [][]string{}
+		for _, f := range s.Fields() {
+			rows = append(rows, []string{f[0], f[1]})
+		}
+		return renderTable(e.stdout, []string{"Field", "Value"}, rows)
+	}
+	return usageError("session", "unknown session command %q", pos[0])
+}
+
+func sessionJSON(s *session.State) map[string]string {
+	m := map[string]string{}
+	for _, f := range s.Fields() {
+		m[f[0]] = f[1]
+	}
+	return m
+}
+
+// newRunID returns a run ID: the time, and random bits so that two runs
+// started in the same second differ.
+func newRunID(now time.Time) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
+)
+
+func init() {
+	register(&command{
+		name:    "status",
+		summary: "show the issues and the session state",
+		usage: `Usage: orchestrate status [--json]
+
+Prints the session state and a table of the issues: ID, status, priority,
+retries (Retry-Count/Max-Retries), the identical-failure count, whether it is
+halted, and its summary.
+
+With --json, prints one object:
+  {"session": {"<field>": "<value>", …},
+   "issues": [{"id": "…", "status": "…", "line": N,
+               "fields": {"<field name as written>": "<raw value>", …}}, …]}
+
+Examples:
+  orchestrate status
+  orchestrate status --json | jq '.issues[] | select(.status == "stuck") | .id'
+
+Exit codes: 0 shown, 1 error (a malformed file: its problems are printed
+as file:line: message after what could be shown), 2 usage.
+`,
+		run: runStatus,
+	})
+}
+
+// issueJSON is the JSON shape of an issue.
+type issueJSON struct {
+	ID       string            `json:"id"`
+	Status   string            `json:"status"`
+	Line     int               `json:"line"`
+	Fields   map[string]string `json:"fields"`
+	Sections map[string]string `json:"sections,omitempty"`
+}
+
+func toJSON(is *queue.Issue, sections bool) issueJSON {
+	j := issueJSON{ID: is.ID, Status: is.Status(), Line: is.Line, Fields: map[string]string{}}
+	for _, f := range is.Fields() {
+		j.Fields[f.Name] = f.Value
+	}
+	if sections {
+		j.Sections = map[string]string{}
+		for _, s := range is.Sections() {
+			j.Sections[s.Title] = s.Body
+		}
+	}
+	return j
+}
+
+func runStatus(e *env, args []string) error {
+	fs := e.flags("status")
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("status", "status takes no arguments")
+	}
+	ws := e.ws()
+	q, err := queue.Load(ws.Path(loop.QueueFile))
+	if err != nil {
+		return err
+	}
+	s, err := session.Load(ws.Path(loop.StateFile))
+	if err != nil {
+		return err
+	}
+	if e.json {
+		issues := make([]issueJSON, 0, len(q.Issues))
+		for _, is := range q.Issues {
+			issues = append(issues, toJSON(is, false))
+		}
+		if err := e.printJSON(map[string]any{"session": sessionJSON(s), "issues": issues}); err != nil {
+			return err
+		}
+	} else {
+		if err := printStatus(e, q, s); err != nil {
+			return err
+		}
+	}
+	return reportProblems(e, ws.Path(loop.QueueFile), q.Problems, ws.Path(loop.StateFile), s.Problems)
+}
+
+func printStatus(e *env, q *queue.Queue, s *session.State) error {
+	run, _ := s.Get(session.RunID)
+	if run == "" {
+		run = "(none: orchestrate session start)"
+	}
+	enabled := "enabled"
+	if !s.AutoRetryEnabled() {
+		enabled = "disabled (auto_retry_enabled: false)"
+	}
+	if e.ws().SentinelExists() {
+		enabled = "disabled (no_auto_retry sentinel)"
+	}
+	fmt.Fprintf(e.stdout, "run %s: %d auto-retries, auto-retry %s\n", run, s.TotalAutoRetries(), enabled)
+	if len(q.Issues) == 0 {
+		fmt.Fprintln(e.stdout, "no issues")
+		return nil
+	}
+	counts := map[string]int{}
+	rows := make([][]string, 0, len(q.Issues))
+	for _, is := range q.Issues {
+		counts[is.Status()]++
+		pri, _ := is.Get(queue.FieldPriority)
+		halted := ""
+		if is.Bool(queue.FieldHalted, false) {
+			halted = "halted"
+		}
+		summary := ""
+		if sec := is.Section(queue.SectionSummary); sec != nil {
+			summary = firstLine(sec.Body, 60)
+		}
+		rows = append(rows, []string{
+			is.ID, is.Status(), pri,
+			strconv.Itoa(is.Int(queue.FieldRetryCount, 0)) + "/" + strconv.Itoa(is.Int(queue.FieldMaxRetries, queue.DefaultMaxRetries)),
+			strconv.Itoa(is.Int(queue.FieldSignatureRepeatCount, 0)),
+			halted, summary,
+		})
+	}
+	if err := renderTable(e.stdout, []string{"ID", "Status", "Priority", "Retries", "Repeats", "Halted", "Summary"}, rows); err != nil {
+		return err
+	}
+	var parts []string
+	for _, st := range queue.Statuses {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	fmt.Fprintf(e.stdout, "%d issues: %s\n", len(q.Issues), strings.Join(parts, ", "))
+	return nil
+}
+
+func firstLine(s string, max int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// reportProblems prints every problem of the given files (path, problems
+// pairs) on stderr and returns an exit-1 error if there were any.
+func reportProblems(e *env, pairs ...any) error {
+	n := 0
+	for i := 0; i+1 < len(pairs); i += 2 {
+		path := pairs[i].(string)
+		for _, p := range pairs[i+1].([]queue.Problem) {
+			fmt.Fprintln(e.stderr, p.Format(path))
+			n++
+		}
+	}
+	if n > 0 {
+		return withCode(exitError, fmt.Errorf("%d problem(s); fix them by hand, then run orchestrate validate", n))
+	}
+	return nil
+}

@@ -1,0 +1,13 @@
+// Package orchestrate holds the files the orchestrate command ships with:
+// the example .orchestrator/ directory that `orchestrate init` writes.
+package orchestrate
+
+import "embed"
+
+// Example is the .orchestrator.example/ directory.
+//
+//go:embed all:.orchestrator.example
+var Example embed.FS
+
+// ExampleDir is Example's root directory.
+const ExampleDir = ".orchestrator.example"

@@ -1,0 +1,181 @@
+// Package fsx writes files so that nothing is ever half-written or lost: an
+// advisory lock for the tool's own writers, atomic replaces, and a
+// re-apply when someone else changed the file in the meantime.
+package fsx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// ErrLocked is returned by TryLock when another process holds the lock.
+var ErrLocked = errors.New("locked by another process")
+
+// Lock takes the advisory lock file at path, waiting for it until ctx ends.
+// The returned function releases it.
+func Lock(ctx context.Context, path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	l := flock.New(path)
+	ok, err := l.TryLockContext(ctx, 5*time.Millisecond)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("locking %s: %w", path, ctx.Err())
+	}
+	return func() { _ = l.Unlock() }, nil
+}
+
+// TryLock takes the lock at path if it is free, and returns ErrLocked if not.
+func TryLock(path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	l := flock.New(path)
+	ok, err := l.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if !ok {
+		return nil, ErrLocked
+	}
+	return func() { _ = l.Unlock() }, nil
+}
+
+// ReadFile reads path; a missing file reads as empty with exists false.
+func ReadFile(path string) (data []byte, exists bool, err error) {
+	data, err = os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return data, err == nil, err
+}
+
+// WriteFile replaces path atomically: a temporary file in the same
+// directory, fsynced, renamed over path, and the directory fsynced.
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := writeTemp(path, data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func writeTemp(path string, data []byte, perm fs.FileMode) (string, error) {
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// maxRetries bounds the re-applies of a Transform to a file that keeps
+// changing under it.
+const maxRetries = 50
+
+// Transform rewrites path with fn(old), where old is the file's content
+// (nil and exists false when it is missing). When fn returns the content
+// unchanged, nothing is written. The caller holds the lock against the
+// tool's other writers; Transform guards against everyone else: if the file
+// changed between the read and the replace, fn is applied again to the new
+// content, so that no one's change is lost.
+func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) error {
+	base, baseExists, err := ReadFile(path)
+	if err != nil {
+		return err
+	}
+	// cur is what we believe the file holds now; base is what fn applies to.
+	// They differ only after a write of ours displaced someone else's.
+	cur, curExists := base, baseExists
+	for range maxRetries {
+		data, err := fn(base, baseExists)
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(data, cur) && (curExists || len(data) == 0) {
+			return nil
+		}
+		now, nowExists, err := ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if nowExists != curExists || !bytes.Equal(now, cur) {
+			base, baseExists = now, nowExists
+			cur, curExists = now, nowExists
+			continue
+		}
+		displaced, err := replace(path, data, curExists)
+		if errors.Is(err, fs.ErrExist) {
+			continue // created by someone else meanwhile: read it again
+		}
+		if err != nil {
+			return err
+		}
+		if displaced == nil || bytes.Equal(displaced, cur) {
+			return nil
+		}
+		// Someone wrote between our last read and the replace: their
+		// content is what we displaced. Apply our change to it instead.
+		base, baseExists = displaced, true
+		cur, curExists = data, true
+	}
+	return fmt.Errorf("writing %s: it kept changing while being written", path)
+}
+
+// create puts data at path only if nothing is there, and returns an error
+// matching fs.ErrExist if something is.
+func create(path string, data []byte) error {
+	tmp, err := writeTemp(path, data, 0o644)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}

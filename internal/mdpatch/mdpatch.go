@@ -1,0 +1,478 @@
+// Package mdpatch finds where headings and tables lie in a markdown file's bytes
+// and changes single cells, rows and sections without re-rendering anything else.
+//
+// goldmark (with its GFM table extension) decides what is a heading and what is
+// a table, so a heading inside a fenced code block or an HTML comment is never
+// mistaken for one; this package then keeps byte offsets into the original
+// source so that every byte it does not change comes out as it went in.
+package mdpatch
+
+import (
+	"bytes"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Source is a markdown file's bytes with its line index.
+type Source struct {
+	// Raw is the file as read, BOM included.
+	Raw []byte
+	// Text is Raw without a leading UTF-8 BOM; every offset in this package
+	// is an offset into Text.
+	Text []byte
+	// EOL is the line ending new lines are written with: the file's own.
+	EOL string
+
+	lineStarts []int
+}
+
+// NewSource indexes data. It keeps a reference to data.
+func NewSource(data []byte) *Source {
+	s := &Source{Raw: data, Text: data, EOL: "\n"}
+	if bytes.HasPrefix(data, bom) {
+		s.Text = data[len(bom):]
+	}
+	s.lineStarts = append(s.lineStarts, 0)
+	for i, c := range s.Text {
+		if c == '\n' {
+			s.lineStarts = append(s.lineStarts, i+1)
+		}
+	}
+	if i := bytes.IndexByte(s.Text, '\n'); i > 0 && s.Text[i-1] == '\r' {
+		s.EOL = "\r\n"
+	}
+	return s
+}
+
+// Line returns the 1-based line number of offset off.
+func (s *Source) Line(off int) int {
+	return sort.Search(len(s.lineStarts), func(i int) bool { return s.lineStarts[i] > off })
+}
+
+// LineStart returns the offset of the start of the line holding off.
+func (s *Source) LineStart(off int) int {
+	return s.lineStarts[s.Line(off)-1]
+}
+
+// LineEnd returns the offset just past the end of the line holding off,
+// its line ending included.
+func (s *Source) LineEnd(off int) int {
+	n := s.Line(off)
+	if n < len(s.lineStarts) {
+		return s.lineStarts[n]
+	}
+	return len(s.Text)
+}
+
+// NextLine returns the start of the line after the one holding off, or
+// len(Text) at the last line.
+func (s *Source) NextLine(off int) int { return s.LineEnd(off) }
+
+// HasEOL reports whether the line ending at end (a LineEnd) has a line ending.
+func (s *Source) HasEOL(end int) bool { return end > 0 && s.Text[end-1] == '\n' }
+
+// BlockKind says what a top-level block is.
+type BlockKind int
+
+// The kinds of block this package tells apart.
+const (
+	Other BlockKind = iota
+	Heading
+	TableBlock
+)
+
+// Block is a top-level block of the document.
+type Block struct {
+	Kind  BlockKind
+	Level int    // heading level
+	Title string // heading text
+	Start int    // start of the block's first line
+	End   int    // end of the block's last line, line ending included
+	Table *Table
+}
+
+// Table is a GFM table.
+type Table struct {
+	Header Row
+	Delim  Row // the delimiter row: only its line span is set
+	Rows   []Row
+}
+
+// End is the offset just past the table's last line.
+func (t *Table) End() int {
+	if len(t.Rows) > 0 {
+		return t.Rows[len(t.Rows)-1].End
+	}
+	return t.Delim.End
+}
+
+// Row is one line of a table.
+type Row struct {
+	Start, End int // the line, its line ending included
+	Cells      []Cell
+	// Missing counts the cells the header has and this row lacks.
+	Missing int
+}
+
+// Cell is one cell of a row.
+type Cell struct {
+	// Start and End delimit the content, surrounding spaces excluded.
+	Start, End int
+	// RawStart and RawEnd delimit everything between the pipes (or the
+	// line's content start or end where there is no outer pipe).
+	RawStart, RawEnd int
+	// Closed reports whether a pipe follows the cell.
+	Closed bool
+}
+
+// Value returns the cell's content with `\|` read as a pipe.
+func (s *Source) Value(c Cell) string {
+	return Unescape(string(s.Text[c.Start:c.End]))
+}
+
+// Unescape reads `\|` as a literal pipe.
+func Unescape(v string) string {
+	if !bytes.Contains([]byte(v), []byte(`\|`)) {
+		return v
+	}
+	return string(bytes.ReplaceAll([]byte(v), []byte(`\|`), []byte("|")))
+}
+
+// Escape writes a value for a cell: pipes escaped, line breaks as spaces.
+func Escape(v string) string {
+	b := make([]byte, 0, len(v))
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '|':
+			if i > 0 && v[i-1] == '\\' {
+				b = append(b, c)
+			} else {
+				b = append(b, '\\', '|')
+			}
+		case '\r', '\n':
+			b = append(b, ' ')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+var mdParser = parser.NewParser(
+	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	// Inline content is never needed: cells and headings are read from the
+	// source bytes. Without inline parsers goldmark only walks the text.
+	parser.WithInlineParsers(),
+	parser.WithParagraphTransformers(append(parser.DefaultParagraphTransformers(),
+		util.Prioritized(extension.NewTableParagraphTransformer(), 200))...),
+	parser.WithASTTransformers(util.Prioritized(extension.NewTableASTTransformer(), 0)),
+)
+
+// Blocks parses the source and returns its top-level headings and tables;
+// everything else between them is left out.
+func (s *Source) Blocks() []Block {
+	doc := mdParser.Parse(text.NewReader(s.Text))
+	var blocks []Block
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		switch n := n.(type) {
+		case *ast.Heading:
+			blocks = append(blocks, s.heading(n))
+		case *extast.Table:
+			if t, ok := s.table(n); ok {
+				blocks = append(blocks, Block{Kind: TableBlock, Start: t.Header.Start, End: t.End(), Table: t})
+			}
+		}
+	}
+	return blocks
+}
+
+func (s *Source) heading(n *ast.Heading) Block {
+	b := Block{Kind: Heading, Level: n.Level}
+	lines := n.Lines()
+	var title []byte
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		if i > 0 {
+			title = append(title, ' ')
+		}
+		title = append(title, bytes.TrimSpace(seg.Value(s.Text))...)
+	}
+	b.Title = string(title)
+	pos := n.Pos()
+	if lines.Len() > 0 && lines.At(0).Start < pos {
+		pos = lines.At(0).Start
+	}
+	b.Start = s.LineStart(pos)
+	b.End = s.LineEnd(pos)
+	if lines.Len() > 0 {
+		last := lines.At(lines.Len() - 1)
+		end := s.LineEnd(last.Start)
+		if isSetext(n, lines) && end < len(s.Text) {
+			end = s.LineEnd(end) // the underline
+		}
+		if end > b.End {
+			b.End = end
+		}
+	}
+	return b
+}
+
+func isSetext(n *ast.Heading, lines *text.Segments) bool {
+	// An ATX heading's text starts after its #s on the same line as the block.
+	return n.Pos() == lines.At(0).Start && n.Level <= 2
+}
+
+func (s *Source) table(n *extast.Table) (*Table, bool) {
+	t := &Table{}
+	first := true
+	for r := n.FirstChild(); r != nil; r = r.NextSibling() {
+		row := s.row(r)
+		if first {
+			t.Header = row
+			t.Delim = Row{Start: row.End, End: s.LineEnd(row.End)}
+			first = false
+			continue
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if first {
+		return nil, false
+	}
+	return t, true
+}
+
+func (s *Source) row(r ast.Node) Row {
+	start := s.LineStart(r.Pos())
+	row := Row{Start: start, End: s.LineEnd(r.Pos())}
+	lineEnd := row.End
+	for lineEnd > row.Start && (s.Text[lineEnd-1] == '\n' || s.Text[lineEnd-1] == '\r') {
+		lineEnd--
+	}
+	for c := r.FirstChild(); c != nil; c = c.NextSibling() {
+		lines := c.Lines()
+		if lines.Len() == 0 {
+			row.Missing++
+			continue
+		}
+		seg := lines.At(0)
+		cell := Cell{Start: seg.Start, End: seg.Stop}
+		if cell.End < cell.Start {
+			cell.End = cell.Start
+		}
+		i := cell.Start
+		for i > row.Start && isBlank(s.Text[i-1]) {
+			i--
+		}
+		cell.RawStart = i
+		if i > row.Start && s.Text[i-1] == '|' {
+			// the cell opens after a pipe
+		} else {
+			cell.RawStart = cell.Start
+		}
+		j := cell.End
+		for j < lineEnd && isBlank(s.Text[j]) {
+			j++
+		}
+		cell.RawEnd = j
+		cell.Closed = j < lineEnd && s.Text[j] == '|'
+		if !cell.Closed {
+			// The last cell without an outer pipe: its trailing spaces are
+			// the line's own trailing whitespace.
+			cell.RawEnd = lineEnd
+		}
+		row.Cells = append(row.Cells, cell)
+	}
+	return row
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+// Edit replaces Text[Start:End] with New. Edits at the same offset apply in
+// the order of their Seq.
+type Edit struct {
+	Start, End int
+	New        string
+	Seq        int
+}
+
+// Apply returns Raw with the edits applied. Edits must not overlap.
+func (s *Source) Apply(edits []Edit) []byte {
+	if len(edits) == 0 {
+		return s.Raw
+	}
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].Start != edits[j].Start {
+			return edits[i].Start < edits[j].Start
+		}
+		return edits[i].Seq < edits[j].Seq
+	})
+	size := len(s.Raw)
+	for _, e := range edits {
+		size += len(e.New) - (e.End - e.Start)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, s.Raw[:len(s.Raw)-len(s.Text)]...)
+	pos := 0
+	for _, e := range edits {
+		if e.Start < pos {
+			panic("mdpatch: overlapping edits")
+		}
+		out = append(out, s.Text[pos:e.Start]...)
+		out = append(out, e.New...)
+		pos = e.End
+	}
+	return append(out, s.Text[pos:]...)
+}
+
+// Aligned reports whether column col of t is padded to one width in every
+// row, as a person or a formatter aligns a table.
+func (s *Source) Aligned(t *Table, col int) bool {
+	if col >= len(t.Header.Cells) || len(t.Rows) == 0 {
+		return false
+	}
+	w := rawWidth(t.Header.Cells[col])
+	for _, r := range t.Rows {
+		if col >= len(r.Cells) || rawWidth(r.Cells[col]) != w {
+			return false
+		}
+	}
+	return true
+}
+
+func rawWidth(c Cell) int { return c.RawEnd - c.RawStart }
+
+// padding returns a cell's left and right padding, an empty cell's spaces
+// split between the two.
+func (s *Source) padding(c Cell) (left, right int) {
+	left, right = c.Start-c.RawStart, c.RawEnd-c.End
+	if c.Start == c.End && left > 1 {
+		right += left - 1
+		left = 1
+	}
+	return left, right
+}
+
+// SetCell returns the edit that puts value (already escaped) in cell c,
+// keeping the cell's padding; in an aligned column (keepWidth) the column's
+// width is kept too where the value fits.
+func (s *Source) SetCell(c Cell, value string, keepWidth bool) Edit {
+	left, right := s.padding(c)
+	if c.Closed {
+		right = s.rightPad(c, left, value, keepWidth)
+	}
+	return Edit{Start: c.RawStart, End: c.RawEnd, New: pad(left) + value + pad(right)}
+}
+
+func (s *Source) rightPad(c Cell, left int, value string, keepWidth bool) int {
+	_, right := s.padding(c)
+	if right > 1 {
+		right = 1
+	}
+	if keepWidth {
+		if r := rawWidth(c) - left - utf8.RuneCountInString(value); r >= 1 {
+			return r
+		}
+		return 1
+	}
+	return right
+}
+
+// NewRow renders a row of cells (already escaped) in the style of the
+// table's last row: its indentation, outer pipes and padding, and the
+// widths of the aligned columns.
+func (s *Source) NewRow(t *Table, cells []string) string {
+	model := t.Header
+	if len(t.Rows) > 0 {
+		model = t.Rows[len(t.Rows)-1]
+	}
+	var b bytes.Buffer
+	var indentEnd int
+	if len(model.Cells) > 0 {
+		indentEnd = model.Cells[0].RawStart
+		if indentEnd > model.Start && s.Text[indentEnd-1] == '|' {
+			indentEnd--
+		}
+	}
+	b.Write(s.Text[model.Start:indentEnd])
+	for i, v := range cells {
+		col := min(i, len(model.Cells)-1)
+		c := model.Cells[col]
+		if c.RawStart > model.Start && s.Text[c.RawStart-1] == '|' {
+			b.WriteByte('|')
+		}
+		left, _ := s.padding(c)
+		last := i == len(cells)-1
+		right := 0
+		if c.Closed || !last {
+			right = max(s.rightPad(c, left, v, s.Aligned(t, col)), 1)
+		}
+		b.WriteString(pad(left))
+		b.WriteString(v)
+		b.WriteString(pad(right))
+		if last && c.Closed {
+			b.WriteByte('|')
+		}
+	}
+	return b.String()
+}
+
+func pad(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	const spaces = "                                                                "
+	if n <= len(spaces) {
+		return spaces[:n]
+	}
+	return string(bytes.Repeat([]byte{' '}, n))
+}
+
+// InsertLines returns the edit that inserts lines (without line endings)
+// at offset at, which is a line start or the end of the text. At the end of
+// a text without a final line ending the new lines keep it that way.
+func (s *Source) InsertLines(at int, lines ...string) Edit {
+	var b bytes.Buffer
+	if at == len(s.Text) && at > 0 && s.Text[at-1] != '\n' {
+		for _, l := range lines {
+			b.WriteString(s.EOL)
+			b.WriteString(l)
+		}
+		return Edit{Start: at, End: at, New: b.String()}
+	}
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteString(s.EOL)
+	}
+	return Edit{Start: at, End: at, New: b.String()}
+}
+
+// IsBlankLine reports whether the line starting at off holds only spaces.
+func (s *Source) IsBlankLine(off int) bool {
+	end := s.LineEnd(off)
+	return len(bytes.TrimSpace(s.Text[off:end])) == 0
+}
+
+// Norm folds a field name for matching: case, spaces, '-' and '_' ignored.
+func Norm(name string) string {
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == ' ' || c == '-' || c == '_' || c == '\t':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}

@@ -1,0 +1,140 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+// NoIssueError is returned when the queue has no issue with the given ID.
+type NoIssueError struct {
+	Path string
+	ID   string
+}
+
+func (e *NoIssueError) Error() string { return fmt.Sprintf("no issue %s in %s", e.ID, e.Path) }
+
+// update runs fn on the queue under the workspace's lock.
+func (w Workspace) update(ctx context.Context, fn func(*queue.Queue) error) error {
+	unlock, err := w.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return queue.Update(w.Path(QueueFile), fn)
+}
+
+// updateIssue runs fn on one issue under the workspace's lock.
+func (w Workspace) updateIssue(ctx context.Context, id string, fn func(*queue.Issue) error) error {
+	return w.update(ctx, func(q *queue.Queue) error {
+		is := q.Issue(id)
+		if is == nil {
+			return &NoIssueError{Path: w.Path(QueueFile), ID: id}
+		}
+		return fn(is)
+	})
+}
+
+// Change is one field an edit changed.
+type Change struct {
+	Field    string `json:"field"`
+	Old, New string
+}
+
+// SetFields sets fields of an issue, as a person would by hand. Values are
+// checked first (queue.CheckValue).
+func (w Workspace) SetFields(ctx context.Context, id string, kv [][2]string) ([]Change, error) {
+	for _, f := range kv {
+		if err := queue.CheckValue(f[0], f[1]); err != nil {
+			return nil, err
+		}
+	}
+	var changes []Change
+	err := w.updateIssue(ctx, id, func(is *queue.Issue) error {
+		changes = changes[:0]
+		for _, f := range kv {
+			old := ""
+			if fl := is.Field(f[0]); fl != nil {
+				old = fl.Value
+			}
+			is.Set(f[0], f[1])
+			name := queue.CanonicalName(f[0])
+			if fl := is.Field(f[0]); fl != nil {
+				name = fl.Name
+			}
+			if old != f[1] {
+				changes = append(changes, Change{Field: name, Old: old, New: f[1]})
+			}
+		}
+		return nil
+	})
+	return changes, err
+}
+
+// Resolution is what resolving an issue did.
+type Resolution struct {
+	ID      string
+	Retries int    // the Retry-Count it took
+	Summary string // its Summary's first line
+	Created time.Time
+}
+
+// Resolve marks an issue resolved.
+func (w Workspace) Resolve(ctx context.Context, id string) (Resolution, error) {
+	var r Resolution
+	err := w.updateIssue(ctx, id, func(is *queue.Issue) error {
+		r = Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)}
+		if v, ok := is.Get(queue.FieldCreated); ok {
+			r.Created, _ = time.Parse(time.RFC3339, v)
+		}
+		is.Set(queue.FieldStatus, queue.StatusResolved)
+		return nil
+	})
+	return r, err
+}
+
+// Skip marks an issue skipped: a person chose not to fix it.
+func (w Workspace) Skip(ctx context.Context, id string) error {
+	return w.updateIssue(ctx, id, func(is *queue.Issue) error {
+		is.Set(queue.FieldStatus, queue.StatusSkipped)
+		return nil
+	})
+}
+
+// Retry gives an issue a fresh start, as a person's choice after it was
+// halted or exhausted: status pending, counts back to 0, not halted. Its
+// signatures are kept: the history of what failed stays.
+func (w Workspace) Retry(ctx context.Context, id string) error {
+	return w.updateIssue(ctx, id, func(is *queue.Issue) error {
+		is.Set(queue.FieldStatus, queue.StatusPending)
+		is.SetInt(queue.FieldRetryCount, 0)
+		is.SetInt(queue.FieldSignatureRepeatCount, 0)
+		is.SetBool(queue.FieldHalted, false)
+		return nil
+	})
+}
+
+func summaryOf(is *queue.Issue) string {
+	if s := is.Section(queue.SectionSummary); s != nil {
+		for _, line := range splitLines(s.Body) {
+			if line != "" {
+				return line
+			}
+		}
+	}
+	return ""
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}

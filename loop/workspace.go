@@ -1,0 +1,79 @@
+// Package loop ties the queue, the session state, the failure signatures,
+// the gates and the history together into the retry policy and its loop.
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+)
+
+// The files of a workspace directory.
+const (
+	QueueFile     = "issue_queue.md"
+	StateFile     = "session_state.md"
+	ConfigFile    = "config.yaml"
+	HistoryFile   = "history.csv"
+	AnalyticsFile = "analytics.html"
+	SentinelFile  = "no_auto_retry"
+	LockFile      = ".lock"
+	RunsDir       = "runs"
+	PromptsDir    = "prompts"
+)
+
+// DefaultDir is the workspace directory, relative to the repository.
+const DefaultDir = ".orchestrator"
+
+// Workspace is a .orchestrator/ directory.
+type Workspace struct {
+	Dir string
+}
+
+// Path returns the path of a file of the workspace.
+func (w Workspace) Path(name string) string { return filepath.Join(w.Dir, name) }
+
+// Root returns the repository the workspace belongs to: its parent.
+func (w Workspace) Root() string {
+	abs, err := filepath.Abs(w.Dir)
+	if err != nil {
+		return filepath.Dir(w.Dir)
+	}
+	return filepath.Dir(abs)
+}
+
+// Lock takes the workspace's lock, waiting until ctx ends.
+func (w Workspace) Lock(ctx context.Context) (func(), error) {
+	if err := w.mustExist(); err != nil {
+		return nil, err
+	}
+	return fsx.Lock(ctx, w.Path(LockFile))
+}
+
+// TryLock takes the workspace's lock if it is free; fsx.ErrLocked if not.
+func (w Workspace) TryLock() (func(), error) {
+	if err := w.mustExist(); err != nil {
+		return nil, err
+	}
+	return fsx.TryLock(w.Path(LockFile))
+}
+
+// ErrNoWorkspace is returned when the workspace directory does not exist.
+var ErrNoWorkspace = errors.New("no workspace")
+
+func (w Workspace) mustExist() error {
+	fi, err := os.Stat(w.Dir)
+	if err == nil && fi.IsDir() {
+		return nil
+	}
+	return fmt.Errorf("%s: %w (run orchestrate init)", w.Dir, ErrNoWorkspace)
+}
+
+// SentinelExists reports whether the no_auto_retry sentinel is there.
+func (w Workspace) SentinelExists() bool {
+	_, err := os.Stat(w.Path(SentinelFile))
+	return err == nil
+}

@@ -1,0 +1,39 @@
+package queue
+
+import (
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+)
+
+// ValidationError is returned when a queue to be written has problems.
+type ValidationError = mdpatch.ValidationError
+
+// Load reads and parses the queue at path; a missing file is an empty queue.
+func Load(path string) (*Queue, error) {
+	data, _, err := fsx.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data), nil
+}
+
+// Update applies fn to the queue at path and writes the result when it
+// changed, atomically. The caller holds the directory's lock. A queue with
+// problems is refused with a *ValidationError before fn runs. If the file
+// changes under it, fn runs again on the new content, so fn must only
+// change the queue and capture what it reports.
+func Update(path string, fn func(*Queue) error) error {
+	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
+		q := Parse(old)
+		if len(q.Problems) > 0 {
+			return nil, &ValidationError{Path: path, Problems: q.Problems}
+		}
+		if err := fn(q); err != nil {
+			return nil, err
+		}
+		if !q.Changed() {
+			return old, nil
+		}
+		return q.Bytes(), nil
+	})
+}

@@ -1,0 +1,654 @@
+// Package queue reads, validates and patches issue_queue.md, the markdown
+// issue queue, changing only the bytes of what changed.
+package queue
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+)
+
+// The fields of the seed's format, in its order and spelling.
+const (
+	FieldType                 = "Type"
+	FieldPriority             = "Priority"
+	FieldStatus               = "Status"
+	FieldSource               = "Source"
+	FieldCategory             = "Category"
+	FieldCreated              = "Created"
+	FieldAutoRetry            = "Auto-Retry"
+	FieldRetryCount           = "Retry-Count"
+	FieldMaxRetries           = "Max-Retries"
+	FieldFailureSignature     = "Failure-Signature"
+	FieldPreviousSignatures   = "Previous-Signatures"
+	FieldSignatureRepeatCount = "Signature-Repeat-Count"
+	FieldHalted               = "Halted"
+	FieldBlocking             = "Blocking"
+)
+
+// SeedFields lists the seed's fields in the order a new issue gets them.
+var SeedFields = []string{
+	FieldType, FieldPriority, FieldStatus, FieldSource, FieldCategory, FieldCreated,
+	FieldAutoRetry, FieldRetryCount, FieldMaxRetries, FieldFailureSignature,
+	FieldPreviousSignatures, FieldSignatureRepeatCount, FieldHalted, FieldBlocking,
+}
+
+// Status values.
+const (
+	StatusPending    = "pending"
+	StatusInProgress = "in_progress"
+	StatusResolved   = "resolved"
+	StatusStuck      = "stuck"
+	StatusSkipped    = "skipped"
+)
+
+// Statuses lists the valid status values.
+var Statuses = []string{StatusPending, StatusInProgress, StatusResolved, StatusStuck, StatusSkipped}
+
+// The sections of the seed's format.
+const (
+	SectionSummary        = "Summary"
+	SectionFailureDetails = "Failure Details"
+	SectionVerification   = "Verification Step"
+	SectionSuggestedFix   = "Suggested Fix"
+)
+
+// DefaultMaxRetries is Max-Retries when an issue does not say.
+const DefaultMaxRetries = 10
+
+var (
+	idPattern     = regexp.MustCompile(`^ISSUE-(\d{8})-(\d{3,})$`)
+	intFields     = map[string]bool{"retrycount": true, "maxretries": true, "signaturerepeatcount": true}
+	boolFields    = map[string]bool{"autoretry": true, "halted": true, "blocking": true}
+	canonicalName = map[string]string{}
+)
+
+func init() {
+	for _, f := range SeedFields {
+		canonicalName[mdpatch.Norm(f)] = f
+	}
+}
+
+// CanonicalName returns the seed's spelling of a known field name, or name
+// itself.
+func CanonicalName(name string) string {
+	if c, ok := canonicalName[mdpatch.Norm(name)]; ok {
+		return c
+	}
+	return strings.TrimSpace(name)
+}
+
+// Problem is something wrong in the queue, at a line.
+type Problem = mdpatch.Problem
+
+// Queue is a parsed issue_queue.md and the changes made to it since.
+type Queue struct {
+	src      *mdpatch.Source
+	Issues   []*Issue
+	Problems []Problem
+
+	added []*Issue
+}
+
+// Issue is one issue of the queue.
+type Issue struct {
+	ID   string
+	Line int
+
+	q        *Queue
+	start    int // the heading line
+	end      int // the next boundary heading or the end of the text
+	table    *mdpatch.FieldTable
+	fields   []*mdpatch.Field // the fields of an issue this change adds
+	sections []*Section
+}
+
+// Field is one row of an issue's field table.
+type Field = mdpatch.Field
+
+// Section is a level-3 section of an issue.
+type Section struct {
+	Title string
+	Line  int
+	Body  string // as written, blank lines around it trimmed
+
+	headEnd, end int
+	pending      bool
+	replaced     bool
+}
+
+// Parse reads a queue. Problems are collected in Queue.Problems, never
+// returned as an error: a queue with problems can still be shown.
+func Parse(data []byte) *Queue {
+	q := &Queue{src: mdpatch.NewSource(data)}
+	var cur *Issue
+	var sec *Section
+	closeSection := func(at int) {
+		if sec != nil {
+			sec.end = at
+			sec.Body = q.body(sec.headEnd, at)
+			sec = nil
+		}
+	}
+	closeIssue := func(at int) {
+		if cur != nil {
+			closeSection(at)
+			cur.end = at
+			cur = nil
+		}
+	}
+	for _, b := range q.src.Blocks() {
+		switch {
+		case b.Kind == mdpatch.Heading && b.Level <= 2:
+			closeIssue(b.Start)
+			if b.Level == 2 && isIssueTitle(b.Title) {
+				cur = &Issue{ID: b.Title, Line: q.src.Line(b.Start), q: q, start: b.Start}
+				q.Issues = append(q.Issues, cur)
+			}
+		case cur == nil:
+		case b.Kind == mdpatch.Heading && b.Level == 3:
+			closeSection(b.Start)
+			sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), headEnd: b.End}
+			cur.sections = append(cur.sections, sec)
+		case b.Kind == mdpatch.TableBlock && sec == nil && cur.table == nil:
+			var missing []int
+			cur.table, missing = q.src.FieldTable(b.Table)
+			for _, line := range missing {
+				q.problem(line, "%s: table row has a missing cell", cur.ID)
+			}
+		}
+	}
+	closeIssue(len(q.src.Text))
+	q.validate()
+	return q
+}
+
+func isIssueTitle(title string) bool {
+	return len(title) >= 5 && strings.EqualFold(title[:5], "issue")
+}
+
+// body returns the text between from and to without the blank lines around it.
+func (q *Queue) body(from, to int) string {
+	s, e := q.bodySpan(from, to)
+	return strings.ReplaceAll(strings.TrimRight(string(q.src.Text[s:e]), "\r\n"), "\r\n", "\n")
+}
+
+// bodySpan trims the blank lines at both ends of [from, to).
+func (q *Queue) bodySpan(from, to int) (int, int) {
+	for from < to && q.src.IsBlankLine(from) {
+		from = q.src.LineEnd(from)
+	}
+	end := to
+	for end > from {
+		ls := q.src.LineStart(end - 1)
+		if !q.src.IsBlankLine(ls) {
+			break
+		}
+		end = ls
+	}
+	return from, end
+}
+
+func (q *Queue) problem(line int, format string, args ...any) {
+	q.Problems = append(q.Problems, Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (q *Queue) validate() {
+	seen := map[string]int{}
+	for _, is := range q.Issues {
+		if !idPattern.MatchString(is.ID) {
+			q.problem(is.Line, "malformed issue ID %q: want ISSUE-YYYYMMDD-NNN", is.ID)
+		} else if first, ok := seen[is.ID]; ok {
+			q.problem(is.Line, "duplicate issue ID %s (first at line %d)", is.ID, first)
+		} else {
+			seen[is.ID] = is.Line
+		}
+		if is.table == nil {
+			q.problem(is.Line, "%s has no | Field | Value | table", is.ID)
+			continue
+		}
+		names := map[string]int{}
+		for _, f := range is.table.Fields() {
+			n := mdpatch.Norm(f.Name)
+			if first, ok := names[n]; ok {
+				q.problem(f.Line, "%s: field %s given twice (first at line %d)", is.ID, f.Name, first)
+			}
+			names[n] = f.Line
+			v := strings.TrimSpace(f.Value)
+			switch {
+			case v == "":
+			case intFields[n]:
+				if _, err := parseCount(v); err != nil {
+					q.problem(f.Line, "%s: %s %q is not a non-negative integer", is.ID, f.Name, f.Value)
+				}
+			case boolFields[n]:
+				if _, err := ParseBool(v); err != nil {
+					q.problem(f.Line, "%s: %s %q is not true or false", is.ID, f.Name, f.Value)
+				}
+			case n == "status":
+				if !validStatus(v) {
+					q.problem(f.Line, "%s: unknown status %q (want one of %s)", is.ID, f.Value, strings.Join(Statuses, ", "))
+				}
+			}
+		}
+	}
+}
+
+func validStatus(s string) bool {
+	for _, v := range Statuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func parseCount(v string) (int, error) {
+	n, err := strconv.Atoi(strings.Trim(v, "`"))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a non-negative integer: %q", v)
+	}
+	return n, nil
+}
+
+// ParseBool reads true/false, yes/no and 1/0, in any case.
+func ParseBool(v string) (bool, error) { return mdpatch.ParseBool(v) }
+
+// ParseList reads `[a, b]` (brackets optional) into its items.
+func ParseList(v string) []string {
+	v = strings.TrimSpace(strings.Trim(strings.TrimSpace(v), "`"))
+	v = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
+	var items []string
+	for _, it := range strings.Split(v, ",") {
+		if it = strings.TrimSpace(it); it != "" {
+			items = append(items, it)
+		}
+	}
+	return items
+}
+
+// FormatList writes items as `[a, b]`.
+func FormatList(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
+
+// Issue returns the issue with the given ID, or nil.
+func (q *Queue) Issue(id string) *Issue {
+	for _, is := range q.Issues {
+		if is.ID == id {
+			return is
+		}
+	}
+	for _, is := range q.added {
+		if is.ID == id {
+			return is
+		}
+	}
+	return nil
+}
+
+// Field returns the field named name (matched loosely), or nil.
+func (is *Issue) Field(name string) *Field {
+	if is.table != nil {
+		return is.table.Field(name)
+	}
+	n := mdpatch.Norm(name)
+	for _, f := range is.fields {
+		if mdpatch.Norm(f.Name) == n {
+			return f
+		}
+	}
+	return nil
+}
+
+// Fields returns the issue's fields in table order.
+func (is *Issue) Fields() []*Field {
+	if is.table != nil {
+		return is.table.Fields()
+	}
+	return is.fields
+}
+
+// Get returns a field's value, trimmed, and whether the field is set
+// (present and not empty).
+func (is *Issue) Get(name string) (string, bool) {
+	f := is.Field(name)
+	if f == nil {
+		return "", false
+	}
+	v := strings.TrimSpace(f.Value)
+	return v, v != ""
+}
+
+// Status returns the issue's status ("pending" when unset).
+func (is *Issue) Status() string {
+	if v, ok := is.Get(FieldStatus); ok {
+		return v
+	}
+	return StatusPending
+}
+
+// Int returns an integer field, or def when it is unset. Parse reports
+// malformed values, so a malformed one here reads as def.
+func (is *Issue) Int(name string, def int) int {
+	v, ok := is.Get(name)
+	if !ok {
+		return def
+	}
+	n, err := parseCount(v)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// Bool returns a boolean field, or def when it is unset or malformed.
+func (is *Issue) Bool(name string, def bool) bool {
+	v, ok := is.Get(name)
+	if !ok {
+		return def
+	}
+	b, err := ParseBool(v)
+	if err != nil {
+		return def
+	}
+	return b
+}
+
+// List returns a list field's items.
+func (is *Issue) List(name string) []string {
+	v, _ := is.Get(name)
+	return ParseList(v)
+}
+
+// Set changes a field, or adds it (in the seed's spelling, as a new row in
+// the table's own style) when the issue lacks it. Setting a field to the
+// value it has changes nothing. It must not be called on an issue without a
+// field table, which Parse reports as a problem.
+func (is *Issue) Set(name, value string) {
+	if is.table != nil {
+		is.table.Set(name, CanonicalName(name), value)
+		return
+	}
+	if f := is.Field(name); f != nil {
+		f.Value = mdpatch.Unescape(mdpatch.Escape(value))
+		return
+	}
+	is.fields = append(is.fields, &Field{Name: CanonicalName(name), Value: mdpatch.Unescape(mdpatch.Escape(value))})
+}
+
+// SetInt sets an integer field.
+func (is *Issue) SetInt(name string, v int) { is.Set(name, strconv.Itoa(v)) }
+
+// SetBool sets a boolean field.
+func (is *Issue) SetBool(name string, v bool) { is.Set(name, strconv.FormatBool(v)) }
+
+// Sections returns the issue's level-3 sections.
+func (is *Issue) Sections() []*Section { return is.sections }
+
+// Section returns the section titled title (matched loosely), or nil.
+func (is *Issue) Section(title string) *Section {
+	n := mdpatch.Norm(title)
+	for _, s := range is.sections {
+		if mdpatch.Norm(s.Title) == n {
+			return s
+		}
+	}
+	return nil
+}
+
+// SetSection replaces a section's body, or appends the section to the
+// issue when it has none of that title.
+func (is *Issue) SetSection(title, body string) {
+	body = strings.TrimRight(body, "\r\n ")
+	s := is.Section(title)
+	if s == nil {
+		is.sections = append(is.sections, &Section{Title: title, Body: body, pending: true})
+		return
+	}
+	if s.Body == body && !s.replaced {
+		return
+	}
+	s.Body = body
+	s.replaced = !s.pending
+}
+
+// Add files a new issue, appended at the end of the file. fields are set in
+// the seed's order first, then in the order given; sections in the seed's
+// order, then the others in the order given.
+func (q *Queue) Add(now time.Time, fields map[string]string, sections map[string]string) *Issue {
+	is := &Issue{ID: q.NextID(now), q: q}
+	set := map[string]bool{}
+	for _, name := range SeedFields {
+		for k, v := range fields {
+			if mdpatch.Norm(k) == mdpatch.Norm(name) {
+				is.Set(name, v)
+				set[k] = true
+			}
+		}
+	}
+	var extra []string
+	for k := range fields {
+		if !set[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		is.Set(k, fields[k])
+	}
+	seen := map[string]bool{}
+	for _, t := range []string{SectionSummary, SectionFailureDetails, SectionVerification, SectionSuggestedFix} {
+		for k, v := range sections {
+			if mdpatch.Norm(k) == mdpatch.Norm(t) {
+				is.sections = append(is.sections, &Section{Title: t, Body: strings.TrimRight(v, "\r\n "), pending: true})
+				seen[k] = true
+			}
+		}
+	}
+	extra = extra[:0]
+	for k := range sections {
+		if !seen[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		is.sections = append(is.sections, &Section{Title: k, Body: strings.TrimRight(sections[k], "\r\n "), pending: true})
+	}
+	q.added = append(q.added, is)
+	return is
+}
+
+// NextID returns the ID the next issue filed on now's day gets: the day's
+// highest number in the file plus one.
+func (q *Queue) NextID(now time.Time) string {
+	day := now.Format("20060102")
+	max := 0
+	for _, list := range [][]*Issue{q.Issues, q.added} {
+		for _, is := range list {
+			m := idPattern.FindStringSubmatch(is.ID)
+			if m == nil || m[1] != day {
+				continue
+			}
+			if n, err := strconv.Atoi(m[2]); err == nil && n > max {
+				max = n
+			}
+		}
+	}
+	return fmt.Sprintf("ISSUE-%s-%03d", day, max+1)
+}
+
+// All returns the issues in file order, the ones added by this change last.
+func (q *Queue) All() []*Issue {
+	if len(q.added) == 0 {
+		return q.Issues
+	}
+	return append(append([]*Issue(nil), q.Issues...), q.added...)
+}
+
+// Changed reports whether the queue differs from what was parsed.
+func (q *Queue) Changed() bool {
+	if len(q.added) > 0 {
+		return true
+	}
+	for _, is := range q.Issues {
+		if is.table != nil && is.table.Changed() {
+			return true
+		}
+		for _, s := range is.sections {
+			if s.pending || s.replaced {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Bytes returns the file with every change applied. Bytes the changes do not
+// touch are the ones parsed.
+func (q *Queue) Bytes() []byte {
+	src := q.src
+	var edits []mdpatch.Edit
+	for _, is := range q.Issues {
+		if is.table != nil {
+			edits = append(edits, is.table.Edits()...)
+		}
+		_, contentEnd := q.bodySpan(is.start, is.end)
+		for _, s := range is.sections {
+			switch {
+			case s.replaced:
+				edits = append(edits, q.replaceBody(s))
+			case s.pending:
+				lines := append([]string{"", "### " + s.Title, ""}, q.lines(s.Body)...)
+				e := src.InsertLines(contentEnd, lines...)
+				e.Seq = 3
+				edits = append(edits, e)
+			}
+		}
+	}
+	if len(q.added) > 0 {
+		var lines []string
+		text := src.Text
+		if len(text) > 0 {
+			end := len(text)
+			if text[end-1] == '\n' {
+				if !src.IsBlankLine(src.LineStart(end - 1)) {
+					lines = append(lines, "")
+				}
+			} else {
+				lines = append(lines, "")
+			}
+		}
+		for i, is := range q.added {
+			if i > 0 {
+				lines = append(lines, "")
+			}
+			lines = append(lines, q.render(is)...)
+		}
+		e := mdpatch.Edit{Start: len(text), End: len(text), Seq: 4}
+		var b strings.Builder
+		if len(text) > 0 && text[len(text)-1] != '\n' {
+			b.WriteString(src.EOL)
+		}
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteString(src.EOL)
+		}
+		e.New = b.String()
+		edits = append(edits, e)
+	}
+	return src.Apply(edits)
+}
+
+// replaceBody returns the edit that puts s.Body in place of its old body.
+func (q *Queue) replaceBody(s *Section) mdpatch.Edit {
+	src := q.src
+	from, to := q.bodySpan(s.headEnd, s.end)
+	lines := q.lines(s.Body)
+	if from == to {
+		// An empty section: a blank line, the body, and a blank line before
+		// what follows unless one is there already.
+		at := s.headEnd
+		pre := []string{""}
+		if at > 0 && src.Text[at-1] != '\n' {
+			e := src.InsertLines(at, append([]string{""}, lines...)...)
+			e.Seq = 2
+			return e
+		}
+		if at >= s.end || !src.IsBlankLine(at) {
+			if at < len(src.Text) {
+				lines = append(lines, "")
+			}
+		}
+		e := src.InsertLines(at, append(pre, lines...)...)
+		e.Seq = 2
+		return e
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteString(src.EOL)
+		}
+		b.WriteString(l)
+	}
+	// The old body's last line ending, if it had one, stays.
+	end := to
+	for end > from && (src.Text[end-1] == '\n' || src.Text[end-1] == '\r') {
+		end--
+	}
+	return mdpatch.Edit{Start: from, End: end, New: b.String(), Seq: 2}
+}
+
+func (q *Queue) lines(body string) []string {
+	if body == "" {
+		return nil
+	}
+	return strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
+}
+
+// render writes a new issue in the seed's style: the heading, the field
+// table, the sections.
+func (q *Queue) render(is *Issue) []string {
+	lines := []string{"## " + is.ID, ""}
+	rows := make([][2]string, len(is.fields))
+	for i, f := range is.fields {
+		rows[i] = [2]string{f.Name, f.Value}
+	}
+	lines = append(lines, q.src.NewTableLines(nil, rows)...)
+	for _, s := range is.sections {
+		lines = append(lines, "", "### "+s.Title, "")
+		lines = append(lines, q.lines(s.Body)...)
+	}
+	return lines
+}
+
+// CheckValue returns an error when value is not valid for the field name:
+// counts must be non-negative integers, flags booleans, Status a known one.
+func CheckValue(name, value string) error {
+	n := mdpatch.Norm(name)
+	v := strings.TrimSpace(value)
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("empty field name")
+	}
+	switch {
+	case v == "":
+		return nil
+	case intFields[n]:
+		if _, err := parseCount(v); err != nil {
+			return fmt.Errorf("%s %q is not a non-negative integer", CanonicalName(name), value)
+		}
+	case boolFields[n]:
+		if _, err := ParseBool(v); err != nil {
+			return fmt.Errorf("%s %q is not true or false", CanonicalName(name), value)
+		}
+	case n == "status":
+		if !validStatus(v) {
+			return fmt.Errorf("unknown status %q (want one of %s)", value, strings.Join(Statuses, ", "))
+		}
+	}
+	return nil
+}
