@@ -1,0 +1,69 @@
+// Package analytics keeps history.csv, the append-only record of what the loop did,
+// and turns it into analytics.html, the report that says whether the loop is working.
+//
+// # history.csv
+//
+// A header, then one row per event, with the columns
+//
+//	time,run_id,loop,event,issue_id,gate,attempt,outcome,exit_code,duration_ms,signature,detail
+//
+// time is RFC 3339 in UTC with exactly three fractional digits
+// (2026-01-21T10:30:00.123Z), so rows sort as text; readers also take any RFC 3339
+// time, with or without fractions or an offset. loop, attempt and duration_ms are
+// integers (empty means 0); exit_code is empty when there is none. Every row is one
+// line: a carriage return or line feed inside a field is written as a space, so line N
+// of the file is one row, a torn row is the text after the last newline, and tail and
+// grep work on the file.
+//
+// Readers find columns by the header's names and ignore columns they do not know, so a
+// later version may add columns at the end.
+//
+// # Events
+//
+// The event column takes these values; the other columns are set as listed, and left
+// empty otherwise.
+//
+//	run_start        a run began (session start, orchestrate run)
+//	run_end          outcome: why it stopped: passed, nothing_to_retry, cap_reached,
+//	                 halted, aborted, interrupted
+//	agent            one agent launch: loop, attempt, outcome ok|fail|timeout,
+//	                 exit_code, duration_ms
+//	gate             one gate run: gate, outcome pass|fail|timeout|error|skipped,
+//	                 exit_code, duration_ms, signature; issue_id when it filed or
+//	                 updated one
+//	issue_add        an issue was filed: issue_id, gate, signature, detail = summary.
+//	                 It is the first sighting of its failure: no record row is
+//	                 written for the failure that filed the issue
+//	record           a later failed verification recorded against issue_id: attempt =
+//	                 the issue's Retry-Count, outcome fail|timeout|error, exit_code,
+//	                 signature, detail such as repeat=2 or class=infra
+//	halt             issue_id halted: detail = identical|oscillation|nonretryable
+//	check            the end-of-loop auto-retry check: outcome triggered|nothing|
+//	                 disabled|cap_reached|exhausted, detail = the issue IDs it
+//	                 concerned, separated by spaces or commas
+//	retry_triggered  one per issue that check retried: issue_id, attempt = the new
+//	                 Retry-Count
+//	resolve          issue_id passed: attempt = the retries it took, duration_ms = time
+//	                 since the issue was created when known; detail = manual when a
+//	                 person resolved it by hand (orchestrate issue resolve)
+//	cap              the run reached the global auto-retry cap
+//	skip             a person skipped issue_id
+//	retry            a person reset issue_id's counts (orchestrate issue retry)
+//	abort            a person aborted the run
+//
+// Unknown event names are counted and otherwise ignored, so writers can add events
+// before the report knows them.
+//
+// # Writing and reading
+//
+// AppendHistory adds rows with one write and an fsync. ReadHistory streams rows in
+// bounded memory and skips rows it cannot parse; Compute counts those and reports the
+// first of them with their line numbers, so that one damaged row never hides the
+// report.
+//
+// # The report
+//
+// Compute reduces a history to Metrics in one pass and bounded memory; Render draws
+// them as a self-contained page with go-echarts charts and plain tables; Generate does
+// both from a file to a file, atomically.
+package analytics

@@ -1,0 +1,735 @@
+package analytics
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Bounds on what Compute keeps, whatever the length of the history.
+const (
+	keepRuns         = 100  // RecentRuns: the most recent runs
+	keepDays         = 60   // GateOutcomesByDay: the most recent days with gate runs
+	keepIssues       = 20   // AttemptsPerIssue: the issues with the most attempts
+	keepSignatures   = 10   // TopSignatures
+	keepMalformed    = 10   // MalformedRows
+	sketchCapacity   = 1000 // signature counters (see topSignatures)
+	maxGates         = 100  // gates counted by name; the rest go under otherName
+	maxNames         = 64   // distinct events or outcomes counted by name
+	maxInterned      = 4096
+	maxSummaryLength = 200 // bytes of an issue's summary kept for the tables
+)
+
+// otherName collects what falls past a bound on distinct names.
+const otherName = "(other)"
+
+// Issue outcomes: the final state of each issue, in IssueOutcomes order.
+const (
+	IssueFixedAutonomously = "fixed_autonomously" // resolved with no person's retry or skip
+	IssueFixedAfterRetry   = "fixed_after_retry"  // resolved by the loop after a person's retry
+	IssueResolvedManually  = "resolved_manually"  // a person resolved it (detail=manual)
+	IssueHalted            = "halted"             // halted and not retried since
+	IssueExhausted         = "exhausted"          // reported by check as out of retries
+	IssueSkipped           = "skipped"            // a person skipped it
+	IssueOpen              = "open"               // none of the above yet
+)
+
+var issueOutcomeOrder = []string{
+	IssueFixedAutonomously, IssueFixedAfterRetry, IssueResolvedManually,
+	IssueHalted, IssueExhausted, IssueSkipped, IssueOpen,
+}
+
+// Metrics are the numbers of analytics.html, computed from a history by Compute.
+// Rates are fractions in [0, 1], and 0 when their denominator is 0.
+type Metrics struct {
+	Rows          int64          `json:"rows"`                     // rows read, header excluded
+	Malformed     int64          `json:"malformed"`                // rows skipped as unreadable
+	MalformedRows []MalformedRow `json:"malformed_rows,omitempty"` // the first few of them
+	First         time.Time      `json:"first"`                    // earliest event time
+	Last          time.Time      `json:"last"`                     // latest event time
+
+	// IssuesFiled is the number of distinct issues the history names in issue rows
+	// (issue_add, record, halt, retry_triggered, resolve, skip, retry, gate): those
+	// filed by the tool and those a person added by hand.
+	IssuesFiled int `json:"issues_filed"`
+	// FixedAutonomously counts issues whose last state is resolved, by the loop, with
+	// no person's retry or skip in their history.
+	FixedAutonomously int `json:"fixed_autonomously"`
+	// AutonomousFixRate is FixedAutonomously / IssuesFiled.
+	AutonomousFixRate float64 `json:"autonomous_fix_rate"`
+	// FixedByLoop counts issues resolved by the loop, after a person's retry or not:
+	// the issues MeanAttemptsToPass and TimeToSuccess are taken over.
+	FixedByLoop int `json:"fixed_by_loop"`
+	// MeanAttemptsToPass (retry efficiency) is the mean over FixedByLoop issues of
+	// their resolve row's attempt (the retries it took since the last reset) plus one
+	// for the failing attempt that filed the issue: 1 means no retry was needed.
+	MeanAttemptsToPass float64 `json:"mean_attempts_to_pass"`
+	// TimeToSuccess is the time from an issue's creation to its resolve, over
+	// FixedByLoop issues: the resolve row's duration_ms, or else the time since the
+	// issue's first row.
+	TimeToSuccess DurationStats `json:"time_to_success"`
+	// Halted counts issues that halted at least once; HaltReasons splits them by the
+	// reason of their last halt.
+	Halted      int     `json:"halted"`
+	HaltReasons []Count `json:"halt_reasons"`
+	// CapHits counts runs that reached the global auto-retry cap (a cap row, a check
+	// with outcome cap_reached or a run_end with outcome cap_reached; once per run).
+	CapHits int `json:"cap_hits"`
+	// Runs counts distinct run IDs.
+	Runs int `json:"runs"`
+
+	// GateRuns counts gate rows other than skipped ones; GateFailures those with
+	// outcome fail, timeout or error; GateFailureRate is their ratio.
+	GateRuns        int64   `json:"gate_runs"`
+	GateFailures    int64   `json:"gate_failures"`
+	GateFailureRate float64 `json:"gate_failure_rate"`
+	// Gates has the same per gate, by name.
+	Gates []GateStat `json:"gates"`
+
+	// RetryLoops counts auto-retry loops (check rows with outcome triggered);
+	// RetriesPerRun is RetryLoops / Runs, MaxRetriesPerRun the most in one run.
+	RetryLoops       int64   `json:"retry_loops"`
+	RetriesPerRun    float64 `json:"retries_per_run"`
+	MaxRetriesPerRun int     `json:"max_retries_per_run"`
+	AgentLaunches    int64   `json:"agent_launches"`
+
+	// The mix of outcomes.
+	IssueOutcomes []Count `json:"issue_outcomes"` // by final state, in a fixed order
+	RunOutcomes   []Count `json:"run_outcomes"`   // run_end outcomes
+	AgentOutcomes []Count `json:"agent_outcomes"`
+	CheckOutcomes []Count `json:"check_outcomes"`
+	Events        []Count `json:"events"` // rows by event name
+
+	TopSignatures     []SignatureStat `json:"top_signatures"`       // the signatures seen most often
+	AttemptsPerIssue  []IssueStat     `json:"attempts_per_issue"`   // the issues with the most retries, then failures
+	GateOutcomesByDay []DayStat       `json:"gate_outcomes_by_day"` // oldest first
+	RecentRuns        []RunStat       `json:"recent_runs"`          // oldest first
+}
+
+// MalformedRow is a row that Compute skipped.
+type MalformedRow struct {
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+// Count is a number of things with a name.
+type Count struct {
+	Name string `json:"name"`
+	N    int64  `json:"n"`
+}
+
+// DurationStats summarizes durations, in milliseconds.
+type DurationStats struct {
+	Count    int   `json:"count"`
+	MeanMS   int64 `json:"mean_ms"`
+	MedianMS int64 `json:"median_ms"` // exact: one value per fixed issue is kept
+}
+
+// GateStat counts one gate's runs by outcome.
+type GateStat struct {
+	Name           string  `json:"name"`
+	Runs           int64   `json:"runs"` // all but skipped
+	Pass           int64   `json:"pass"`
+	Fail           int64   `json:"fail"`
+	Timeout        int64   `json:"timeout"`
+	Error          int64   `json:"error"`
+	Skipped        int64   `json:"skipped"`
+	Other          int64   `json:"other"` // outcomes the report does not know
+	FailureRate    float64 `json:"failure_rate"`
+	MeanDurationMS int64   `json:"mean_duration_ms"`
+	durationSum    int64
+}
+
+// SignatureStat is how often a failure signature was seen (issue_add and record rows).
+type SignatureStat struct {
+	Signature string    `json:"signature"`
+	Count     int64     `json:"count"`
+	Overcount int64     `json:"overcount,omitempty"` // Count may exceed the truth by this much
+	LastIssue string    `json:"last_issue"`
+	Gate      string    `json:"gate"`
+	LastSeen  time.Time `json:"last_seen"`
+}
+
+// IssueStat is one issue's attempts.
+type IssueStat struct {
+	ID       string `json:"id"`
+	Gate     string `json:"gate"`
+	Summary  string `json:"summary"`
+	Failures int    `json:"failures"` // failed verifications: its issue_add and record rows
+	Retries  int    `json:"retries"`  // retry_triggered rows, over its whole history
+	Outcome  string `json:"outcome"`  // one of the Issue* outcomes
+}
+
+// DayStat counts gate outcomes on one UTC day.
+type DayStat struct {
+	Day     string `json:"day"` // 2006-01-02
+	Pass    int64  `json:"pass"`
+	Fail    int64  `json:"fail"`
+	Timeout int64  `json:"timeout"`
+	Error   int64  `json:"error"`
+	Skipped int64  `json:"skipped"`
+}
+
+// RunStat is one run.
+type RunStat struct {
+	ID            string    `json:"id"`
+	Start         time.Time `json:"start"` // its first row
+	Loops         int       `json:"loops"` // the highest loop number seen
+	AgentLaunches int       `json:"agent_launches"`
+	GateFailures  int       `json:"gate_failures"`
+	RetryLoops    int       `json:"retry_loops"`    // check rows with outcome triggered
+	IssuesRetried int       `json:"issues_retried"` // retry_triggered rows
+	CapReached    bool      `json:"cap_reached"`
+	Outcome       string    `json:"outcome"` // its run_end outcome, empty while none
+}
+
+// Compute reads a history and reduces it to Metrics, in one pass. Memory is bounded by
+// the number of distinct issues (about a hundred bytes each) and by the constants
+// above, not by the number of rows. Malformed rows are skipped and counted; the error
+// is one of ReadHistory's.
+func Compute(r io.Reader) (*Metrics, error) {
+	c := newComputer()
+	if err := readHistory(r, c.add, c.bad); err != nil {
+		return nil, err
+	}
+	return c.finish(), nil
+}
+
+// issueState is what Compute keeps per issue.
+type issueState struct {
+	gate, summary, haltReason string
+	firstSeen                 time.Time
+	resolveMS                 int64 // -1: unknown
+	failures, retries         int32
+	sinceReset                int32 // retries since the last person's retry
+	resolveAttempts           int32
+	state                     uint8
+	person, manual, halted    bool
+}
+
+const (
+	stateOpen uint8 = iota
+	stateResolved
+	stateHalted
+	stateExhausted
+	stateSkipped
+)
+
+type runState struct {
+	RunStat
+}
+
+type computer struct {
+	m        Metrics
+	issues   map[string]*issueState
+	gates    map[string]*GateStat
+	days     map[int64]*DayStat
+	runs     map[string]*runState
+	runOrder []string // ring of the kept runs' IDs, oldest at runNext once full
+	runNext  int
+	sigs     *topSignatures
+	interned map[string]string
+
+	events, runOutcomes, agentOutcomes, checkOutcomes *counter
+}
+
+func newComputer() *computer {
+	c := &computer{
+		issues:   make(map[string]*issueState),
+		gates:    make(map[string]*GateStat),
+		days:     make(map[int64]*DayStat),
+		runs:     make(map[string]*runState),
+		sigs:     newTopSignatures(sketchCapacity),
+		interned: make(map[string]string),
+	}
+	c.events = &counter{c: c}
+	c.runOutcomes = &counter{c: c}
+	c.agentOutcomes = &counter{c: c}
+	c.checkOutcomes = &counter{c: c}
+	return c
+}
+
+func (c *computer) bad(e *RowError) {
+	c.m.Malformed++
+	if len(c.m.MalformedRows) < keepMalformed {
+		c.m.MalformedRows = append(c.m.MalformedRows, MalformedRow{Line: e.Line, Message: e.Err.Error()})
+	}
+}
+
+// intern returns s in memory of its own, shared with earlier equal strings: the
+// strings of a row share one allocation with the whole row, which a map key would keep.
+func (c *computer) intern(s string) string {
+	if t, ok := c.interned[s]; ok {
+		return t
+	}
+	t := strings.Clone(s)
+	if len(c.interned) < maxInterned {
+		c.interned[t] = t
+	}
+	return t
+}
+
+func (c *computer) add(ev Event) error {
+	m := &c.m
+	m.Rows++
+	if m.First.IsZero() || ev.Time.Before(m.First) {
+		m.First = ev.Time
+	}
+	if ev.Time.After(m.Last) {
+		m.Last = ev.Time
+	}
+	c.events.add(ev.Event)
+
+	var run *runState
+	if ev.RunID != "" {
+		run = c.run(ev.RunID, ev.Time)
+		run.Loops = max(run.Loops, ev.Loop)
+	}
+
+	switch ev.Event {
+	case EventRunEnd:
+		c.runOutcomes.add(ev.Outcome)
+		if run != nil {
+			run.Outcome = c.intern(ev.Outcome)
+		}
+		if ev.Outcome == OutcomeCapReached {
+			c.capHit(run)
+		}
+	case EventAgent:
+		m.AgentLaunches++
+		c.agentOutcomes.add(ev.Outcome)
+		if run != nil {
+			run.AgentLaunches++
+		}
+	case EventGate:
+		if c.gate(ev) && run != nil {
+			run.GateFailures++
+		}
+		if ev.IssueID != "" {
+			c.issue(ev)
+		}
+	case EventIssueAdd:
+		is := c.issue(ev)
+		if ev.Gate != "" {
+			is.gate = c.intern(ev.Gate)
+		}
+		if ev.Detail != "" {
+			is.summary = strings.Clone(truncate(ev.Detail, maxSummaryLength))
+		}
+		c.failed(is, ev)
+	case EventRecord:
+		c.failed(c.issue(ev), ev)
+	case EventHalt:
+		is := c.issue(ev)
+		is.halted = true
+		is.haltReason = c.intern(ev.Detail)
+		is.state = stateHalted
+	case EventCheck:
+		c.checkOutcomes.add(ev.Outcome)
+		switch ev.Outcome {
+		case OutcomeTriggered:
+			m.RetryLoops++
+			if run != nil {
+				run.RetryLoops++
+				m.MaxRetriesPerRun = max(m.MaxRetriesPerRun, run.RetryLoops)
+			}
+		case OutcomeCapReached:
+			c.capHit(run)
+		case OutcomeExhausted:
+			for _, id := range strings.FieldsFunc(ev.Detail, isIDSeparator) {
+				if is := c.issues[id]; is != nil && is.state == stateOpen {
+					is.state = stateExhausted
+				}
+			}
+		}
+	case EventRetryTriggered:
+		is := c.issue(ev)
+		is.retries++
+		is.sinceReset++
+		if is.state == stateExhausted {
+			is.state = stateOpen
+		}
+		if run != nil {
+			run.IssuesRetried++
+		}
+	case EventResolve:
+		is := c.issue(ev)
+		is.state = stateResolved
+		is.manual = ev.Detail == DetailManual
+		is.resolveAttempts = max(int32(ev.Attempt), is.sinceReset)
+		switch {
+		case ev.DurationMS > 0:
+			is.resolveMS = ev.DurationMS
+		case !is.firstSeen.IsZero() && !ev.Time.Before(is.firstSeen):
+			is.resolveMS = ev.Time.Sub(is.firstSeen).Milliseconds()
+		default:
+			is.resolveMS = -1
+		}
+	case EventCap:
+		c.capHit(run)
+	case EventSkip:
+		if ev.IssueID != "" {
+			is := c.issue(ev)
+			is.person = true
+			is.state = stateSkipped
+		}
+	case EventRetry:
+		if ev.IssueID != "" {
+			is := c.issue(ev)
+			is.person = true
+			is.state = stateOpen
+			is.sinceReset = 0
+		}
+	}
+	return nil
+}
+
+func isIDSeparator(r rune) bool { return r == ',' || r == ';' || r == ' ' || r == '\t' }
+
+// issue returns the state of ev's issue, creating it on its first row.
+func (c *computer) issue(ev Event) *issueState {
+	is, ok := c.issues[ev.IssueID]
+	if !ok {
+		is = &issueState{firstSeen: ev.Time, resolveMS: -1}
+		c.issues[strings.Clone(ev.IssueID)] = is
+	}
+	return is
+}
+
+// failed notes a failed verification of an issue.
+func (c *computer) failed(is *issueState, ev Event) {
+	is.failures++
+	if is.state != stateHalted && is.state != stateSkipped {
+		is.state = stateOpen
+	}
+	if ev.Signature != "" {
+		gate := ev.Gate
+		if gate == "" {
+			gate = is.gate
+		}
+		c.sigs.add(ev.Signature, ev.IssueID, c.intern(gate), ev.Time)
+	}
+}
+
+func (c *computer) capHit(run *runState) {
+	if run == nil {
+		c.m.CapHits++
+		return
+	}
+	if !run.CapReached {
+		run.CapReached = true
+		c.m.CapHits++
+	}
+}
+
+// run returns the state of a run, keeping only the keepRuns most recently started.
+func (c *computer) run(id string, at time.Time) *runState {
+	if r, ok := c.runs[id]; ok {
+		return r
+	}
+	r := &runState{RunStat: RunStat{ID: strings.Clone(id), Start: at}}
+	c.m.Runs++
+	if len(c.runOrder) < keepRuns {
+		c.runOrder = append(c.runOrder, r.ID)
+	} else {
+		delete(c.runs, c.runOrder[c.runNext])
+		c.runOrder[c.runNext] = r.ID
+		c.runNext = (c.runNext + 1) % keepRuns
+	}
+	c.runs[r.ID] = r
+	return r
+}
+
+// gate counts a gate row and reports whether it was a failure.
+func (c *computer) gate(ev Event) bool {
+	name := ev.Gate
+	if name == "" {
+		name = "(unnamed)"
+	}
+	g, ok := c.gates[name]
+	if !ok {
+		if len(c.gates) >= maxGates {
+			name = otherName
+			g = c.gates[name]
+		}
+		if g == nil {
+			g = &GateStat{Name: c.intern(name)}
+			c.gates[g.Name] = g
+		}
+	}
+	day := c.day(ev.Time)
+	failed := false
+	switch ev.Outcome {
+	case OutcomePass:
+		g.Pass++
+		day.Pass++
+	case OutcomeFail:
+		g.Fail++
+		day.Fail++
+		failed = true
+	case OutcomeTimeout:
+		g.Timeout++
+		day.Timeout++
+		failed = true
+	case OutcomeError:
+		g.Error++
+		day.Error++
+		failed = true
+	case OutcomeSkipped:
+		g.Skipped++
+		day.Skipped++
+		return false
+	default:
+		g.Other++
+	}
+	g.Runs++
+	g.durationSum += ev.DurationMS
+	c.m.GateRuns++
+	if failed {
+		c.m.GateFailures++
+	}
+	return failed
+}
+
+func (c *computer) day(t time.Time) *DayStat {
+	const secondsPerDay = 24 * 60 * 60
+	sec := t.Unix()
+	key := sec / secondsPerDay
+	if sec < 0 && sec%secondsPerDay != 0 {
+		key--
+	}
+	if d, ok := c.days[key]; ok {
+		return d
+	}
+	if len(c.days) >= 2*keepDays {
+		c.pruneDays()
+	}
+	d := &DayStat{Day: time.Unix(key*secondsPerDay, 0).UTC().Format(time.DateOnly)}
+	c.days[key] = d
+	return d
+}
+
+// pruneDays drops all but the keepDays most recent days.
+func (c *computer) pruneDays() {
+	keys := make([]int64, 0, len(c.days))
+	for k := range c.days {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys[:max(len(keys)-keepDays, 0)] {
+		delete(c.days, k)
+	}
+}
+
+func (c *computer) finish() *Metrics {
+	m := &c.m
+
+	outcomes := make(map[string]int64)
+	halts := &counter{c: c}
+	var durations []int64
+	var attemptsSum int64
+	var top []IssueStat
+	for id, is := range c.issues {
+		outcome := is.outcome()
+		outcomes[outcome]++
+		if is.halted {
+			m.Halted++
+			halts.add(is.haltReason)
+		}
+		if outcome == IssueFixedAutonomously || outcome == IssueFixedAfterRetry {
+			m.FixedByLoop++
+			attemptsSum += int64(is.resolveAttempts) + 1
+			if is.resolveMS >= 0 {
+				durations = append(durations, is.resolveMS)
+			}
+		}
+		top = keepTopIssues(top, IssueStat{
+			ID: id, Gate: is.gate, Summary: is.summary,
+			Failures: int(is.failures), Retries: int(is.retries), Outcome: outcome,
+		})
+	}
+	m.IssuesFiled = len(c.issues)
+	m.FixedAutonomously = int(outcomes[IssueFixedAutonomously])
+	m.AutonomousFixRate = ratio(int64(m.FixedAutonomously), int64(m.IssuesFiled))
+	m.MeanAttemptsToPass = float64(attemptsSum) / float64(max(m.FixedByLoop, 1))
+	m.TimeToSuccess = durationStats(durations)
+	m.HaltReasons = halts.sorted()
+	for _, name := range issueOutcomeOrder {
+		m.IssueOutcomes = append(m.IssueOutcomes, Count{Name: name, N: outcomes[name]})
+	}
+	m.AttemptsPerIssue = top
+
+	m.GateFailureRate = ratio(m.GateFailures, m.GateRuns)
+	for _, g := range c.gates {
+		g.FailureRate = ratio(g.Fail+g.Timeout+g.Error, g.Runs)
+		g.MeanDurationMS = g.durationSum / max(g.Runs, 1)
+		m.Gates = append(m.Gates, *g)
+	}
+	slices.SortFunc(m.Gates, func(a, b GateStat) int { return strings.Compare(a.Name, b.Name) })
+
+	m.RetriesPerRun = ratio(m.RetryLoops, int64(m.Runs))
+	m.RunOutcomes = c.runOutcomes.sorted()
+	m.AgentOutcomes = c.agentOutcomes.sorted()
+	m.CheckOutcomes = c.checkOutcomes.sorted()
+	m.Events = c.events.sorted()
+	m.TopSignatures = c.sigs.top(keepSignatures)
+
+	c.pruneDays()
+	keys := make([]int64, 0, len(c.days))
+	for k := range c.days {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		m.GateOutcomesByDay = append(m.GateOutcomesByDay, *c.days[k])
+	}
+
+	for i := range c.runOrder {
+		r := c.runs[c.runOrder[(c.runNext+i)%len(c.runOrder)]]
+		m.RecentRuns = append(m.RecentRuns, r.RunStat)
+	}
+
+	// Empty lists, not null, in JSON: a reader need not tell the two apart.
+	for _, l := range []*[]Count{&m.HaltReasons, &m.RunOutcomes, &m.AgentOutcomes, &m.CheckOutcomes, &m.Events} {
+		if *l == nil {
+			*l = []Count{}
+		}
+	}
+	if m.Gates == nil {
+		m.Gates = []GateStat{}
+	}
+	if m.TopSignatures == nil {
+		m.TopSignatures = []SignatureStat{}
+	}
+	if m.AttemptsPerIssue == nil {
+		m.AttemptsPerIssue = []IssueStat{}
+	}
+	if m.GateOutcomesByDay == nil {
+		m.GateOutcomesByDay = []DayStat{}
+	}
+	if m.RecentRuns == nil {
+		m.RecentRuns = []RunStat{}
+	}
+	return m
+}
+
+func (is *issueState) outcome() string {
+	switch is.state {
+	case stateResolved:
+		switch {
+		case is.manual:
+			return IssueResolvedManually
+		case is.person:
+			return IssueFixedAfterRetry
+		default:
+			return IssueFixedAutonomously
+		}
+	case stateHalted:
+		return IssueHalted
+	case stateExhausted:
+		return IssueExhausted
+	case stateSkipped:
+		return IssueSkipped
+	default:
+		return IssueOpen
+	}
+}
+
+// keepTopIssues inserts s into top, which holds the keepIssues issues with the most
+// attempts, most first.
+func keepTopIssues(top []IssueStat, s IssueStat) []IssueStat {
+	i, _ := slices.BinarySearchFunc(top, s, compareIssues)
+	if i >= keepIssues {
+		return top
+	}
+	top = slices.Insert(top, i, s)
+	return top[:min(len(top), keepIssues)]
+}
+
+func compareIssues(a, b IssueStat) int {
+	return cmp.Or(
+		cmp.Compare(b.Retries, a.Retries),
+		cmp.Compare(b.Failures, a.Failures),
+		strings.Compare(a.ID, b.ID),
+	)
+}
+
+func durationStats(ms []int64) DurationStats {
+	if len(ms) == 0 {
+		return DurationStats{}
+	}
+	slices.Sort(ms)
+	var sum int64
+	for _, d := range ms {
+		sum += d
+	}
+	n := len(ms)
+	median := ms[n/2]
+	if n%2 == 0 {
+		median = (ms[n/2-1] + ms[n/2]) / 2
+	}
+	return DurationStats{Count: n, MeanMS: sum / int64(n), MedianMS: median}
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// counter counts names, up to maxNames of them; the rest count under otherName.
+type counter struct {
+	c *computer
+	n map[string]int64
+}
+
+func (k *counter) add(name string) {
+	if name == "" {
+		name = "(none)"
+	}
+	if k.n == nil {
+		k.n = make(map[string]int64)
+	}
+	if _, ok := k.n[name]; !ok {
+		if len(k.n) >= maxNames {
+			name = otherName
+		} else {
+			name = k.c.intern(name)
+		}
+	}
+	k.n[name]++
+}
+
+// sorted returns the counts, most first.
+func (k *counter) sorted() []Count {
+	out := make([]Count, 0, len(k.n))
+	for name, n := range k.n {
+		out = append(out, Count{Name: name, N: n})
+	}
+	slices.SortFunc(out, func(a, b Count) int {
+		return cmp.Or(cmp.Compare(b.N, a.N), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// String is a one-line summary, for logs and tests.
+func (m *Metrics) String() string {
+	return fmt.Sprintf("%d rows, %d issues, %d fixed autonomously (%.0f%%), %d halted, %d cap hits, %d runs",
+		m.Rows, m.IssuesFiled, m.FixedAutonomously, 100*m.AutonomousFixRate, m.Halted, m.CapHits, m.Runs)
+}
