@@ -1,0 +1,213 @@
+// Package config reads .orchestrator/config.yaml strictly, reporting every problem with its line.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// Defaults. The retry limits are those of the auto-retry mechanism (seed 004);
+// the output sizes bound the memory a gate's output may take and the size of
+// the excerpt the agent is shown.
+const (
+	DefaultMaxRetries         = 10
+	DefaultGlobalCap          = 15
+	DefaultHaltAfterIdentical = 3
+	DefaultFreshAfterFailures = 2
+	DefaultAgentCommand       = "claude -p"
+	DefaultResumeCommand      = "claude -p --continue"
+	DefaultAgentTimeout       = 30 * time.Minute
+	DefaultGateTimeout        = 10 * time.Minute
+	DefaultHeadBytes          = 16 << 10
+	DefaultTailBytes          = 16 << 10
+	DefaultFeedbackLines      = 40
+	DefaultFeedbackBytes      = 4 << 10
+
+	// MaxCaptureBytes caps head_bytes and tail_bytes: a gate's captured
+	// output is meant to stay small whatever the command prints.
+	MaxCaptureBytes = 64 << 20
+)
+
+// Retry strategies: resume the same agent session, start a fresh one, or
+// switch to a fresh one after FreshAfterFailures failures of the same.
+const (
+	StrategySame  = "same"
+	StrategyFresh = "fresh"
+	StrategyAuto  = "auto"
+)
+
+// What to do with a failed attempt's changes once retries are exhausted.
+const (
+	ExhaustionKeep  = "keep"
+	ExhaustionStash = "stash"
+)
+
+// Enforcement says what a gate's failure does to the evaluation (seed 002).
+type Enforcement string
+
+const (
+	// Blocking: a failure fails the evaluation.
+	Blocking Enforcement = "blocking"
+	// Advisory: a failure is a warning; the evaluation still passes.
+	Advisory Enforcement = "advisory"
+	// Informational: a failure is only recorded.
+	Informational Enforcement = "informational"
+)
+
+// Priorities a gate may declare; they give the default enforcement.
+const (
+	PriorityCritical = "critical"
+	PriorityHigh     = "high"
+	PriorityMedium   = "medium"
+	PriorityLow      = "low"
+)
+
+// EnforcementForPriority is seed 002's SEVERITY_TO_ENFORCEMENT mapping:
+// critical is blocking, high and medium are advisory, low is informational.
+// A gate with no priority is blocking, as a gate with no enforcement mode is in
+// the seed ("Default enforcement mode = blocking").
+func EnforcementForPriority(priority string) Enforcement {
+	switch priority {
+	case PriorityHigh, PriorityMedium:
+		return Advisory
+	case PriorityLow:
+		return Informational
+	}
+	return Blocking
+}
+
+// Config is the content of config.yaml.
+type Config struct {
+	Retry        Retry
+	Agent        Agent
+	Parallelism  int // gates run at once in the parallel phase; 0 = number of CPUs
+	OnExhaustion string
+	Output       Output
+	Gates        []Gate
+}
+
+// Retry holds the retry limits and the agent strategy between attempts.
+type Retry struct {
+	MaxRetries         int // per issue, unless a gate sets its own
+	GlobalCap          int // auto-retry loops per run
+	HaltAfterIdentical int // the same failure signature this many times in a row halts an issue
+	Strategy           string
+	FreshAfterFailures int
+}
+
+// Agent is the command that runs the coding agent; the prompt goes to its stdin.
+type Agent struct {
+	Command       string
+	ResumeCommand string // for same-agent retries
+	Timeout       time.Duration
+}
+
+// Output bounds what is kept of a gate's output in memory (the whole of it
+// goes to the gate's log file) and what the agent is shown of a failure.
+type Output struct {
+	HeadBytes     int // first bytes kept (output.head_bytes)
+	TailBytes     int // last bytes kept (output.tail_bytes)
+	FeedbackLines int // at most this many last lines of a failure in the feedback (output.feedback_lines)
+	FeedbackBytes int // and at most this many bytes (output.feedback_bytes)
+}
+
+// Gate is one quality gate: a shell command whose exit status judges the agent's work.
+type Gate struct {
+	Name        string
+	Command     string
+	Timeout     time.Duration // DefaultGateTimeout when not set in the file
+	WorkingDir  string        // relative to the repository root; "" or "." is the root
+	Env         map[string]string
+	Enforcement Enforcement
+	MaxRetries  int // 0 = use retry.max_retries
+	Serial      bool
+	FailFast    bool
+	AutoRetry   bool // defaults to true for a blocking gate, false otherwise
+	Priority    string
+	Hints       []string
+	Line        int // line of the gate in config.yaml; 0 when not read from a file
+}
+
+// Problem is one thing wrong in a config file.
+type Problem struct {
+	File string
+	Line int // 0 when the problem has no line
+	Msg  string
+}
+
+// String formats p the way compilers do: "config.yaml:12: message".
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Msg)
+}
+
+// Default returns the configuration used when there is no config.yaml: the
+// default limits and no gates.
+func Default() *Config {
+	return &Config{
+		Retry: Retry{
+			MaxRetries:         DefaultMaxRetries,
+			GlobalCap:          DefaultGlobalCap,
+			HaltAfterIdentical: DefaultHaltAfterIdentical,
+			Strategy:           StrategyAuto,
+			FreshAfterFailures: DefaultFreshAfterFailures,
+		},
+		Agent: Agent{
+			Command:       DefaultAgentCommand,
+			ResumeCommand: DefaultResumeCommand,
+			Timeout:       DefaultAgentTimeout,
+		},
+		OnExhaustion: ExhaustionKeep,
+		Output:       DefaultOutput(),
+	}
+}
+
+// DefaultOutput returns the default output bounds.
+func DefaultOutput() Output {
+	return Output{
+		HeadBytes:     DefaultHeadBytes,
+		TailBytes:     DefaultTailBytes,
+		FeedbackLines: DefaultFeedbackLines,
+		FeedbackBytes: DefaultFeedbackBytes,
+	}
+}
+
+// Load reads and parses the config file at path. A missing file means the
+// defaults. The returned error is for I/O errors only; everything wrong in the
+// file's content is a Problem. The Config is meant to be used only when there
+// are no problems.
+func Load(path string) (*Config, []Problem, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading config: %w", err)
+	}
+	cfg, problems := Parse(path, data)
+	return cfg, problems, nil
+}
+
+// GateMaxRetries returns the retry limit for the issues g files: its own
+// max_retries, or retry.max_retries.
+func (c *Config) GateMaxRetries(g Gate) int {
+	if g.MaxRetries > 0 {
+		return g.MaxRetries
+	}
+	return c.Retry.MaxRetries
+}
+
+// Gate returns the gate named name, or false.
+func (c *Config) Gate(name string) (Gate, bool) {
+	for _, g := range c.Gates {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return Gate{}, false
+}

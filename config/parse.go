@@ -1,0 +1,679 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Parse parses the content of a config file; file is the name used in the
+// problems. It reports every problem it finds, not only the first: unknown
+// keys at any level, wrong types, invalid values, bad durations, duplicate keys
+// and gate names, gates without a name or a command. The Config it returns is
+// always non-nil, with defaults where the file says nothing, but only to be
+// trusted when there are no problems.
+func Parse(file string, data []byte) (cfg *Config, problems []Problem) {
+	p := &parser{file: file}
+	cfg = Default()
+	defer func() {
+		// The YAML library is not ours; a panic in it is one more problem.
+		if r := recover(); r != nil {
+			problems = append(p.problems, Problem{File: file, Msg: fmt.Sprintf("cannot parse YAML: %v", r)})
+		}
+	}()
+
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return cfg, nil // an empty file: the defaults
+		}
+		p.yamlError(err)
+		return cfg, p.problems
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		p.yamlError(err)
+	default:
+		p.add(next.Line, "a second YAML document: config.yaml holds one")
+	}
+
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		p.root(cfg, doc.Content[0])
+	}
+	return cfg, p.problems
+}
+
+type parser struct {
+	file     string
+	problems []Problem
+	memo     map[*yaml.Node][]field // fields of each mapping read so far
+	busy     map[*yaml.Node]bool    // mappings being read, to catch merge cycles
+}
+
+func (p *parser) add(line int, format string, args ...any) {
+	p.problems = append(p.problems, Problem{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+var yamlLineError = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (p *parser) yamlError(err error) {
+	msg := err.Error()
+	if m := yamlLineError.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		p.add(line, "%s", m[2])
+		return
+	}
+	p.add(0, "%s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+// maxAliasDepth bounds alias chains, so that a crafted file cannot
+// make the parser loop.
+const maxAliasDepth = 16
+
+// resolve follows aliases.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxAliasDepth; i++ {
+		n = n.Alias
+	}
+	if n == nil || n.Kind == yaml.AliasNode {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// describe names what n is, for messages: `a list`, `the string "x"`.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		v := n.Value
+		if len(v) > 40 {
+			v = v[:40] + "…"
+		}
+		switch n.ShortTag() {
+		case "!!null":
+			return "nothing"
+		case "!!bool":
+			return "the boolean " + v
+		case "!!int":
+			return "the integer " + v
+		case "!!float":
+			return "the number " + v
+		}
+		return fmt.Sprintf("the string %q", v)
+	}
+	return "an unknown node"
+}
+
+type field struct {
+	key, val *yaml.Node
+	name     string
+}
+
+// fields returns the key/value pairs of a mapping in file order, with merge
+// keys (<<) expanded and overridden by the mapping's own keys, reporting
+// duplicate and non-scalar keys. Each mapping is read once: anchors and merges
+// may refer to one mapping many times, and a crafted file must not make that
+// cost grow with each reference.
+func (p *parser) fields(m *yaml.Node) []field {
+	if fs, done := p.memo[m]; done {
+		if fs == nil && p.busy[m] {
+			p.add(m.Line, "a merge key (<<) refers to the mapping it is in")
+			return nil
+		}
+		return fs
+	}
+	if p.memo == nil {
+		p.memo = map[*yaml.Node][]field{}
+		p.busy = map[*yaml.Node]bool{}
+	}
+	p.memo[m], p.busy[m] = nil, true
+	defer delete(p.busy, m)
+
+	var own, merged []field
+	first := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merged = append(merged, p.merge(v)...)
+			continue
+		}
+		rk := resolve(k)
+		if rk.Kind != yaml.ScalarNode || isNull(rk) {
+			p.add(k.Line, "a key must be a name, not %s", describe(rk))
+			continue
+		}
+		if line, dup := first[rk.Value]; dup {
+			p.add(k.Line, "duplicate key %q (first on line %d)", rk.Value, line)
+			continue
+		}
+		first[rk.Value] = k.Line
+		own = append(own, field{key: k, val: v, name: rk.Value})
+	}
+	for _, f := range merged {
+		if _, ok := first[f.name]; !ok {
+			first[f.name] = f.key.Line
+			own = append(own, f)
+		}
+	}
+	if own == nil {
+		own = []field{}
+	}
+	p.memo[m] = own
+	return own
+}
+
+// merge expands the value of a merge key: a mapping or a list of mappings,
+// earlier ones taking precedence.
+func (p *parser) merge(v *yaml.Node) []field {
+	v = resolve(v)
+	var maps []*yaml.Node
+	switch v.Kind {
+	case yaml.MappingNode:
+		maps = []*yaml.Node{v}
+	case yaml.SequenceNode:
+		for _, e := range v.Content {
+			maps = append(maps, resolve(e))
+		}
+	default:
+		p.add(v.Line, "a merge key (<<) wants a mapping or a list of mappings, not %s", describe(v))
+		return nil
+	}
+	var out []field
+	seen := map[string]bool{}
+	for _, m := range maps {
+		if m.Kind != yaml.MappingNode {
+			p.add(m.Line, "a merge key (<<) wants a mapping or a list of mappings, not %s", describe(m))
+			continue
+		}
+		for _, f := range p.fields(m) {
+			if !seen[f.name] {
+				seen[f.name] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// section walks a mapping, calling the handler of each key and reporting
+// unknown keys. where names the mapping in messages ("" at the top level).
+func (p *parser) section(n *yaml.Node, where string, handlers map[string]func(v *yaml.Node)) {
+	n = resolve(n)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		p.add(n.Line, "%s: want a mapping, got %s", where, describe(n))
+		return
+	}
+	p.sectionFields(p.fields(n), where, handlers)
+}
+
+func (p *parser) sectionFields(fields []field, where string, handlers map[string]func(v *yaml.Node)) {
+	for _, f := range fields {
+		h, ok := handlers[f.name]
+		if !ok {
+			p.unknownKey(f, where, handlers)
+			continue
+		}
+		v := resolve(f.val)
+		if isNull(v) {
+			continue // an empty value leaves the default
+		}
+		h(v)
+	}
+}
+
+func (p *parser) unknownKey(f field, where string, handlers map[string]func(*yaml.Node)) {
+	known := make([]string, 0, len(handlers))
+	for k := range handlers {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	in := ""
+	if where != "" {
+		in = " in " + where
+	}
+	if s := closest(f.name, known); s != "" {
+		p.add(f.key.Line, "unknown key %q%s; did you mean %q?", f.name, in, s)
+		return
+	}
+	p.add(f.key.Line, "unknown key %q%s (known keys: %s)", f.name, in, strings.Join(known, ", "))
+}
+
+// closest returns the known key within a small edit distance of key, if any.
+func closest(key string, known []string) string {
+	best, bestDist := "", math.MaxInt
+	for _, k := range known {
+		limit := 1
+		if len(k) >= 5 {
+			limit = 3
+		}
+		if d := editDistance(strings.ToLower(key), k); d <= limit && d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return math.MaxInt
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Scalar readers. Each reports its own problem and says whether the value is good.
+
+func (p *parser) scalar(v *yaml.Node, key, want string) bool {
+	if v.Kind != yaml.ScalarNode {
+		p.add(v.Line, "%s: want %s, got %s", key, want, describe(v))
+		return false
+	}
+	return true
+}
+
+func (p *parser) integer(v *yaml.Node, key string, lo, hi int) (int, bool) {
+	if !p.scalar(v, key, "an integer") {
+		return 0, false
+	}
+	if v.ShortTag() != "!!int" {
+		p.add(v.Line, "%s: want an integer, got %s", key, describe(v))
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(v.Value, "_", ""), 0, 64)
+	if err != nil || n < int64(lo) || n > int64(hi) {
+		if hi == math.MaxInt32 {
+			p.add(v.Line, "%s: %s is out of range (want at least %d)", key, v.Value, lo)
+		} else {
+			p.add(v.Line, "%s: %s is out of range (want %d to %d)", key, v.Value, lo, hi)
+		}
+		return 0, false
+	}
+	return int(n), true
+}
+
+func (p *parser) boolean(v *yaml.Node, key string) (bool, bool) {
+	if !p.scalar(v, key, "true or false") {
+		return false, false
+	}
+	if v.ShortTag() == "!!bool" {
+		return strings.EqualFold(v.Value, "true"), true
+	}
+	// YAML 1.1 spellings, still common in hand-written files.
+	switch strings.ToLower(v.Value) {
+	case "yes", "on":
+		return true, true
+	case "no", "off":
+		return false, true
+	}
+	p.add(v.Line, "%s: want true or false, got %s", key, describe(v))
+	return false, false
+}
+
+func (p *parser) str(v *yaml.Node, key string) (string, bool) {
+	if !p.scalar(v, key, "a string") {
+		return "", false
+	}
+	return v.Value, true
+}
+
+// nonEmpty reads a string that must hold something, on one line.
+func (p *parser) nonEmpty(v *yaml.Node, key string) (string, bool) {
+	s, ok := p.str(v, key)
+	if !ok {
+		return "", false
+	}
+	if strings.TrimSpace(s) == "" {
+		p.add(v.Line, "%s: must not be empty", key)
+		return "", false
+	}
+	return s, true
+}
+
+func (p *parser) enum(v *yaml.Node, key string, allowed ...string) (string, bool) {
+	s, ok := p.str(v, key)
+	if !ok {
+		return "", false
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s, true
+		}
+	}
+	p.add(v.Line, "%s: invalid value %q (want %s)", key, s, strings.Join(allowed, ", "))
+	return "", false
+}
+
+// duration reads a Go duration ("90s", "5m", "1h30m"); a bare integer is a
+// number of seconds, as in seed 001's examples.
+func (p *parser) duration(v *yaml.Node, key string) (time.Duration, bool) {
+	if !p.scalar(v, key, "a duration") {
+		return 0, false
+	}
+	var d time.Duration
+	switch v.ShortTag() {
+	case "!!int":
+		n, err := strconv.ParseInt(strings.ReplaceAll(v.Value, "_", ""), 0, 64)
+		if err != nil || n > int64(math.MaxInt64/time.Second) || n < 0 {
+			p.add(v.Line, "%s: %s seconds is out of range", key, v.Value)
+			return 0, false
+		}
+		d = time.Duration(n) * time.Second
+	case "!!str":
+		var err error
+		d, err = time.ParseDuration(v.Value)
+		if err != nil {
+			p.add(v.Line, "%s: invalid duration %q (want e.g. 90s, 5m, 1h30m)", key, v.Value)
+			return 0, false
+		}
+	default:
+		p.add(v.Line, "%s: want a duration such as 90s, 5m or 1h30m, got %s", key, describe(v))
+		return 0, false
+	}
+	if d <= 0 {
+		p.add(v.Line, "%s: must be longer than zero", key)
+		return 0, false
+	}
+	return d, true
+}
+
+// set helpers: read into *dst when the value is good.
+
+func (p *parser) setInt(dst *int, key string, lo, hi int) func(*yaml.Node) {
+	return func(v *yaml.Node) {
+		if n, ok := p.integer(v, key, lo, hi); ok {
+			*dst = n
+		}
+	}
+}
+
+func (p *parser) setDuration(dst *time.Duration, key string) func(*yaml.Node) {
+	return func(v *yaml.Node) {
+		if d, ok := p.duration(v, key); ok {
+			*dst = d
+		}
+	}
+}
+
+func (p *parser) setEnum(dst *string, key string, allowed ...string) func(*yaml.Node) {
+	return func(v *yaml.Node) {
+		if s, ok := p.enum(v, key, allowed...); ok {
+			*dst = s
+		}
+	}
+}
+
+func (p *parser) setNonEmpty(dst *string, key string) func(*yaml.Node) {
+	return func(v *yaml.Node) {
+		if s, ok := p.nonEmpty(v, key); ok {
+			*dst = s
+		}
+	}
+}
+
+const maxInt = math.MaxInt32
+
+func (p *parser) root(cfg *Config, n *yaml.Node) {
+	n = resolve(n)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		p.add(n.Line, "want a mapping of settings (retry, agent, gates, …), got %s", describe(n))
+		return
+	}
+	r, a, o := &cfg.Retry, &cfg.Agent, &cfg.Output
+	p.section(n, "", map[string]func(*yaml.Node){
+		"retry": func(v *yaml.Node) {
+			p.section(v, "retry", map[string]func(*yaml.Node){
+				"max_retries":          p.setInt(&r.MaxRetries, "retry.max_retries", 0, maxInt),
+				"global_cap":           p.setInt(&r.GlobalCap, "retry.global_cap", 0, maxInt),
+				"halt_after_identical": p.setInt(&r.HaltAfterIdentical, "retry.halt_after_identical", 1, maxInt),
+				"strategy":             p.setEnum(&r.Strategy, "retry.strategy", StrategySame, StrategyFresh, StrategyAuto),
+				"fresh_after_failures": p.setInt(&r.FreshAfterFailures, "retry.fresh_after_failures", 0, maxInt),
+			})
+		},
+		"agent": func(v *yaml.Node) {
+			p.section(v, "agent", map[string]func(*yaml.Node){
+				"command":        p.setNonEmpty(&a.Command, "agent.command"),
+				"resume_command": p.setNonEmpty(&a.ResumeCommand, "agent.resume_command"),
+				"timeout":        p.setDuration(&a.Timeout, "agent.timeout"),
+			})
+		},
+		"parallelism":   p.setInt(&cfg.Parallelism, "parallelism", 0, 1024),
+		"on_exhaustion": p.setEnum(&cfg.OnExhaustion, "on_exhaustion", ExhaustionKeep, ExhaustionStash),
+		"output": func(v *yaml.Node) {
+			p.section(v, "output", map[string]func(*yaml.Node){
+				"head_bytes":     p.setInt(&o.HeadBytes, "output.head_bytes", 0, MaxCaptureBytes),
+				"tail_bytes":     p.setInt(&o.TailBytes, "output.tail_bytes", 0, MaxCaptureBytes),
+				"feedback_lines": p.setInt(&o.FeedbackLines, "output.feedback_lines", 1, maxInt),
+				"feedback_bytes": p.setInt(&o.FeedbackBytes, "output.feedback_bytes", 1, MaxCaptureBytes),
+			})
+		},
+		"gates": func(v *yaml.Node) { cfg.Gates = p.gates(v) },
+	})
+}
+
+func (p *parser) gates(v *yaml.Node) []Gate {
+	if v.Kind != yaml.SequenceNode {
+		p.add(v.Line, "gates: want a list of gates, got %s", describe(v))
+		return nil
+	}
+	var gates []Gate
+	firstLine := map[string]int{}
+	for i, item := range v.Content {
+		item = resolve(item)
+		if item.Kind != yaml.MappingNode {
+			p.add(item.Line, "gates[%d]: want a mapping (name, command, …), got %s", i, describe(item))
+			continue
+		}
+		g, ok := p.gate(item, i)
+		if !ok {
+			continue
+		}
+		if line, dup := firstLine[g.Name]; dup {
+			p.add(g.Line, "duplicate gate name %q (first on line %d)", g.Name, line)
+			continue
+		}
+		firstLine[g.Name] = g.Line
+		gates = append(gates, g)
+	}
+	return gates
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// gate reads one gate; ok is false when it has no usable name or command.
+func (p *parser) gate(n *yaml.Node, index int) (g Gate, ok bool) {
+	g = Gate{Line: n.Line, Timeout: DefaultGateTimeout}
+	where := fmt.Sprintf("gates[%d]", index)
+	// Resolved after all keys are read, since they depend on one another.
+	var (
+		enforcement, failFast *yaml.Node
+		required              *bool
+		requiredNode          *yaml.Node
+		autoRetrySet          bool
+	)
+	key := func(k string) string {
+		if g.Name != "" {
+			return fmt.Sprintf("gate %q: %s", g.Name, k)
+		}
+		return where + "." + k
+	}
+	fields := p.fields(n)
+	// name first, so that messages about the other keys can use it
+	for _, f := range fields {
+		if f.name == "name" {
+			if v := resolve(f.val); !isNull(v) {
+				if s, good := p.nonEmpty(v, where+".name"); good {
+					if strings.ContainsAny(s, "\r\n") {
+						p.add(v.Line, "%s.name: must be one line", where)
+					} else {
+						g.Name = strings.TrimSpace(s)
+					}
+				}
+			}
+		}
+	}
+	p.sectionFields(fields, where, map[string]func(*yaml.Node){
+		"name":        func(*yaml.Node) {},
+		"command":     func(v *yaml.Node) { g.Command, _ = p.nonEmpty(v, key("command")) },
+		"timeout":     p.setDuration(&g.Timeout, key("timeout")),
+		"working_dir": func(v *yaml.Node) { g.WorkingDir = p.workingDir(v, key("working_dir")) },
+		"env":         func(v *yaml.Node) { g.Env = p.env(v, key("env")) },
+		"enforcement": func(v *yaml.Node) {
+			if s, good := p.enum(v, key("enforcement"), string(Blocking), string(Advisory), string(Informational)); good {
+				g.Enforcement = Enforcement(s)
+				enforcement = v
+			}
+		},
+		"required": func(v *yaml.Node) {
+			if b, good := p.boolean(v, key("required")); good {
+				required, requiredNode = &b, v
+			}
+		},
+		"max_retries": p.setInt(&g.MaxRetries, key("max_retries"), 0, maxInt),
+		"serial":      func(v *yaml.Node) { g.Serial, _ = p.boolean(v, key("serial")) },
+		"fail_fast": func(v *yaml.Node) {
+			if b, good := p.boolean(v, key("fail_fast")); good {
+				g.FailFast = b
+				failFast = v
+			}
+		},
+		"auto_retry": func(v *yaml.Node) {
+			if b, good := p.boolean(v, key("auto_retry")); good {
+				g.AutoRetry, autoRetrySet = b, true
+			}
+		},
+		"priority": p.setEnum(&g.Priority, key("priority"), PriorityCritical, PriorityHigh, PriorityMedium, PriorityLow),
+		"hints":    func(v *yaml.Node) { g.Hints = p.hints(v, key("hints")) },
+	})
+
+	switch {
+	case g.Enforcement != "" && required != nil:
+		want := Advisory
+		if *required {
+			want = Blocking
+		}
+		if want != g.Enforcement {
+			p.add(requiredNode.Line, "%s: required: %v contradicts enforcement: %s (on line %d); keep one",
+				key("required"), *required, g.Enforcement, enforcement.Line)
+		}
+	case required != nil && *required:
+		g.Enforcement = Blocking
+	case required != nil:
+		g.Enforcement = Advisory
+	case g.Enforcement == "":
+		g.Enforcement = EnforcementForPriority(g.Priority)
+	}
+	if g.FailFast && g.Enforcement != Blocking {
+		p.add(failFast.Line, "%s: only a blocking gate can stop the evaluation (this one is %s)", key("fail_fast"), g.Enforcement)
+	}
+	if !autoRetrySet {
+		g.AutoRetry = g.Enforcement == Blocking
+	}
+
+	if g.Name == "" {
+		p.add(n.Line, "%s: a gate needs a name", where)
+	}
+	if g.Command == "" {
+		if g.Name != "" {
+			p.add(n.Line, "gate %q: a gate needs a command", g.Name)
+		} else {
+			p.add(n.Line, "%s: a gate needs a command", where)
+		}
+	}
+	return g, g.Name != "" && g.Command != ""
+}
+
+// workingDir reads a directory relative to the repository root that stays inside it.
+func (p *parser) workingDir(v *yaml.Node, key string) string {
+	s, ok := p.nonEmpty(v, key)
+	if !ok {
+		return ""
+	}
+	slashed := strings.ReplaceAll(s, `\`, "/")
+	clean := path.Clean(slashed)
+	if path.IsAbs(slashed) || clean == ".." || strings.HasPrefix(clean, "../") {
+		p.add(v.Line, "%s: %q is outside the repository (want a path relative to its root)", key, s)
+		return ""
+	}
+	return s
+}
+
+func (p *parser) env(v *yaml.Node, key string) map[string]string {
+	if v.Kind != yaml.MappingNode {
+		p.add(v.Line, "%s: want a mapping of variables, got %s", key, describe(v))
+		return nil
+	}
+	env := map[string]string{}
+	for _, f := range p.fields(v) {
+		if !envName.MatchString(f.name) {
+			p.add(f.key.Line, "%s: %q is not a valid variable name", key, f.name)
+			continue
+		}
+		val := resolve(f.val)
+		switch {
+		case isNull(val):
+			env[f.name] = ""
+		case val.Kind == yaml.ScalarNode:
+			env[f.name] = val.Value
+		default:
+			p.add(val.Line, "%s.%s: want a string, got %s", key, f.name, describe(val))
+		}
+	}
+	return env
+}
+
+func (p *parser) hints(v *yaml.Node, key string) []string {
+	if v.Kind != yaml.SequenceNode {
+		p.add(v.Line, "%s: want a list of strings, got %s", key, describe(v))
+		return nil
+	}
+	var hints []string
+	for _, e := range v.Content {
+		e = resolve(e)
+		if s, ok := p.nonEmpty(e, key+" item"); ok {
+			hints = append(hints, s)
+		}
+	}
+	return hints
+}
