@@ -155,7 +155,7 @@ func Parse(data []byte) *Queue {
 			closeSection(b.Start)
 			sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), headEnd: b.End}
 			cur.sections = append(cur.sections, sec)
-		case b.Kind == mdpatch.TableBlock && sec == nil && cur.table == nil:
+		case b.Kind == mdpatch.TableBlock && sec == nil && cur.table == nil && len(b.Table.Header.Cells) >= 2:
 			var missing []int
 			cur.table, missing = q.src.FieldTable(b.Table)
 			for _, line := range missing {
@@ -231,7 +231,7 @@ func (q *Queue) validate() {
 					q.problem(f.Line, "%s: %s %q is not true or false", is.ID, f.Name, f.Value)
 				}
 			case n == "status":
-				if !validStatus(v) {
+				if !validStatus(unquote(v)) {
 					q.problem(f.Line, "%s: unknown status %q (want one of %s)", is.ID, f.Value, strings.Join(Statuses, ", "))
 				}
 			}
@@ -326,9 +326,17 @@ func (is *Issue) Get(name string) (string, bool) {
 // Status returns the issue's status ("pending" when unset).
 func (is *Issue) Status() string {
 	if v, ok := is.Get(FieldStatus); ok {
-		return v
+		return unquote(v)
 	}
 	return StatusPending
+}
+
+// unquote strips the backticks of a value written as inline code.
+func unquote(v string) string {
+	if len(v) >= 2 && v[0] == '`' && v[len(v)-1] == '`' {
+		return strings.TrimSpace(v[1 : len(v)-1])
+	}
+	return v
 }
 
 // Int returns an integer field, or def when it is unset. Parse reports
@@ -646,7 +654,7 @@ func CheckValue(name, value string) error {
 			return fmt.Errorf("%s %q is not true or false", CanonicalName(name), value)
 		}
 	case n == "status":
-		if !validStatus(v) {
+		if !validStatus(unquote(v)) {
 			return fmt.Errorf("unknown status %q (want one of %s)", value, strings.Join(Statuses, ", "))
 		}
 	}

@@ -10,8 +10,9 @@ package mdpatch
 import (
 	"bytes"
 	"sort"
-	"unicode/utf8"
+	"strings"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
@@ -339,16 +340,17 @@ func (s *Source) Aligned(t *Table, col int) bool {
 	if col >= len(t.Header.Cells) || len(t.Rows) == 0 {
 		return false
 	}
-	w := rawWidth(t.Header.Cells[col])
+	w := s.rawWidth(t.Header.Cells[col])
 	for _, r := range t.Rows {
-		if col >= len(r.Cells) || rawWidth(r.Cells[col]) != w {
+		if col >= len(r.Cells) || s.rawWidth(r.Cells[col]) != w {
 			return false
 		}
 	}
 	return true
 }
 
-func rawWidth(c Cell) int { return c.RawEnd - c.RawStart }
+// width is the display width of text: what aligns columns on a screen.
+func width(b []byte) int { return runewidth.StringWidth(string(b)) }
 
 // padding returns a cell's left and right padding, an empty cell's spaces
 // split between the two.
@@ -368,17 +370,24 @@ func (s *Source) SetCell(c Cell, value string, keepWidth bool) Edit {
 	left, right := s.padding(c)
 	if c.Closed {
 		right = s.rightPad(c, left, value, keepWidth)
+	} else {
+		value = closeEscapedPipe(value)
 	}
 	return Edit{Start: c.RawStart, End: c.RawEnd, New: pad(left) + value + pad(right)}
 }
 
+func (s *Source) rawWidth(c Cell) int { return width(s.Text[c.RawStart:c.RawEnd]) }
+
 func (s *Source) rightPad(c Cell, left int, value string, keepWidth bool) int {
 	_, right := s.padding(c)
+	if c.Start == c.End {
+		right = left // an empty cell: pad as on the left
+	}
 	if right > 1 {
 		right = 1
 	}
 	if keepWidth {
-		if r := rawWidth(c) - left - utf8.RuneCountInString(value); r >= 1 {
+		if r := s.rawWidth(c) - left - runewidth.StringWidth(value); r >= 1 {
 			return r
 		}
 		return 1
@@ -406,14 +415,17 @@ func (s *Source) NewRow(t *Table, cells []string) string {
 	for i, v := range cells {
 		col := min(i, len(model.Cells)-1)
 		c := model.Cells[col]
-		if c.RawStart > model.Start && s.Text[c.RawStart-1] == '|' {
-			b.WriteByte('|')
+		if i > 0 || (c.RawStart > model.Start && s.Text[c.RawStart-1] == '|') {
+			b.WriteByte('|') // a separator, or the row's opening pipe
 		}
 		left, _ := s.padding(c)
 		last := i == len(cells)-1
 		right := 0
 		if c.Closed || !last {
 			right = max(s.rightPad(c, left, v, s.Aligned(t, col)), 1)
+		}
+		if last && !c.Closed {
+			v = closeEscapedPipe(v)
 		}
 		b.WriteString(pad(left))
 		b.WriteString(v)
@@ -423,6 +435,15 @@ func (s *Source) NewRow(t *Table, cells []string) string {
 		}
 	}
 	return b.String()
+}
+
+// closeEscapedPipe ends with a pipe a row without outer pipes whose last
+// value ends with an escaped pipe, which GFM would read as the outer one.
+func closeEscapedPipe(v string) string {
+	if strings.HasSuffix(v, `\|`) {
+		return v + " |"
+	}
+	return v
 }
 
 func pad(n int) string {
