@@ -165,6 +165,7 @@ func Parse(data []byte) *Queue {
 	}
 	closeIssue(len(q.src.Text))
 	q.validate()
+	sort.SliceStable(q.Problems, func(i, j int) bool { return q.Problems[i].Line < q.Problems[j].Line })
 	return q
 }
 
