@@ -122,60 +122,63 @@ const maxRetries = 50
 // unchanged, nothing is written. The caller holds the lock against the
 // tool's other writers; Transform guards against everyone else: if the file
 // changed between the read and the replace, fn is applied again to the new
-// content, so that no one's change is lost.
+// content, so that no one's change is lost. fn may therefore run more than
+// once, and must only compute.
+//
+// On Linux the replace is an atomic exchange: the content it displaced is
+// compared with the content read, and if someone wrote in between, theirs
+// is swapped straight back and fn applied to it.
 func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) error {
-	base, baseExists, err := ReadFile(path)
+	old, exists, err := ReadFile(path)
 	if err != nil {
 		return err
 	}
-	// cur is what we believe the file holds now; base is what fn applies to.
-	// They differ only after a write of ours displaced someone else's.
-	cur, curExists := base, baseExists
 	for range maxRetries {
-		data, err := fn(base, baseExists)
+		data, err := fn(old, exists)
 		if err != nil {
 			return err
 		}
-		if bytes.Equal(data, cur) && (curExists || len(data) == 0) {
+		if bytes.Equal(data, old) && (exists || len(data) == 0) {
 			return nil
+		}
+		// The slow part, writing and syncing, comes before the last look
+		// at the file, so that the window in which a write by someone
+		// else could slip in is as short as a read.
+		tmp, err := writeTemp(path, data, 0o644)
+		if err != nil {
+			return err
 		}
 		now, nowExists, err := ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if nowExists != curExists || !bytes.Equal(now, cur) {
-			base, baseExists = now, nowExists
-			cur, curExists = now, nowExists
+		if err != nil || nowExists != exists || !bytes.Equal(now, old) {
+			os.Remove(tmp)
+			if err != nil {
+				return err
+			}
+			old, exists = now, nowExists
 			continue
 		}
-		displaced, err := replace(path, data, curExists)
+		displaced, err := commit(tmp, path, exists)
+		if err == nil && displaced != nil && !bytes.Equal(displaced, old) {
+			// Someone wrote between our last look and the exchange: put
+			// their content back at once and apply fn to it.
+			err = uncommit(tmp, path)
+			old = displaced
+		} else if err == nil {
+			err = syncDir(filepath.Dir(path))
+			os.Remove(tmp)
+			return err
+		}
+		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
-			continue // created by someone else meanwhile: read it again
+			// Created by someone else meanwhile: read it again.
+			if old, exists, err = ReadFile(path); err != nil {
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			return err
 		}
-		if displaced == nil || bytes.Equal(displaced, cur) {
-			return nil
-		}
-		// Someone wrote between our last read and the replace: their
-		// content is what we displaced. Apply our change to it instead.
-		base, baseExists = displaced, true
-		cur, curExists = data, true
 	}
 	return fmt.Errorf("writing %s: it kept changing while being written", path)
-}
-
-// create puts data at path only if nothing is there, and returns an error
-// matching fs.ErrExist if something is.
-func create(path string, data []byte) error {
-	tmp, err := writeTemp(path, data, 0o644)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
 }

@@ -2,44 +2,35 @@ package fsx
 
 import (
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
 
-// replace puts data at path. Where the file exists, it is exchanged
-// atomically with a temporary file (renameat2 RENAME_EXCHANGE), so that the
-// content it displaced, returned, can be checked: nothing written by
-// someone else just before the exchange goes unnoticed.
-func replace(path string, data []byte, exists bool) ([]byte, error) {
+// commit puts the temporary file tmp at path. Where path exists, the two
+// are exchanged atomically (renameat2 RENAME_EXCHANGE), and the content
+// displaced, left at tmp, is returned, so that a write by someone else just
+// before the exchange goes unnoticed never. Where path does not exist, it
+// is created only if still missing (an error matching fs.ErrExist if not).
+func commit(tmp, path string, exists bool) ([]byte, error) {
 	if !exists {
-		return nil, create(path, data)
+		return nil, os.Link(tmp, path)
 	}
-	tmp, err := writeTemp(path, data, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp)
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
-		if err == unix.ENOENT {
-			// Removed meanwhile: a plain rename puts ours there.
-			if err := os.Rename(tmp, path); err != nil {
-				return nil, err
-			}
-			return nil, syncDir(filepath.Dir(path))
-		}
-		if err != unix.EINVAL && err != unix.ENOSYS {
-			return nil, err
-		}
+	err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
+	switch err {
+	case nil:
+		return os.ReadFile(tmp)
+	case unix.ENOENT:
+		// Removed meanwhile: ours takes its place.
+		return nil, os.Rename(tmp, path)
+	case unix.EINVAL, unix.ENOSYS:
 		// A file system without exchange: a plain atomic rename.
-		if err := os.Rename(tmp, path); err != nil {
-			return nil, err
-		}
-		return nil, syncDir(filepath.Dir(path))
+		return nil, os.Rename(tmp, path)
 	}
-	displaced, err := os.ReadFile(tmp)
-	if err != nil {
-		return nil, err
-	}
-	return displaced, syncDir(filepath.Dir(path))
+	return nil, err
+}
+
+// uncommit swaps back what commit exchanged: the displaced content, at
+// tmp, returns to path.
+func uncommit(tmp, path string) error {
+	return unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
 }

@@ -2,23 +2,16 @@
 
 package fsx
 
-import (
-	"os"
-	"path/filepath"
-)
+import "os"
 
-// replace puts data at path with an atomic rename.
-func replace(path string, data []byte, exists bool) ([]byte, error) {
+// commit puts the temporary file tmp at path with an atomic rename; where
+// path does not exist, only if it is still missing.
+func commit(tmp, path string, exists bool) ([]byte, error) {
 	if !exists {
-		return nil, create(path, data)
+		return nil, os.Link(tmp, path)
 	}
-	tmp, err := writeTemp(path, data, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return nil, err
-	}
-	return nil, syncDir(filepath.Dir(path))
+	return nil, os.Rename(tmp, path)
 }
+
+// uncommit is never needed where commit displaces nothing.
+func uncommit(tmp, path string) error { return nil }

@@ -1,0 +1,133 @@
+package fsx
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func appendLine(line string) func([]byte, bool) ([]byte, error) {
+	return func(old []byte, _ bool) ([]byte, error) {
+		return append(append([]byte{}, old...), line+"\n"...), nil
+	}
+}
+
+func TestTransformNoOpWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.md")
+	os.WriteFile(path, []byte("a\n"), 0o600)
+	before, _ := os.Stat(path)
+	if err := Transform(path, func(old []byte, _ bool) ([]byte, error) { return old, nil }); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(path)
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Error("a no-op replaced the file")
+	}
+	// A missing file stays missing when fn makes nothing of it.
+	missing := filepath.Join(t.TempDir(), "none.md")
+	if err := Transform(missing, func(old []byte, _ bool) ([]byte, error) { return old, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a no-op created the file")
+	}
+}
+
+func TestTransformKeepsModeAndCreates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.md")
+	if err := Transform(path, appendLine("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new\n" {
+		t.Errorf("created %q", b)
+	}
+	os.Chmod(path, 0o600)
+	if err := Transform(path, appendLine("two")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v; want 0600 kept", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+// A person's edit that lands between the read and the replace is kept: fn
+// runs again on the new content.
+func TestTransformReappliesOnChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.md")
+	os.WriteFile(path, []byte("first\n"), 0o644)
+	calls := 0
+	err := Transform(path, func(old []byte, _ bool) ([]byte, error) {
+		calls++
+		if calls == 1 {
+			// The person saves while we compute.
+			os.WriteFile(path, append(append([]byte{}, old...), "by hand\n"...), 0o644)
+		}
+		return append(append([]byte{}, old...), "by the tool\n"...), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := "first\nby hand\nby the tool\n"; string(got) != want {
+		t.Errorf("file = %q; want %q", got, want)
+	}
+	if calls != 2 {
+		t.Errorf("fn ran %d times; want 2", calls)
+	}
+}
+
+func TestTransformErrorWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.md")
+	os.WriteFile(path, []byte("keep\n"), 0o644)
+	boom := errors.New("boom")
+	if err := Transform(path, func([]byte, bool) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("err = %v; want boom", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "keep\n" {
+		t.Errorf("file = %q", b)
+	}
+}
+
+func TestTransformGivesUpOnAFileThatNeverSettles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.md")
+	os.WriteFile(path, []byte("x"), 0o644)
+	n := 0
+	err := Transform(path, func(old []byte, _ bool) ([]byte, error) {
+		n++
+		os.WriteFile(path, []byte(strings.Repeat("y", n)), 0o644)
+		return []byte("mine"), nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "kept changing") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	unlock, err := Lock(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TryLock(path); !errors.Is(err, ErrLocked) {
+		t.Errorf("TryLock while locked: %v; want ErrLocked", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := Lock(ctx, path); err == nil {
+		t.Error("Lock while locked succeeded")
+	}
+	unlock()
+	u2, err := TryLock(path)
+	if err != nil {
+		t.Fatalf("TryLock after unlock: %v", err)
+	}
+	u2()
+}
