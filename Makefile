@@ -1,0 +1,39 @@
+# orchestrate: build, test, demo, bench, fuzz. `make help` lists the targets.
+GO      ?= go
+BIN     := bin/orchestrate
+FUZZTIME ?= 20s
+
+.PHONY: all build test demo bench fuzz check help
+
+all: build
+
+help:
+	@echo "make build   build bin/orchestrate"
+	@echo "make test    vet, gofmt check, and every test with -race"
+	@echo "make demo    run orchestrate on the bundled example"
+	@echo "make bench   run the benchmarks"
+	@echo "make fuzz    run each fuzz target for FUZZTIME ($(FUZZTIME))"
+	@echo "make check   test, then fuzz"
+
+build:
+	$(GO) build -o $(BIN) ./cmd/orchestrate
+
+test:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+	$(GO) test -race -count=1 ./...
+
+demo: build
+	@./scripts/demo.sh $(BIN)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+check: test fuzz
