@@ -1,0 +1,82 @@
+package gate
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/orchestrate-dev/orchestrate/config"
+)
+
+func captured(head, tail int, chunks ...string) (*capture, *bytes.Buffer) {
+	var log bytes.Buffer
+	c := newCapture(config.Output{HeadBytes: head, TailBytes: tail}, &log)
+	for _, s := range chunks {
+		c.Write([]byte(s))
+	}
+	return c, &log
+}
+
+func TestCapture(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		head, tail int
+		chunks     []string
+		want       string
+		omitted    int64
+	}{
+		{"fits", 8, 8, []string{"hello ", "world"}, "hello world", 0},
+		{"exactly head and tail", 4, 4, []string{"abcdefgh"}, "abcdefgh", 0},
+		{"middle dropped", 4, 4, []string{"abcd", "XXXXXX", "efgh"}, "abcd\n… 6 bytes omitted …\nefgh", 6},
+		{"one big chunk", 3, 3, []string{strings.Repeat("x", 100) + "end"}, "xxx\n… 97 bytes omitted …\nend", 97},
+		{"ring wraps many times", 2, 5, []string{"ab", "1234", "5678", "9", "0"}, "ab\n… 5 bytes omitted …\n67890", 5},
+		{"cut on line boundaries", 10, 10, []string{"line1\nline2\n", "middle\n", "line3\nline4\n"},
+			"line1\n… 19 bytes omitted …\nline4\n", 19},
+		{"cut inside a rune", 4, 4, []string{"abc€", "zzzzzz", "€xyz"}, "abc\n… 12 bytes omitted …\nxyz", 12},
+		{"no tail", 4, 0, []string{"abcdef"}, "abcd\n… 2 bytes omitted …\n", 2},
+		{"nothing kept", 0, 0, []string{"abc"}, "… 3 bytes omitted …\n", 3},
+	} {
+		c, log := captured(tt.head, tt.tail, tt.chunks...)
+		all := strings.Join(tt.chunks, "")
+		if got := c.String(); got != tt.want {
+			t.Errorf("%s: String() = %q; want %q", tt.name, got, tt.want)
+		}
+		if c.total != int64(len(all)) || log.String() != all {
+			t.Errorf("%s: total %d, log %q; want %d, everything", tt.name, c.total, log.String(), len(all))
+		}
+		if tt.omitted == 0 && c.omitted() != 0 {
+			t.Errorf("%s: omitted() = %d; want 0", tt.name, c.omitted())
+		}
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	for _, tt := range []struct {
+		in       string
+		lines    int
+		bytes    int
+		want     string
+		wantsCut bool
+	}{
+		{"a\nb\nc\n", 5, 100, "a\nb\nc", false},
+		{"a\nb\nc\nd\n", 2, 100, "c\nd", true},
+		{"\x1b[31mred\x1b[0m\nplain", 5, 100, "red\nplain", false},
+		{"progress 10%\rprogress 100%\ndone\r\n", 5, 100, "progress 100%\ndone", false},
+		{"first line\nsecond line\n", 5, 14, "second line", true},
+		{strings.Repeat("é", 10), 5, 5, "éé", true},
+		{"", 5, 100, "", false},
+	} {
+		got, cut := Excerpt(tt.in, tt.lines, tt.bytes)
+		if got != tt.want || cut != tt.wantsCut {
+			t.Errorf("Excerpt(%q, %d, %d) = %q, %v; want %q, %v", tt.in, tt.lines, tt.bytes, got, cut, tt.want, tt.wantsCut)
+		}
+	}
+}
+
+func TestFence(t *testing.T) {
+	for in, want := range map[string]string{"plain": "```", "a ``` b": "````", "`````": "``````"} {
+		if got := fence(in); got != want {
+			t.Errorf("fence(%q) = %q; want %q", in, got, want)
+		}
+	}
+}

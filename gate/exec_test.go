@@ -1,0 +1,270 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/config"
+)
+
+func gateOf(name, command string) config.Gate {
+	return config.Gate{Name: name, Command: command, Timeout: 30 * time.Second, Enforcement: config.Blocking}
+}
+
+func runOne(t *testing.T, g config.Gate, opts Options) Result {
+	t.Helper()
+	r, err := Run(context.Background(), g, opts, "")
+	if err != nil {
+		t.Fatalf("Run(%q): log error %v", g.Command, err)
+	}
+	return r
+}
+
+func TestOutcomes(t *testing.T) {
+	for _, tt := range []struct {
+		command string
+		outcome Outcome
+		code    int
+		reason  string
+		output  string
+	}{
+		{"echo hello", Pass, 0, "pass", "hello\n"},
+		{"echo out; echo err >&2; exit 3", Fail, 3, "exit code 3", "out\nerr\n"},
+		{"nosuchcommand-orchestrate-test", Errored, 127, "command not found (exit 127)", ""},
+		{"exit 126", Errored, 126, "command not executable (exit 126)", ""},
+		{"kill -SEGV $$", Fail, -1, "killed by signal SIGSEGV", ""},
+	} {
+		r := runOne(t, gateOf("g", tt.command), Options{})
+		if r.Outcome != tt.outcome || r.ExitCode != tt.code || r.Reason() != tt.reason {
+			t.Errorf("Run(%q) = %s, exit %d, %q; want %s, exit %d, %q",
+				tt.command, r.Outcome, r.ExitCode, r.Reason(), tt.outcome, tt.code, tt.reason)
+		}
+		if tt.output != "" && r.Output != tt.output {
+			t.Errorf("Run(%q).Output = %q; want %q", tt.command, r.Output, tt.output)
+		}
+		if r.Duration <= 0 || r.Started.IsZero() {
+			t.Errorf("Run(%q): Started %v, Duration %v", tt.command, r.Started, r.Duration)
+		}
+	}
+}
+
+func TestInterleavedOutput(t *testing.T) {
+	r := runOne(t, gateOf("g", "for i in 1 2 3; do echo out$i; echo err$i >&2; done"), Options{})
+	if want := "out1\nerr1\nout2\nerr2\nout3\nerr3\n"; r.Output != want {
+		t.Errorf("Output = %q; want %q (stdout and stderr in the order written)", r.Output, want)
+	}
+}
+
+func TestEnvAndWorkingDir(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "sub", "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := gateOf("g", `echo "$FOO $BAR $KEEP"; pwd -P`)
+	g.WorkingDir = "sub/dir"
+	g.Env = map[string]string{"FOO": "from gate", "BAR": "override"}
+	opts := Options{RepoRoot: root, Env: []string{"PATH=" + os.Getenv("PATH"), "BAR=base", "KEEP=kept"}}
+	r := runOne(t, g, opts)
+	realRoot, _ := filepath.EvalSymlinks(root)
+	want := "from gate override kept\n" + filepath.Join(realRoot, "sub", "dir") + "\n"
+	if r.Outcome != Pass || r.Output != want {
+		t.Errorf("Run = %s %q; want pass %q", r.Outcome, r.Output, want)
+	}
+
+	g.WorkingDir = "missing"
+	r = runOne(t, g, opts)
+	if r.Outcome != Errored || !strings.Contains(r.Err, `working_dir "missing"`) {
+		t.Errorf("Run(missing working_dir) = %s %q; want error naming it", r.Outcome, r.Err)
+	}
+}
+
+// alive reports whether pid exists; a zombie child of ours does not count
+// once reaped, so callers allow a short wait.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || !errors.Is(err, syscall.ESRCH)
+}
+
+func waitGone(t *testing.T, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("process %d still alive", pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func readPIDs(t *testing.T, name string) []int {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("reading pid file: %v", err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("pid file: %v", err)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func TestTimeoutKillsTheWholeGroup(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		command string
+	}{
+		// The shell waits on sleep, its background child holds the output pipe.
+		{"plain", `sleep 300 & echo $! > pids; echo $$ >> pids; sleep 300`},
+		// Everyone ignores SIGTERM: only SIGKILL after the grace works.
+		{"ignoring SIGTERM", `trap "" TERM; sleep 300 & echo $! > pids; echo $$ >> pids; sleep 300`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			g := gateOf("slow", tt.command)
+			g.Timeout = 500 * time.Millisecond
+			start := time.Now()
+			r := runOne(t, g, Options{RepoRoot: dir, KillGrace: 300 * time.Millisecond})
+			took := time.Since(start)
+			if r.Outcome != TimedOut || r.Err != "timed out after 500ms" {
+				t.Errorf("Run = %s %q; want timeout", r.Outcome, r.Err)
+			}
+			if took > 3*time.Second {
+				t.Errorf("Run took %v; want about timeout + grace", took)
+			}
+			waitGone(t, readPIDs(t, filepath.Join(dir, "pids"))...)
+		})
+	}
+}
+
+func TestLeftoversOfAPassingGateAreKilled(t *testing.T) {
+	dir := t.TempDir()
+	// The background sleep keeps the output pipe open; the gate must not
+	// wait 300 s for it.
+	g := gateOf("bg", `sleep 300 & echo $! > pids; echo done`)
+	start := time.Now()
+	r := runOne(t, g, Options{RepoRoot: dir, KillGrace: 300 * time.Millisecond})
+	if r.Outcome != Pass || r.Output != "done\n" {
+		t.Errorf("Run = %s %q; want pass", r.Outcome, r.Output)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Run took %v", took)
+	}
+	waitGone(t, readPIDs(t, filepath.Join(dir, "pids"))...)
+}
+
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	g := gateOf("slow", "sleep 300")
+	r, _ := Run(ctx, g, Options{KillGrace: 200 * time.Millisecond}, "")
+	if r.Outcome != Errored || !strings.HasPrefix(r.Err, "canceled") {
+		t.Errorf("Run(canceled) = %s %q; want error, canceled", r.Outcome, r.Err)
+	}
+}
+
+func TestLogFile(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "g.log")
+	r, err := Run(context.Background(), gateOf("g", "echo one; echo two >&2"), Options{}, log)
+	if err != nil || r.LogPath != log {
+		t.Fatalf("Run: %v, LogPath %q", err, r.LogPath)
+	}
+	if data, _ := os.ReadFile(log); string(data) != "one\ntwo\n" {
+		t.Errorf("log = %q", data)
+	}
+	_, err = Run(context.Background(), gateOf("g", "echo one"), Options{}, filepath.Join(dir, "no", "such", "dir", "g.log"))
+	if err == nil {
+		t.Errorf("Run with an unwritable log: no error")
+	}
+}
+
+// TestHugeOutput runs a gate that writes 200 MB: the memory it takes stays
+// bounded, the head and the tail are kept, and the log holds everything.
+func TestHugeOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 200 MB")
+	}
+	const size = 200_000_000
+	dir := t.TempDir()
+	log := filepath.Join(dir, "big.log")
+	g := gateOf("big", `printf 'FIRST\n'; head -c `+strconv.Itoa(size-12)+` /dev/zero | tr '\0' x; printf '\nLAST\n'`)
+
+	peak, stop := sampleHeap()
+	r, err := Run(context.Background(), g, Options{}, log)
+	used := stop()
+	if err != nil || r.Outcome != Pass {
+		t.Fatalf("Run = %s, %v", r.Outcome, err)
+	}
+	t.Logf("heap in use grew by at most %.1f MB (peak %.1f MB)", float64(used)/1e6, float64(peak())/1e6)
+	if used > 50<<20 {
+		t.Errorf("heap grew by %d bytes; want well under 50 MB", used)
+	}
+	if r.OutputBytes != size {
+		t.Errorf("OutputBytes = %d; want %d", r.OutputBytes, size)
+	}
+	if !strings.HasPrefix(r.Output, "FIRST\nxxx") || !strings.HasSuffix(r.Output, "xxx\nLAST\n") {
+		t.Errorf("Output = %.40q … %q; want head and tail", r.Output, r.Output[max(0, len(r.Output)-40):])
+	}
+	if !strings.Contains(r.Output, " bytes omitted …\n") || len(r.Output) > 2*config.DefaultHeadBytes+100 {
+		t.Errorf("Output has %d bytes and no omission marker", len(r.Output))
+	}
+	if r.Omitted < size-2*config.DefaultHeadBytes {
+		t.Errorf("Omitted = %d", r.Omitted)
+	}
+	if info, err := os.Stat(log); err != nil || info.Size() != size {
+		t.Errorf("log: %v, %d bytes; want %d", err, info.Size(), size)
+	}
+}
+
+// sampleHeap samples HeapInuse until stop is called, which returns how much
+// it grew over the starting point at its peak.
+func sampleHeap() (peak func() uint64, stop func() uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	var top atomic.Uint64
+	top.Store(base)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > top.Load() {
+				top.Store(ms.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return top.Load, func() uint64 {
+		close(done)
+		<-finished
+		return top.Load() - base
+	}
+}

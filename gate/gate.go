@@ -1,0 +1,364 @@
+// Package gate runs quality gates the way a careful CI does: each command in
+// its own process group with a timeout that kills the whole group, its output
+// captured in bounded memory and logged in full, serial gates before parallel
+// ones, and each failure judged by the gate's enforcement mode.
+//
+// It knows nothing of the issue queue: it runs commands and reports.
+package gate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/config"
+)
+
+// Outcome is how a gate's run ended.
+type Outcome string
+
+const (
+	Pass     Outcome = "pass"    // exit status 0
+	Fail     Outcome = "fail"    // any other exit status, or killed by a signal it did not get from us
+	TimedOut Outcome = "timeout" // killed at its timeout
+	Errored  Outcome = "error"   // could not start, exit 126 or 127 (not executable, not found), or canceled
+	Skipped  Outcome = "skipped" // not run: a fail_fast gate failed before it, or the evaluation was canceled
+)
+
+// DefaultKillGrace is how long a gate's process group has between SIGTERM and SIGKILL.
+const DefaultKillGrace = 2 * time.Second
+
+// Options says how gates are run. The zero value runs in the current
+// directory with the default output bounds, no log files, and as many
+// parallel gates as CPUs.
+type Options struct {
+	RepoRoot    string        // working_dir is relative to it; "" is the current directory
+	LogDir      string        // each gate's whole output goes to LogDir/<name>.log; "" for none
+	Output      config.Output // head and tail kept in memory; zero fields take the defaults
+	Parallelism int           // gates run at once in the parallel phase; 0 = runtime.NumCPU()
+	Env         []string      // environment the gates' env is laid over; nil = os.Environ()
+	KillGrace   time.Duration // SIGTERM to SIGKILL; 0 = DefaultKillGrace
+
+	// Progress, if set, is told when each gate starts, finishes or is
+	// skipped. Calls never overlap. See Renderer.
+	Progress func(Event)
+
+	// Now is the clock for timestamps and durations; nil = time.Now. Tests
+	// inject one to make reports reproducible.
+	Now func() time.Time
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) output() config.Output {
+	out, def := o.Output, config.DefaultOutput()
+	if out.HeadBytes <= 0 && out.TailBytes <= 0 {
+		out.HeadBytes, out.TailBytes = def.HeadBytes, def.TailBytes
+	}
+	if out.FeedbackLines <= 0 {
+		out.FeedbackLines = def.FeedbackLines
+	}
+	if out.FeedbackBytes <= 0 {
+		out.FeedbackBytes = def.FeedbackBytes
+	}
+	return out
+}
+
+func (o *Options) parallelism() int {
+	if o.Parallelism > 0 {
+		return o.Parallelism
+	}
+	return runtime.NumCPU()
+}
+
+func (o *Options) killGrace() time.Duration {
+	if o.KillGrace > 0 {
+		return o.KillGrace
+	}
+	return DefaultKillGrace
+}
+
+// Result is the report of one gate.
+type Result struct {
+	Gate        config.Gate
+	Outcome     Outcome
+	ExitCode    int    // -1 when the command did not exit by itself (signal, timeout, not started)
+	Signal      string // the signal that killed it, if one did
+	Err         string // why it is not a plain pass or fail: "timed out after 5m0s", "command not found (exit 127)"
+	Started     time.Time
+	Duration    time.Duration
+	Output      string // stdout and stderr interleaved: head and tail, the middle replaced by a marker
+	OutputBytes int64  // all the bytes the gate wrote
+	Omitted     int64  // bytes of Output's middle that were dropped
+	LogPath     string // the whole output; "" when not logged
+}
+
+// Name returns the gate's name.
+func (r *Result) Name() string { return r.Gate.Name }
+
+// Passed reports whether the gate ran and passed.
+func (r *Result) Passed() bool { return r.Outcome == Pass }
+
+// Failed reports whether the gate ran (or tried to) and did not pass; a
+// skipped gate has not failed.
+func (r *Result) Failed() bool {
+	return r.Outcome == Fail || r.Outcome == TimedOut || r.Outcome == Errored
+}
+
+// Enforcement returns the gate's enforcement mode; unset means blocking.
+func (r *Result) Enforcement() config.Enforcement { return enforcement(r.Gate) }
+
+func enforcement(g config.Gate) config.Enforcement {
+	if g.Enforcement == "" {
+		return config.Blocking
+	}
+	return g.Enforcement
+}
+
+// Reason says in a few words why the gate did not pass: "exit code 1",
+// "timed out after 5m0s", "command not found (exit 127)".
+func (r *Result) Reason() string {
+	switch {
+	case r.Err != "":
+		return r.Err
+	case r.Outcome == Fail && r.Signal != "":
+		return "killed by signal " + r.Signal
+	case r.Outcome == Fail:
+		return fmt.Sprintf("exit code %d", r.ExitCode)
+	}
+	return string(r.Outcome)
+}
+
+// Evaluation is the report of one run of all the gates.
+type Evaluation struct {
+	Passed   bool     // every blocking gate passed
+	Results  []Result // one per gate, in config order
+	Warnings []string // advisory failures, and logs that could not be written
+	Started  time.Time
+	Duration time.Duration
+}
+
+// Failures returns the results of the blocking gates that did not pass, in
+// config order: what the agent must fix.
+func (e *Evaluation) Failures() []Result {
+	return e.filter(func(r *Result) bool { return r.Enforcement() == config.Blocking && !r.Passed() })
+}
+
+// AdvisoryFailures returns the results of the advisory gates that failed.
+func (e *Evaluation) AdvisoryFailures() []Result {
+	return e.filter(func(r *Result) bool { return r.Enforcement() == config.Advisory && r.Failed() })
+}
+
+func (e *Evaluation) filter(keep func(*Result) bool) []Result {
+	var out []Result
+	for i := range e.Results {
+		if keep(&e.Results[i]) {
+			out = append(out, e.Results[i])
+		}
+	}
+	return out
+}
+
+// Evaluate runs the gates: the serial ones first, one at a time in config
+// order, then the others concurrently, at most opts.Parallelism at once.
+// When a blocking fail_fast gate does not pass, the gates not yet started are
+// skipped; in the parallel phase the gates already running finish. Results
+// come in config order.
+//
+// The error is non-nil only when the log directory cannot be made, or when
+// ctx is canceled: the Evaluation then holds what ran, the rest skipped.
+func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluation, error) {
+	logs := make([]string, len(gates))
+	if opts.LogDir != "" {
+		if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+			return nil, fmt.Errorf("making gate log directory: %w", err)
+		}
+		for i, name := range LogNames(gates) {
+			logs[i] = filepath.Join(opts.LogDir, name)
+		}
+	}
+	e := &evaluator{opts: &opts, results: make([]Result, len(gates))}
+	ev := &Evaluation{Started: opts.now()}
+
+	// A blocking fail_fast failure stops the evaluation; stoppedBy says which.
+	var stoppedBy string
+	for i, g := range gates {
+		if !g.Serial {
+			continue
+		}
+		if reason := e.skipReason(ctx, stoppedBy); reason != "" {
+			e.skip(i, g, reason)
+			continue
+		}
+		if r := e.run(ctx, i, g, logs[i]); stopsEvaluation(r) {
+			stoppedBy = g.Name
+		}
+	}
+
+	sem := make(chan struct{}, opts.parallelism())
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards stoppedBy from here on
+	for i, g := range gates {
+		if g.Serial {
+			continue
+		}
+		sem <- struct{}{} // wait for a slot before deciding, so a failure in the meantime counts
+		mu.Lock()
+		reason := e.skipReason(ctx, stoppedBy)
+		mu.Unlock()
+		if reason != "" {
+			<-sem
+			e.skip(i, g, reason)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if r := e.run(ctx, i, g, logs[i]); stopsEvaluation(r) {
+				mu.Lock()
+				if stoppedBy == "" {
+					stoppedBy = g.Name
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+
+	ev.Results = e.results
+	ev.Passed = true
+	for i := range ev.Results {
+		r := &ev.Results[i]
+		if r.Enforcement() == config.Blocking && !r.Passed() {
+			ev.Passed = false
+		}
+		if r.Enforcement() == config.Advisory && r.Failed() {
+			ev.Warnings = append(ev.Warnings, fmt.Sprintf("advisory gate %q failed: %s", r.Name(), r.Reason()))
+		}
+	}
+	ev.Warnings = append(ev.Warnings, e.warnings...)
+	ev.Duration = opts.now().Sub(ev.Started)
+	return ev, ctx.Err()
+}
+
+func stopsEvaluation(r Result) bool {
+	return r.Gate.FailFast && r.Enforcement() == config.Blocking && !r.Passed()
+}
+
+type evaluator struct {
+	opts     *Options
+	mu       sync.Mutex // guards warnings and serializes Progress
+	results  []Result   // each index written by one goroutine
+	warnings []string
+}
+
+func (e *evaluator) skipReason(ctx context.Context, stoppedBy string) string {
+	switch {
+	case ctx.Err() != nil:
+		return "skipped: " + ctx.Err().Error()
+	case stoppedBy != "":
+		return fmt.Sprintf("skipped: fail_fast gate %q did not pass", stoppedBy)
+	}
+	return ""
+}
+
+func (e *evaluator) skip(i int, g config.Gate, reason string) {
+	e.results[i] = Result{Gate: g, Outcome: Skipped, ExitCode: -1, Err: reason, Started: e.opts.now()}
+	e.emit(Event{Kind: GateSkipped, Index: i, Gate: g.Name, Time: e.results[i].Started, Result: &e.results[i]})
+}
+
+func (e *evaluator) run(ctx context.Context, i int, g config.Gate, logPath string) Result {
+	e.emit(Event{Kind: GateStarted, Index: i, Gate: g.Name, Time: e.opts.now()})
+	r, logErr := run(ctx, g, e.opts, logPath)
+	e.results[i] = r
+	if logErr != nil {
+		e.mu.Lock()
+		e.warnings = append(e.warnings, fmt.Sprintf("gate %q: writing its log: %v", g.Name, logErr))
+		e.mu.Unlock()
+	}
+	e.emit(Event{Kind: GateFinished, Index: i, Gate: g.Name, Time: r.Started.Add(r.Duration), Result: &e.results[i]})
+	return r
+}
+
+func (e *evaluator) emit(ev Event) {
+	if e.opts.Progress == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.opts.Progress(ev)
+}
+
+// Run runs one gate on its own and returns its result. A log file that
+// cannot be written is not an error of the gate; it is returned apart.
+func Run(ctx context.Context, g config.Gate, opts Options, logPath string) (Result, error) {
+	return run(ctx, g, &opts, logPath)
+}
+
+// LogNames returns the log file name of each gate: its name made safe for
+// any file system ("Run tests" → "Run-tests.log"), with a suffix where two
+// names would otherwise collide, case aside.
+func LogNames(gates []config.Gate) []string {
+	names := make([]string, len(gates))
+	used := map[string]bool{}
+	for i, g := range gates {
+		base := safeName(g.Name)
+		name := base
+		for n := 2; used[strings.ToLower(name)]; n++ {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		used[strings.ToLower(name)] = true
+		names[i] = name + ".log"
+	}
+	return names
+}
+
+func safeName(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.'
+		switch {
+		case ok:
+			b.WriteRune(c)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 80 {
+			break
+		}
+	}
+	s := strings.Trim(b.String(), "-.")
+	if s == "" {
+		return "gate"
+	}
+	return s
+}
+
+// sortedEnv lays env over base in a stable order; the last value of a name wins in exec.
+func sortedEnv(base []string, env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := append([]string(nil), base...)
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package gate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/config"
+)
+
+// EventKind says what happened to a gate.
+type EventKind int
+
+const (
+	GateStarted EventKind = iota
+	GateFinished
+	GateSkipped
+)
+
+// Event is a gate starting, finishing or being skipped, for live progress.
+type Event struct {
+	Kind   EventKind
+	Index  int // the gate's place in the config
+	Gate   string
+	Time   time.Time
+	Result *Result // for GateFinished and GateSkipped
+}
+
+// Renderer shows the progress of an evaluation on a writer, usually stderr.
+// Live, for a terminal, it keeps one line per running gate with its elapsed
+// time at the bottom, redrawn in place, and prints a line for each gate that
+// is done above it. Not live, it prints a plain line per event. Whether
+// stderr is a terminal is for the caller to decide.
+//
+//	r := gate.NewRenderer(os.Stderr, isTerminal)
+//	defer r.Close()
+//	opts.Progress = r.Handle
+type Renderer struct {
+	w    io.Writer
+	live bool
+	now  func() time.Time
+
+	mu      sync.Mutex
+	running []running // in start order
+	drawn   int       // lines of the running block on screen
+	stop    chan struct{}
+	closed  bool
+}
+
+type running struct {
+	name  string
+	start time.Time
+}
+
+// refreshEvery is how often a live renderer redraws the elapsed times.
+const refreshEvery = 200 * time.Millisecond
+
+// NewRenderer returns a renderer writing to w. A live one redraws itself
+// until Close.
+func NewRenderer(w io.Writer, live bool) *Renderer {
+	r := &Renderer{w: w, live: live, now: time.Now, stop: make(chan struct{})}
+	if live {
+		go r.tick()
+	}
+	return r
+}
+
+func (r *Renderer) tick() {
+	t := time.NewTicker(refreshEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			r.Refresh()
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+// Handle takes an event; it is meant for Options.Progress.
+func (r *Renderer) Handle(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	var done string
+	switch e.Kind {
+	case GateStarted:
+		r.running = append(r.running, running{e.Gate, e.Time})
+		if !r.live {
+			fmt.Fprintf(r.w, "… %s: running\n", e.Gate)
+			return
+		}
+	case GateFinished, GateSkipped:
+		for i, g := range r.running {
+			if g.name == e.Gate {
+				r.running = append(r.running[:i], r.running[i+1:]...)
+				break
+			}
+		}
+		if e.Result != nil {
+			done = doneLine(e.Result)
+		}
+		if !r.live {
+			fmt.Fprintln(r.w, done)
+			return
+		}
+	}
+	r.redraw(done)
+}
+
+// Refresh redraws the running gates' elapsed times; a live renderer calls
+// it by itself.
+func (r *Renderer) Refresh() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live && !r.closed {
+		r.redraw("")
+	}
+}
+
+// Close stops the redrawing and clears the running lines.
+func (r *Renderer) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.closed = true
+	close(r.stop)
+	if r.live && r.drawn > 0 {
+		fmt.Fprint(r.w, clearLines(r.drawn))
+		r.drawn = 0
+	}
+}
+
+// redraw replaces the running block with done (if any) and the block anew,
+// in one write so that the terminal never shows half of it.
+func (r *Renderer) redraw(done string) {
+	var b strings.Builder
+	b.WriteString(clearLines(r.drawn))
+	if done != "" {
+		b.WriteString(done + "\n")
+	}
+	now := r.now()
+	for _, g := range r.running {
+		fmt.Fprintf(&b, "⋯ %s  %s\n", g.name, elapsed(now.Sub(g.start)))
+	}
+	r.drawn = len(r.running)
+	io.WriteString(r.w, b.String())
+}
+
+// clearLines moves the cursor up n lines and clears from there down.
+func clearLines(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\x1b[%dA\r\x1b[J", n)
+}
+
+func doneLine(r *Result) string {
+	d := elapsed(r.Duration)
+	switch r.Outcome {
+	case Pass:
+		return fmt.Sprintf("✔ %s  pass  %s", r.Name(), d)
+	case Skipped:
+		return fmt.Sprintf("- %s  %s", r.Name(), r.Err)
+	}
+	mark, mode := "✘", ""
+	if e := r.Enforcement(); e != config.Blocking {
+		mark, mode = "!", " ("+string(e)+")"
+	}
+	return fmt.Sprintf("%s %s  %s: %s%s  %s", mark, r.Name(), r.Outcome, r.Reason(), mode, d)
+}
+
+func elapsed(d time.Duration) string {
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}

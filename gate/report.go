@@ -1,0 +1,345 @@
+package gate
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/config"
+)
+
+// The artifact files of a run, in .orchestrator/runs/<run-id>/.
+const (
+	ResultsFile = "gate-results.json"
+	SummaryFile = "summary.md"
+)
+
+// Attempt is one evaluation of the gates in a fix cycle.
+type Attempt struct {
+	Number     int
+	Timestamp  time.Time // zero means Evaluation.Started
+	AgentFixes string    // what the agent said it changed, when known
+	Evaluation *Evaluation
+}
+
+func (a *Attempt) time() time.Time {
+	if a.Timestamp.IsZero() && a.Evaluation != nil {
+		return a.Evaluation.Started
+	}
+	return a.Timestamp
+}
+
+// Report is the attempts of a fix cycle so far: what gate-results.json and
+// summary.md show (seed 001).
+type Report struct {
+	ExecutionID string
+	MaxRetries  int // attempts allowed
+	Attempts    []Attempt
+	Output      config.Output // bounds the error output in the summary; zero takes the defaults
+}
+
+// FinalStatus is "passed" or "failed", as the last attempt went, or
+// "pending" before any attempt.
+func (r *Report) FinalStatus() string {
+	if len(r.Attempts) == 0 || r.Attempts[len(r.Attempts)-1].Evaluation == nil {
+		return "pending"
+	}
+	if r.Attempts[len(r.Attempts)-1].Evaluation.Passed {
+		return "passed"
+	}
+	return "failed"
+}
+
+// TotalDuration is the time spent running gates, over all attempts.
+func (r *Report) TotalDuration() time.Duration {
+	var d time.Duration
+	for _, a := range r.Attempts {
+		if a.Evaluation != nil {
+			d += a.Evaluation.Duration
+		}
+	}
+	return d
+}
+
+// seconds rounds to tenths, as in seed 001, so that the files read well and
+// compare well.
+type seconds float64
+
+func secondsOf(d time.Duration) seconds { return seconds(math.Round(d.Seconds()*10) / 10) }
+
+func (s seconds) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("%.1f", float64(s))), nil
+}
+
+type jsonResults struct {
+	ExecutionID  string    `json:"execution_id"`
+	QualityGates jsonCycle `json:"quality_gates"`
+}
+
+type jsonCycle struct {
+	RetryAttempts        int           `json:"retry_attempts"`
+	MaxRetries           int           `json:"max_retries"`
+	FinalStatus          string        `json:"final_status"`
+	TotalDurationSeconds seconds       `json:"total_duration_seconds"`
+	Attempts             []jsonAttempt `json:"attempts"`
+}
+
+type jsonAttempt struct {
+	Attempt    int          `json:"attempt"`
+	Timestamp  string       `json:"timestamp"`
+	AgentFixes string       `json:"agent_fixes,omitempty"`
+	Passed     bool         `json:"passed"`
+	Warnings   []string     `json:"warnings,omitempty"`
+	Results    []jsonResult `json:"results"`
+}
+
+// jsonResult is seed 001's result (name, passed, duration_seconds,
+// exit_code, output) and what else a reader needs to know.
+type jsonResult struct {
+	Name            string  `json:"name"`
+	Passed          bool    `json:"passed"`
+	DurationSeconds seconds `json:"duration_seconds"`
+	ExitCode        int     `json:"exit_code,omitempty"`
+	Output          string  `json:"output"`
+	Outcome         Outcome `json:"outcome"`
+	Enforcement     string  `json:"enforcement"`
+	Error           string  `json:"error,omitempty"`
+	OutputBytes     int64   `json:"output_bytes"`
+	OmittedBytes    int64   `json:"omitted_bytes,omitempty"`
+	Log             string  `json:"log,omitempty"` // file name, in the gate log directory
+}
+
+// JSON returns the content of gate-results.json.
+func (r *Report) JSON() ([]byte, error) {
+	out := jsonResults{
+		ExecutionID: r.ExecutionID,
+		QualityGates: jsonCycle{
+			RetryAttempts:        len(r.Attempts),
+			MaxRetries:           r.MaxRetries,
+			FinalStatus:          r.FinalStatus(),
+			TotalDurationSeconds: secondsOf(r.TotalDuration()),
+			Attempts:             []jsonAttempt{},
+		},
+	}
+	for _, a := range r.Attempts {
+		ja := jsonAttempt{Attempt: a.Number, Timestamp: timestamp(a.time()), AgentFixes: a.AgentFixes, Results: []jsonResult{}}
+		if ev := a.Evaluation; ev != nil {
+			ja.Passed, ja.Warnings = ev.Passed, ev.Warnings
+			for _, res := range ev.Results {
+				jr := jsonResult{
+					Name:            res.Name(),
+					Passed:          res.Passed(),
+					DurationSeconds: secondsOf(res.Duration),
+					Output:          res.Output,
+					Outcome:         res.Outcome,
+					Enforcement:     string(res.Enforcement()),
+					Error:           res.Err,
+					OutputBytes:     res.OutputBytes,
+					OmittedBytes:    res.Omitted,
+				}
+				if res.Outcome != Skipped {
+					jr.ExitCode = res.ExitCode
+				}
+				if res.LogPath != "" {
+					jr.Log = filepath.Base(res.LogPath)
+				}
+				ja.Results = append(ja.Results, jr)
+			}
+		}
+		out.QualityGates.Attempts = append(out.QualityGates.Attempts, ja)
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+func timestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// Markdown returns the content of summary.md, in seed 001's form.
+func (r *Report) Markdown() string {
+	opts := Options{Output: r.Output}
+	out := opts.output()
+	var b strings.Builder
+	b.WriteString("## Quality Gates - Iterative Fix Cycle\n\n")
+	n := len(r.Attempts)
+	switch r.FinalStatus() {
+	case "passed":
+		fmt.Fprintf(&b, "**Final Status:** ✅ All gates passed after %d %s\n", n, plural(n, "attempt"))
+	case "failed":
+		fmt.Fprintf(&b, "**Final Status:** ❌ Gates failing after %d %s\n", n, plural(n, "attempt"))
+	default:
+		b.WriteString("**Final Status:** ⏳ No attempt yet\n")
+	}
+	for i, a := range r.Attempts {
+		ev := a.Evaluation
+		if ev == nil {
+			continue
+		}
+		if i > 0 {
+			b.WriteString("\n---\n")
+		}
+		status := "Failed"
+		if ev.Passed {
+			status = "Passed"
+		}
+		fmt.Fprintf(&b, "\n### Attempt %d - %s\n", a.Number, status)
+		if t := timestamp(a.time()); t != "" {
+			fmt.Fprintf(&b, "*Timestamp: %s*\n", t)
+		}
+		b.WriteString("\n")
+		exitCodes := false
+		for _, res := range ev.Results {
+			exitCodes = exitCodes || res.Failed()
+		}
+		if exitCodes {
+			b.WriteString("| Gate | Status | Duration | Exit Code |\n|------|--------|----------|-----------|\n")
+		} else {
+			b.WriteString("| Gate | Status | Duration |\n|------|--------|----------|\n")
+		}
+		for _, res := range ev.Results {
+			fmt.Fprintf(&b, "| %s | %s | %.1fs |", cell(res.Name()), statusCell(&res), float64(secondsOf(res.Duration)))
+			if exitCodes {
+				code := ""
+				if res.Failed() && res.ExitCode >= 0 {
+					code = fmt.Sprint(res.ExitCode)
+				}
+				fmt.Fprintf(&b, " %s |", code)
+			}
+			b.WriteString("\n")
+		}
+		for _, res := range ev.Results {
+			if !res.Failed() || res.Enforcement() == config.Informational {
+				continue
+			}
+			excerpt, _ := Excerpt(res.Output, out.FeedbackLines, out.FeedbackBytes)
+			fmt.Fprintf(&b, "\n**Error Output (%s):** %s\n", res.Name(), res.Reason())
+			if excerpt != "" {
+				f := fence(excerpt)
+				fmt.Fprintf(&b, "%s\n%s\n%s\n", f, excerpt, f)
+			}
+		}
+		for _, w := range ev.Warnings {
+			fmt.Fprintf(&b, "\n> ⚠️ %s\n", w)
+		}
+		if a.AgentFixes != "" {
+			fmt.Fprintf(&b, "\n**Agent Action:** %s\n", a.AgentFixes)
+		}
+	}
+	fmt.Fprintf(&b, "\n**Total Duration:** %.1f seconds\n", float64(secondsOf(r.TotalDuration())))
+	if r.MaxRetries > 0 {
+		fmt.Fprintf(&b, "**Total Attempts:** %d of %d allowed\n", n, r.MaxRetries)
+	} else {
+		fmt.Fprintf(&b, "**Total Attempts:** %d\n", n)
+	}
+	return b.String()
+}
+
+func statusCell(r *Result) string {
+	var s string
+	switch r.Outcome {
+	case Pass:
+		return "✅ Pass"
+	case Fail:
+		s = "❌ Fail"
+	case TimedOut:
+		s = "⏱️ Timeout"
+	case Errored:
+		s = "❌ Error"
+	case Skipped:
+		return "⏭️ Skipped"
+	default:
+		s = string(r.Outcome)
+	}
+	if e := r.Enforcement(); e != config.Blocking {
+		s += " (" + string(e) + ")"
+	}
+	return s
+}
+
+// cell makes text safe in a markdown table cell.
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// WriteResultsJSON writes gate-results.json for the attempts so far to path,
+// atomically: a reader sees the old file or the new one, never half of one.
+func WriteResultsJSON(path string, r *Report) error {
+	data, err := r.JSON()
+	if err != nil {
+		return fmt.Errorf("encoding gate results: %w", err)
+	}
+	return writeFileAtomic(path, data)
+}
+
+// WriteSummary writes summary.md for the attempts so far to path, atomically.
+func WriteSummary(path string, r *Report) error {
+	return writeFileAtomic(path, []byte(r.Markdown()))
+}
+
+// WriteArtifacts writes ResultsFile and SummaryFile in dir, making dir if need be.
+func WriteArtifacts(dir string, r *Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("making run directory: %w", err)
+	}
+	if err := WriteResultsJSON(filepath.Join(dir, ResultsFile), r); err != nil {
+		return err
+	}
+	return WriteSummary(filepath.Join(dir, SummaryFile), r)
+}
+
+// writeFileAtomic replaces path with data: a temporary file in the same
+// directory, synced, renamed over path, and the directory synced.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", base, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", base, err)
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", base, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", base, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", base, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("replacing %s: %w", base, err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync() // the rename is durable once the directory is; not all systems allow it
+		d.Close()
+	}
+	return nil
+}
