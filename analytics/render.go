@@ -24,8 +24,9 @@ type RenderOptions struct {
 	// Generated is shown under the title; the zero time leaves it out.
 	Generated time.Time
 	// Echarts is the echarts.min.js source to inline into the page. Nil means the copy
-	// built into the binary (see assets/README.md); with neither, the page loads
-	// echarts from the go-echarts CDN, and offline it shows its tables only.
+	// built into the binary (see assets/README.md). When it is empty, or nil with no
+	// copy built in, the page loads echarts from the go-echarts CDN, and offline it
+	// shows its tables only.
 	Echarts []byte
 }
 

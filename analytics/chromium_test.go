@@ -1,0 +1,210 @@
+package analytics
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// requireChromium is set in CI, where a missing browser or echarts must fail the test.
+func requireChromium() bool { return os.Getenv("ORCHESTRATE_REQUIRE_CHROMIUM") == "1" }
+
+// probeScript runs after the page's own scripts. It opens every chart's tooltip, so
+// that names from the history go through echarts' HTML tooltips too, then writes what
+// the test checks into the DOM: how many canvases each chart container holds, whether
+// any payload ran, and the title.
+const probeScript = `<script>
+(function () {
+  if (typeof echarts !== "undefined") {
+    document.querySelectorAll(".chart").forEach(function (el) {
+      var chart = echarts.getInstanceByDom(el);
+      if (chart) { chart.dispatchAction({ type: "showTip", seriesIndex: 0, dataIndex: 0 }); }
+    });
+  }
+  setTimeout(function () {
+    var out = [];
+    document.querySelectorAll(".chart").forEach(function (el) {
+      out.push(el.id + "=" + el.querySelectorAll("canvas").length);
+    });
+    out.push("pwned=" + (window.__pwned || 0));
+    out.push("injected=" + document.querySelectorAll("img, svg, [onerror], [onload]").length);
+    out.push("scripts=" + document.scripts.length);
+    out.push("noecharts=" + document.documentElement.classList.contains("no-echarts"));
+    var p = document.createElement("pre");
+    p.id = "probe";
+    p.textContent = out.join(" ");
+    document.body.appendChild(p);
+  }, 500);
+})();
+</script>
+`
+
+var probeResult = regexp.MustCompile(`<pre id="probe">([^<]*)</pre>`)
+
+// TestPageInChromium loads the generated page from a file:// URL in headless Chromium
+// with the network blocked, and checks that the charts were drawn from the inlined
+// echarts and that no string of a hostile history ran as script.
+func TestPageInChromium(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if requireChromium() {
+			t.Fatalf("ORCHESTRATE_REQUIRE_CHROMIUM=1 but %s is missing: apt-get install -y chromium", chromiumPath)
+		}
+		t.Skipf("%s is missing (apt-get install -y chromium); set ORCHESTRATE_REQUIRE_CHROMIUM=1 to fail instead", chromiumPath)
+	}
+	if testing.Short() && !requireChromium() {
+		t.Skip("skipped in -short mode")
+	}
+	if embeddedEcharts() == nil {
+		if requireChromium() {
+			t.Fatal("echarts.min.js is not embedded: run make assets (analytics/assets/fetch-echarts.sh) first")
+		}
+		t.Skip("echarts.min.js is not embedded (make assets fetches it): the charts cannot draw offline")
+	}
+
+	dir := t.TempDir()
+	history := filepath.Join(dir, "history.csv")
+	writeHostileHistory(t, history)
+	// A second history, normal, to show the charts do draw on ordinary data as well.
+	basic, err := os.ReadFile(filepath.Join("testdata", "basic.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("inlined echarts draws every chart, no payload runs", func(t *testing.T) {
+		for _, src := range []struct {
+			name string
+			data []byte
+		}{{"hostile", nil}, {"basic", basic}} {
+			h := history
+			if src.data != nil {
+				h = filepath.Join(dir, src.name+".csv")
+				if err := os.WriteFile(h, src.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			probe := loadInChromium(t, dir, h, nil)
+			for _, id := range []string{chartAttempts, chartGateDays, chartRuns, chartOutcomes} {
+				if n := probeInt(t, probe, id); n < 1 {
+					t.Errorf("%s: chart %s has %d canvas elements; want it drawn (probe: %s)", src.name, id, n, probe)
+				}
+			}
+			if probeInt(t, probe, "pwned") != 0 || probeInt(t, probe, "injected") != 0 {
+				t.Errorf("%s: a payload from the history ran or made elements (probe: %s)", src.name, probe)
+			}
+			// echarts, the options, the drawing code, the probe.
+			if n := probeInt(t, probe, "scripts"); n != 4 {
+				t.Errorf("%s: the page has %d scripts; want 4 (probe: %s)", src.name, n, probe)
+			}
+		}
+	})
+
+	// The control: with echarts left to the CDN, the blocked network must leave the
+	// charts undrawn and the page must say so, or the first test proves nothing.
+	t.Run("the network is blocked", func(t *testing.T) {
+		probe := loadInChromium(t, dir, history, []byte{})
+		if probeInt(t, probe, chartAttempts) != 0 || !strings.Contains(probe, "noecharts=true") {
+			t.Errorf("echarts from the CDN loaded, or the page did not notice it missing (probe: %s)", probe)
+		}
+	})
+}
+
+// loadInChromium renders the page for history (echarts as in RenderOptions.Echarts),
+// adds the probe, loads it in headless Chromium and returns the probe's text.
+func loadInChromium(t *testing.T, dir, history string, echarts []byte) string {
+	t.Helper()
+	f, err := os.Open(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compute(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, m, RenderOptions{Source: history, Echarts: echarts}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	end := strings.LastIndex(page, "</body>") // echarts.min.js holds the string too
+	page = page[:end] + probeScript + page[end:]
+	path := filepath.Join(dir, "analytics.html")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromiumPath,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--mute-audio", "--disable-crash-reporter", "--disable-breakpad",
+		"--user-data-dir="+t.TempDir(),
+		// No network: every host name fails to resolve, and anything else goes to a
+		// proxy that is not there.
+		"--host-resolver-rules=MAP * ~NOTFOUND",
+		"--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+		"--window-size=1280,2000",
+		"--virtual-time-budget=10000",
+		"--dump-dom",
+		"file://"+path,
+	)
+	// Files, not pipes: Chromium's helper processes outlive it and would hold a pipe
+	// open, making Wait wait for them.
+	outFile, errFile := filepath.Join(dir, "dom.html"), filepath.Join(dir, "chromium.log")
+	stdout, err := os.Create(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(errFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	runErr := cmd.Run()
+	dom, _ := os.ReadFile(outFile)
+	log, _ := os.ReadFile(errFile)
+	if runErr != nil {
+		t.Fatalf("chromium: %v\n%s", runErr, lastChars(string(log), 2000))
+	}
+	match := probeResult.FindSubmatch(dom)
+	if match == nil {
+		t.Fatalf("chromium's DOM has no probe result: the page's scripts did not run to the end\nstderr: %s\nDOM: %s",
+			lastChars(string(log), 2000), lastChars(string(dom), 2000))
+	}
+	t.Logf("probe: %s", match[1])
+	return string(match[1])
+}
+
+func probeInt(t *testing.T, probe, key string) int {
+	t.Helper()
+	for _, field := range strings.Fields(probe) {
+		if k, v, ok := strings.Cut(field, "="); ok && k == key {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("probe %s=%q is not a number", key, v)
+			}
+			return n
+		}
+	}
+	t.Fatalf("probe has no %s: %s", key, probe)
+	return 0
+}
+
+func lastChars(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
