@@ -190,8 +190,8 @@ type RunStat struct {
 // Compute reads a history and reduces it to Metrics, in one pass. Memory is bounded by
 // the number of distinct issues (a few hundred bytes each, summary included) and by
 // the constants above, not by the number of rows: a million rows over 10,000 issues
-// peak under 10 MB of heap (see BenchmarkGenerateScaling). Malformed rows are skipped and counted; the error
-// is one of ReadHistory's.
+// peak under 10 MB of heap (see BenchmarkGenerateScaling). Malformed rows are skipped
+// and counted; the error is one of ReadHistory's.
 func Compute(r io.Reader) (*Metrics, error) {
 	c := newComputer()
 	if err := readHistory(r, c.add, c.bad); err != nil {
@@ -281,6 +281,12 @@ func (c *computer) add(ev Event) error {
 	}
 	c.events.add(ev.Event)
 
+	switch ev.Event {
+	case EventIssueAdd, EventRecord, EventHalt, EventRetryTriggered, EventResolve, EventSkip, EventRetry:
+		if ev.IssueID == "" {
+			return nil // about no issue: counted under Events only
+		}
+	}
 	var run *RunStat
 	if ev.RunID != "" {
 		run = c.run(ev.RunID, ev.Time)
@@ -369,18 +375,14 @@ func (c *computer) add(ev Event) error {
 	case EventCap:
 		c.capHit(run)
 	case EventSkip:
-		if ev.IssueID != "" {
-			is := c.issue(ev)
-			is.person = true
-			is.state = stateSkipped
-		}
+		is := c.issue(ev)
+		is.person = true
+		is.state = stateSkipped
 	case EventRetry:
-		if ev.IssueID != "" {
-			is := c.issue(ev)
-			is.person = true
-			is.state = stateOpen
-			is.sinceReset = 0
-		}
+		is := c.issue(ev)
+		is.person = true
+		is.state = stateOpen
+		is.sinceReset = 0
 	}
 	return nil
 }

@@ -151,6 +151,20 @@ func TestComputeEmpty(t *testing.T) {
 	}
 }
 
+func TestComputeIgnoresIssueRowsWithoutIssue(t *testing.T) {
+	in := headerLine +
+		"2026-01-01T00:00:00Z,,,record,,,1,fail,1,,sig,\n" +
+		"2026-01-01T00:00:00Z,,,resolve,,,,,,,,\n" +
+		"2026-01-01T00:00:00Z,,,halt,,,,,,,,identical\n"
+	m, err := Compute(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Rows != 3 || m.IssuesFiled != 0 || m.Halted != 0 || len(m.TopSignatures) != 0 {
+		t.Errorf("Compute of issue rows with no issue ID = %v, %d signatures; want 3 rows and nothing else", m, len(m.TopSignatures))
+	}
+}
+
 func TestComputeBoundsRunsAndDays(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(headerLine)

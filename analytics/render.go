@@ -36,7 +36,7 @@ var pageHTML string
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"pct":      pct,
 	"duration": formatMS,
-	"date":     func(t time.Time) string { return formatTime(t) },
+	"date":     formatTime,
 	"label":    outcomeLabel,
 	"short":    func(s string) string { return truncate(s, 12) },
 	"args": func(title, name, unit string, counts []Count) countsTable {
