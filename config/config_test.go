@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -331,5 +332,25 @@ func TestDefaultGates(t *testing.T) {
 		if !reflect.DeepEqual(cmds, tt.cmds) {
 			t.Errorf("DefaultGates(%v) commands = %q; want %q", tt.files, cmds, tt.cmds)
 		}
+	}
+}
+
+// TestDesignExample parses DESIGN.md's example, completed with every key.
+func TestDesignExample(t *testing.T) {
+	cfg, problems, err := Load(filepath.Join("testdata", "design.yaml"))
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("Load(design.yaml) = %v, %v", problems, err)
+	}
+	want := Default()
+	want.Gates = cfg.Gates
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("Load(design.yaml) = %+v; want the defaults but for the gates", cfg)
+	}
+	var got []string
+	for _, g := range cfg.Gates {
+		got = append(got, fmt.Sprintf("%s:%s:%d:%v", g.Name, g.Enforcement, cfg.GateMaxRetries(g), g.AutoRetry))
+	}
+	if want := []string{"tests:blocking:3:true", "vet:blocking:10:true", "lint:advisory:10:false"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("gates = %q; want %q", got, want)
 	}
 }

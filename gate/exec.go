@@ -118,7 +118,9 @@ func run(ctx context.Context, g config.Gate, opts *Options, logPath string) (Res
 		wait(copied, time.Until(deadline))
 		group.signal(syscall.SIGKILL)
 		if !wait(copied, drainTimeout) {
-			pr.SetReadDeadline(time.Now())
+			if pr.SetReadDeadline(time.Now()) != nil {
+				pr.Close()
+			}
 			<-copied
 		}
 		group.reaped()

@@ -40,7 +40,7 @@ const DefaultKillGrace = 2 * time.Second
 type Options struct {
 	RepoRoot    string        // working_dir is relative to it; "" is the current directory
 	LogDir      string        // each gate's whole output goes to LogDir/<name>.log; "" for none
-	Output      config.Output // head and tail kept in memory; zero fields take the defaults
+	Output      config.Output // head and tail kept in memory; the zero Output means the defaults
 	Parallelism int           // gates run at once in the parallel phase; 0 = runtime.NumCPU()
 	Env         []string      // environment the gates' env is laid over; nil = os.Environ()
 	KillGrace   time.Duration // SIGTERM to SIGKILL; 0 = DefaultKillGrace
@@ -62,10 +62,11 @@ func (o *Options) now() time.Time {
 }
 
 func (o *Options) output() config.Output {
-	out, def := o.Output, config.DefaultOutput()
-	if out.HeadBytes <= 0 && out.TailBytes <= 0 {
-		out.HeadBytes, out.TailBytes = def.HeadBytes, def.TailBytes
+	def := config.DefaultOutput()
+	if o.Output == (config.Output{}) {
+		return def
 	}
+	out := o.Output
 	if out.FeedbackLines <= 0 {
 		out.FeedbackLines = def.FeedbackLines
 	}

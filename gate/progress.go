@@ -50,6 +50,7 @@ type Renderer struct {
 }
 
 type running struct {
+	index int
 	name  string
 	start time.Time
 }
@@ -90,14 +91,14 @@ func (r *Renderer) Handle(e Event) {
 	var done string
 	switch e.Kind {
 	case GateStarted:
-		r.running = append(r.running, running{e.Gate, e.Time})
+		r.running = append(r.running, running{e.Index, e.Gate, e.Time})
 		if !r.live {
 			fmt.Fprintf(r.w, "… %s: running\n", e.Gate)
 			return
 		}
 	case GateFinished, GateSkipped:
 		for i, g := range r.running {
-			if g.name == e.Gate {
+			if g.index == e.Index {
 				r.running = append(r.running[:i], r.running[i+1:]...)
 				break
 			}

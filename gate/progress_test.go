@@ -38,12 +38,12 @@ func TestRendererLive(t *testing.T) {
 	r.now = func() time.Time { return now }
 
 	r.Handle(Event{Kind: GateStarted, Gate: "tests", Time: t0})
-	r.Handle(Event{Kind: GateStarted, Gate: "lint", Time: t0})
+	r.Handle(Event{Kind: GateStarted, Index: 1, Gate: "lint", Time: t0})
 	now = t0.Add(1500 * time.Millisecond)
 	r.Refresh()
 	lint := Result{Gate: gateOf("lint", ""), Outcome: Pass, Duration: 2 * time.Second}
 	now = t0.Add(2 * time.Second)
-	r.Handle(Event{Kind: GateFinished, Gate: "lint", Result: &lint})
+	r.Handle(Event{Kind: GateFinished, Index: 1, Gate: "lint", Result: &lint})
 	adv := Result{Gate: config.Gate{Name: "tests", Enforcement: config.Advisory}, Outcome: Fail, ExitCode: 2, Duration: 3 * time.Second}
 	now = t0.Add(3 * time.Second)
 	r.Handle(Event{Kind: GateFinished, Gate: "tests", Result: &adv})
