@@ -1,8 +1,10 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -87,16 +89,30 @@ func TestEnvAndWorkingDir(t *testing.T) {
 	}
 }
 
-// alive reports whether pid exists; a zombie child of ours does not count
-// once reaped, so callers allow a short wait.
+// alive reports whether pid is still running. A killed orphan stays a
+// zombie until its new parent (init, or a subreaper) reaps it, which can take
+// a while in a container; a zombie runs nothing, so it does not count.
 func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || !errors.Is(err, syscall.ESRCH)
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false // gone between the two looks
+	}
+	// pid (comm) S ...: the state follows the last ')'.
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
 }
 
 func waitGone(t *testing.T, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
 		for alive(pid) {
 			if time.Now().After(deadline) {

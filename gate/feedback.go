@@ -23,8 +23,9 @@ type FeedbackData struct {
 	MaxAttempts int  // attempts allowed
 	LastAttempt bool // Attempt >= MaxAttempts: a person takes over after this one
 
-	Failures []FailedGate // the blocking gates that did not pass, in config order
+	Failures []FailedGate // the blocking gates that failed, in config order
 	Warnings []FailedGate // the advisory gates that failed: worth fixing, not blocking
+	Skipped  []string     // the gates not run, since a fail_fast gate failed first
 
 	// Tried lists the failures of earlier attempts, as the caller recorded
 	// them, so that the agent does not try the same thing again.
@@ -110,6 +111,9 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 	for _, r := range ev.AdvisoryFailures() {
 		d.Warnings = append(d.Warnings, failed(r))
 	}
+	for _, r := range ev.Skipped() {
+		d.Skipped = append(d.Skipped, r.Name())
+	}
 	return d
 }
 
@@ -125,7 +129,7 @@ func RenderFeedback(overrideDir string, d FeedbackData) (string, error) {
 
 // Render executes a feedback template with d. Besides the standard
 // functions, templates may use short (the first 12 characters of a
-// signature) and plural (plural 2 "time" is "times").
+// signature), plural (plural 2 "time" is "times") and join (strings.Join).
 func (d FeedbackData) Render(text string) (string, error) {
 	t, err := template.New(FeedbackTemplate).Funcs(templateFuncs).Option("missingkey=error").Parse(text)
 	if err != nil {
@@ -145,6 +149,7 @@ var templateFuncs = template.FuncMap{
 		}
 		return s
 	},
+	"join": strings.Join,
 	"plural": func(n int, word string) string {
 		if n == 1 {
 			return word

@@ -150,10 +150,15 @@ type Evaluation struct {
 	Duration time.Duration
 }
 
-// Failures returns the results of the blocking gates that did not pass, in
-// config order: what the agent must fix.
+// Failures returns the results of the blocking gates that failed, in config
+// order: what the agent must fix.
 func (e *Evaluation) Failures() []Result {
-	return e.filter(func(r *Result) bool { return r.Enforcement() == config.Blocking && !r.Passed() })
+	return e.filter(func(r *Result) bool { return r.Enforcement() == config.Blocking && r.Failed() })
+}
+
+// Skipped returns the results of the gates that were not run.
+func (e *Evaluation) Skipped() []Result {
+	return e.filter(func(r *Result) bool { return r.Outcome == Skipped })
 }
 
 // AdvisoryFailures returns the results of the advisory gates that failed.
