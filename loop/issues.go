@@ -118,7 +118,7 @@ func (w Workspace) Retry(ctx context.Context, id string) error {
 
 func summaryOf(is *queue.Issue) string {
 	if s := is.Section(queue.SectionSummary); s != nil {
-		for _, line := range splitLines(s.Body) {
+		for _, line := range splitLines(s.Body()) {
 			if line != "" {
 				return line
 			}

@@ -115,14 +115,23 @@ type Field = mdpatch.Field
 type Section struct {
 	Title string
 	Line  int
-	Body  string // as written, blank lines around it trimmed
 
+	q            *Queue
 	headEnd, end int
-	pending      bool
-	replaced     bool
+	body         string // the body set by this change
+	pending      bool   // a section this change adds
+	replaced     bool   // a section whose body this change replaces
 }
 
-// Parse reads a queue. Problems are collected in Queue.Problems, never
+// Body returns the section's text, the blank lines around it trimmed.
+func (s *Section) Body() string {
+	if s.pending || s.replaced {
+		return s.body
+	}
+	return s.q.body(s.headEnd, s.end)
+}
+
+// Parse reads a queue; data must not be changed afterwards. Problems are collected in Queue.Problems, never
 // returned as an error: a queue with problems can still be shown.
 func Parse(data []byte) *Queue {
 	q := &Queue{src: mdpatch.NewSource(data)}
@@ -131,7 +140,6 @@ func Parse(data []byte) *Queue {
 	closeSection := func(at int) {
 		if sec != nil {
 			sec.end = at
-			sec.Body = q.body(sec.headEnd, at)
 			sec = nil
 		}
 	}
@@ -142,7 +150,7 @@ func Parse(data []byte) *Queue {
 			cur = nil
 		}
 	}
-	for _, b := range q.src.Blocks() {
+	q.src.Walk(func(b mdpatch.Block) {
 		switch {
 		case b.Kind == mdpatch.Heading && b.Level <= 2:
 			closeIssue(b.Start)
@@ -153,7 +161,7 @@ func Parse(data []byte) *Queue {
 		case cur == nil:
 		case b.Kind == mdpatch.Heading && b.Level == 3:
 			closeSection(b.Start)
-			sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), headEnd: b.End}
+			sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), q: q, headEnd: b.End}
 			cur.sections = append(cur.sections, sec)
 		case b.Kind == mdpatch.TableBlock && sec == nil && cur.table == nil && len(b.Table.Header.Cells) >= 2:
 			var missing []int
@@ -162,7 +170,7 @@ func Parse(data []byte) *Queue {
 				q.problem(line, "%s: table row has a missing cell", cur.ID)
 			}
 		}
-	}
+	})
 	closeIssue(len(q.src.Text))
 	q.validate()
 	sort.SliceStable(q.Problems, func(i, j int) bool { return q.Problems[i].Line < q.Problems[j].Line })
@@ -199,7 +207,23 @@ func (q *Queue) problem(line int, format string, args ...any) {
 	q.Problems = append(q.Problems, Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
+// normCache remembers normalized field names: a queue has few distinct
+// names, written many times.
+type normCache map[string]string
+
+func (c normCache) of(name string) string {
+	if n, ok := c[name]; ok {
+		return n
+	}
+	n := mdpatch.Norm(name)
+	if len(c) < 256 {
+		c[strings.Clone(name)] = n
+	}
+	return n
+}
+
 func (q *Queue) validate() {
+	norms := normCache{}
 	seen := map[string]int{}
 	for _, is := range q.Issues {
 		if !idPattern.MatchString(is.ID) {
@@ -213,13 +237,16 @@ func (q *Queue) validate() {
 			q.problem(is.Line, "%s has no | Field | Value | table", is.ID)
 			continue
 		}
-		names := map[string]int{}
-		for _, f := range is.table.Fields() {
-			n := mdpatch.Norm(f.Name)
-			if first, ok := names[n]; ok {
-				q.problem(f.Line, "%s: field %s given twice (first at line %d)", is.ID, f.Name, first)
+		var seen []*Field
+		is.table.Each(func(f *Field) {
+			n := norms.of(f.Name)
+			for _, g := range seen {
+				if mdpatch.SameName(g.Name, f.Name) {
+					q.problem(f.Line, "%s: field %s given twice (first at line %d)", is.ID, f.Name, g.Line)
+					break
+				}
 			}
-			names[n] = f.Line
+			seen = append(seen, f)
 			v := strings.TrimSpace(f.Value)
 			switch {
 			case v == "":
@@ -236,7 +263,7 @@ func (q *Queue) validate() {
 					q.problem(f.Line, "%s: unknown status %q (want one of %s)", is.ID, f.Value, strings.Join(Statuses, ", "))
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -296,13 +323,23 @@ func (is *Issue) Field(name string) *Field {
 	if is.table != nil {
 		return is.table.Field(name)
 	}
-	n := mdpatch.Norm(name)
 	for _, f := range is.fields {
-		if mdpatch.Norm(f.Name) == n {
+		if mdpatch.SameName(f.Name, name) {
 			return f
 		}
 	}
 	return nil
+}
+
+// EachField calls fn with each field in table order.
+func (is *Issue) EachField(fn func(*Field)) {
+	if is.table != nil {
+		is.table.Each(fn)
+		return
+	}
+	for _, f := range is.fields {
+		fn(f)
+	}
 }
 
 // Fields returns the issue's fields in table order.
@@ -400,9 +437,8 @@ func (is *Issue) Sections() []*Section { return is.sections }
 
 // Section returns the section titled title (matched loosely), or nil.
 func (is *Issue) Section(title string) *Section {
-	n := mdpatch.Norm(title)
 	for _, s := range is.sections {
-		if mdpatch.Norm(s.Title) == n {
+		if mdpatch.SameName(s.Title, title) {
 			return s
 		}
 	}
@@ -415,13 +451,13 @@ func (is *Issue) SetSection(title, body string) {
 	body = strings.TrimRight(body, "\r\n ")
 	s := is.Section(title)
 	if s == nil {
-		is.sections = append(is.sections, &Section{Title: title, Body: body, pending: true})
+		is.sections = append(is.sections, &Section{Title: title, body: body, pending: true})
 		return
 	}
-	if s.Body == body && !s.replaced {
+	if s.Body() == body {
 		return
 	}
-	s.Body = body
+	s.body = body
 	s.replaced = !s.pending
 }
 
@@ -453,7 +489,7 @@ func (q *Queue) Add(now time.Time, fields map[string]string, sections map[string
 	for _, t := range []string{SectionSummary, SectionFailureDetails, SectionVerification, SectionSuggestedFix} {
 		for k, v := range sections {
 			if mdpatch.Norm(k) == mdpatch.Norm(t) {
-				is.sections = append(is.sections, &Section{Title: t, Body: strings.TrimRight(v, "\r\n "), pending: true})
+				is.sections = append(is.sections, &Section{Title: t, body: strings.TrimRight(v, "\r\n "), pending: true})
 				seen[k] = true
 			}
 		}
@@ -466,7 +502,7 @@ func (q *Queue) Add(now time.Time, fields map[string]string, sections map[string
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		is.sections = append(is.sections, &Section{Title: k, Body: strings.TrimRight(sections[k], "\r\n "), pending: true})
+		is.sections = append(is.sections, &Section{Title: k, body: strings.TrimRight(sections[k], "\r\n "), pending: true})
 	}
 	q.added = append(q.added, is)
 	return is
@@ -532,7 +568,7 @@ func (q *Queue) Bytes() []byte {
 			case s.replaced:
 				edits = append(edits, q.replaceBody(s))
 			case s.pending:
-				lines := append([]string{"", "### " + s.Title, ""}, q.lines(s.Body)...)
+				lines := append([]string{"", "### " + s.Title, ""}, q.lines(s.body)...)
 				e := src.InsertLines(contentEnd, lines...)
 				e.Seq = 3
 				edits = append(edits, e)
@@ -573,11 +609,11 @@ func (q *Queue) Bytes() []byte {
 	return src.Apply(edits)
 }
 
-// replaceBody returns the edit that puts s.Body in place of its old body.
+// replaceBody returns the edit that puts s.body in place of its old body.
 func (q *Queue) replaceBody(s *Section) mdpatch.Edit {
 	src := q.src
 	from, to := q.bodySpan(s.headEnd, s.end)
-	lines := q.lines(s.Body)
+	lines := q.lines(s.body)
 	if from == to {
 		// An empty section: a blank line, the body, and a blank line before
 		// what follows unless one is there already.
@@ -627,10 +663,10 @@ func (q *Queue) render(is *Issue) []string {
 	for i, f := range is.fields {
 		rows[i] = [2]string{f.Name, f.Value}
 	}
-	lines = append(lines, q.src.NewTableLines(nil, rows)...)
+	lines = append(lines, mdpatch.NewTableLines(rows)...)
 	for _, s := range is.sections {
 		lines = append(lines, "", "### "+s.Title, "")
-		lines = append(lines, q.lines(s.Body)...)
+		lines = append(lines, q.lines(s.body)...)
 	}
 	return lines
 }

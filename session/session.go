@@ -192,7 +192,7 @@ func (s *State) Bytes() []byte {
 		return s.src.Raw
 	}
 	lines := []string{"## " + SectionTitle, ""}
-	lines = append(lines, s.src.NewTableLines(nil, s.pending)...)
+	lines = append(lines, mdpatch.NewTableLines(s.pending)...)
 	text := s.src.Text
 	if len(text) > 0 && !s.src.IsBlankLine(s.src.LineStart(len(text)-1)) {
 		lines = append([]string{""}, lines...)

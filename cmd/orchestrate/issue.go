@@ -187,7 +187,7 @@ func runIssueShow(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  %-*s  %s\n", width, f.Name, f.Value)
 	}
 	for _, s := range is.Sections() {
-		fmt.Fprintf(e.stdout, "\n### %s\n%s\n", s.Title, s.Body)
+		fmt.Fprintf(e.stdout, "\n### %s\n%s\n", s.Title, s.Body())
 	}
 	return nil
 }

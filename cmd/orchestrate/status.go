@@ -1,9 +1,12 @@
 package main
 
 import (
-	"fmt"
+	"bufio"
+		"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
@@ -53,7 +56,7 @@ func toJSON(is *queue.Issue, sections bool) issueJSON {
 	if sections {
 		j.Sections = map[string]string{}
 		for _, s := range is.Sections() {
-			j.Sections[s.Title] = s.Body
+			j.Sections[s.Title] = s.Body()
 		}
 	}
 	return j
@@ -78,11 +81,7 @@ func runStatus(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		issues := make([]issueJSON, 0, len(q.Issues))
-		for _, is := range q.Issues {
-			issues = append(issues, toJSON(is, false))
-		}
-		if err := e.printJSON(map[string]any{"session": sessionJSON(s), "issues": issues}); err != nil {
+		if err := writeStatusJSON(e.stdout, s, q); err != nil {
 			return err
 		}
 	} else {
@@ -121,7 +120,7 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		}
 		summary := ""
 		if sec := is.Section(queue.SectionSummary); sec != nil {
-			summary = firstLine(sec.Body, 60)
+			summary = firstLine(sec.Body(), 60)
 		}
 		rows = append(rows, []string{
 			is.ID, is.Status(), pri,
@@ -169,4 +168,99 @@ func reportProblems(e *env, pairs ...any) error {
 		return withCode(exitError, fmt.Errorf("%d problem(s); fix them by hand, then run orchestrate validate", n))
 	}
 	return nil
+}
+
+// writeStatusJSON streams the status object, one issue at a time, with each
+// issue's fields in the order of its table.
+func writeStatusJSON(w io.Writer, s *session.State, q *queue.Queue) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	str := func(v string) {
+		buf = appendJSONString(buf[:0], v)
+		bw.Write(buf)
+	}
+	object := func(pairs [][2]string, indent string) {
+		bw.WriteString("{")
+		for i, p := range pairs {
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n" + indent + "  ")
+			str(p[0])
+			bw.WriteString(": ")
+			str(p[1])
+		}
+		if len(pairs) > 0 {
+			bw.WriteString("\n" + indent)
+		}
+		bw.WriteString("}")
+	}
+	bw.WriteString("{\n  \"session\": ")
+	object(s.Fields(), "  ")
+	bw.WriteString(",\n  \"issues\": [")
+	pairs := make([][2]string, 0, 16)
+	for i, is := range q.Issues {
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n    {\n      \"id\": ")
+		str(is.ID)
+		bw.WriteString(",\n      \"status\": ")
+		str(is.Status())
+		bw.WriteString(",\n      \"line\": " + strconv.Itoa(is.Line) + ",\n      \"fields\": ")
+		pairs = pairs[:0]
+		is.EachField(func(f *queue.Field) {
+			pairs = append(pairs, [2]string{f.Name, f.Value})
+		})
+		object(pairs, "      ")
+		bw.WriteString("\n    }")
+	}
+	if len(q.Issues) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
+}
+
+// appendJSONString appends v as a JSON string, as encoding/json writes it
+// with HTML escaping off, without reflection.
+func appendJSONString(b []byte, v string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(v[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				b = append(b, v[start:i]...)
+				if r == utf8.RuneError {
+					b = append(b, `\ufffd`...)
+				} else {
+					b = fmt.Appendf(b, `\u%04x`, r)
+				}
+				start = i + size
+			}
+			i += size - 1
+			continue
+		}
+		b = append(b, v[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, `\n`...)
+		case '\r':
+			b = append(b, `\r`...)
+		case '\t':
+			b = append(b, `\t`...)
+		default:
+			b = fmt.Appendf(b, `\u%04x`, c)
+		}
+		start = i + 1
+	}
+	b = append(b, v[start:]...)
+	return append(b, '"')
 }

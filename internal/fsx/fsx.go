@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -113,6 +114,36 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// holds reports whether the file at path holds exactly data (or is missing,
+// when exists is false), reading it in blocks rather than whole.
+func holds(path string, data []byte, exists bool) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return !exists, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if !exists {
+		return false, nil
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := io.ReadFull(f, buf)
+		if n > len(data) || !bytes.Equal(buf[:n], data[:n]) {
+			return false, nil
+		}
+		data = data[n:]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return len(data) == 0, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
 // maxRetries bounds the re-applies of a Transform to a file that keeps
 // changing under it.
 const maxRetries = 50
@@ -148,25 +179,33 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 		if err != nil {
 			return err
 		}
-		now, nowExists, err := ReadFile(path)
-		if err != nil || nowExists != exists || !bytes.Equal(now, old) {
+		same, err := holds(path, old, exists)
+		if err != nil || !same {
 			os.Remove(tmp)
 			if err != nil {
 				return err
 			}
-			old, exists = now, nowExists
+			if old, exists, err = ReadFile(path); err != nil {
+				return err
+			}
 			continue
 		}
-		displaced, err := commit(tmp, path, exists)
-		if err == nil && displaced != nil && !bytes.Equal(displaced, old) {
-			// Someone wrote between our last look and the exchange: put
-			// their content back at once and apply fn to it.
-			err = uncommit(tmp, path)
-			old = displaced
-		} else if err == nil {
-			err = syncDir(filepath.Dir(path))
-			os.Remove(tmp)
-			return err
+		exchanged, err := commit(tmp, path, exists)
+		if err == nil && exchanged {
+			// tmp now holds what the exchange displaced.
+			if same, err = holds(tmp, old, true); err == nil && !same {
+				// Someone wrote between our last look and the exchange:
+				// theirs goes back at once, and fn applies to it.
+				err = uncommit(tmp, path)
+				os.Remove(tmp)
+				if err != nil {
+					return err
+				}
+				if old, exists, err = ReadFile(path); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
@@ -179,6 +218,7 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 		if err != nil {
 			return err
 		}
+		return syncDir(filepath.Dir(path))
 	}
 	return fmt.Errorf("writing %s: it kept changing while being written", path)
 }

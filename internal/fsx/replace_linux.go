@@ -7,26 +7,25 @@ import (
 )
 
 // commit puts the temporary file tmp at path. Where path exists, the two
-// are exchanged atomically (renameat2 RENAME_EXCHANGE), and the content
-// displaced, left at tmp, is returned, so that a write by someone else just
-// before the exchange goes unnoticed never. Where path does not exist, it
-// is created only if still missing (an error matching fs.ErrExist if not).
-func commit(tmp, path string, exists bool) ([]byte, error) {
+// are exchanged atomically (renameat2 RENAME_EXCHANGE) and exchanged is
+// true: tmp then holds the content displaced, so that a write by someone
+// else just before the exchange cannot go unnoticed. Where path does not
+// exist, it is created only if still missing (an error matching
+// fs.ErrExist if not).
+func commit(tmp, path string, exists bool) (exchanged bool, err error) {
 	if !exists {
-		return nil, os.Link(tmp, path)
+		return false, os.Link(tmp, path)
 	}
-	err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
+	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
 	switch err {
 	case nil:
-		return os.ReadFile(tmp)
-	case unix.ENOENT:
-		// Removed meanwhile: ours takes its place.
-		return nil, os.Rename(tmp, path)
-	case unix.EINVAL, unix.ENOSYS:
-		// A file system without exchange: a plain atomic rename.
-		return nil, os.Rename(tmp, path)
+		return true, nil
+	case unix.ENOENT, unix.EINVAL, unix.ENOSYS:
+		// Removed meanwhile, or a file system without exchange: a plain
+		// atomic rename.
+		return false, os.Rename(tmp, path)
 	}
-	return nil, err
+	return false, err
 }
 
 // uncommit swaps back what commit exchanged: the displaced content, at

@@ -6,11 +6,11 @@ import "os"
 
 // commit puts the temporary file tmp at path with an atomic rename; where
 // path does not exist, only if it is still missing.
-func commit(tmp, path string, exists bool) ([]byte, error) {
+func commit(tmp, path string, exists bool) (exchanged bool, err error) {
 	if !exists {
-		return nil, os.Link(tmp, path)
+		return false, os.Link(tmp, path)
 	}
-	return nil, os.Rename(tmp, path)
+	return false, os.Rename(tmp, path)
 }
 
 // uncommit is never needed where commit displaces nothing.

@@ -8,10 +8,13 @@ import (
 // FieldTable is a two-column | Field | Value | table read as named fields,
 // with the changes made to it since.
 type FieldTable struct {
-	src    *Source
-	table  *Table
-	fields []*Field
-	edits  map[int]Edit // by the changed cell's RawStart
+	src     *Source
+	model   Row    // the last row: the style of new rows
+	end     int    // the end of the table's last line
+	aligned []bool // by column: padded to one width in every row
+	fields  []Field  // the rows parsed, never appended to: pointers stay valid
+	added   []*Field // rows this change adds
+	edits   map[int]Edit // by the changed cell's RawStart
 }
 
 // Field is one row of a field table.
@@ -20,39 +23,79 @@ type Field struct {
 	Value string // as written, `\|` read as a pipe
 	Line  int
 
-	cell    Cell
-	pending bool // a row this change adds
+	cell cell32
+}
+
+// cell32 is a Cell kept compactly: a big queue has many.
+type cell32 struct {
+	start, end, rawStart, rawEnd int32
+	closed                       bool
+}
+
+func compact(c Cell) cell32 {
+	return cell32{int32(c.Start), int32(c.End), int32(c.RawStart), int32(c.RawEnd), c.Closed}
+}
+
+func (c cell32) full() Cell {
+	return Cell{Start: int(c.start), End: int(c.end), RawStart: int(c.rawStart), RawEnd: int(c.rawEnd), Closed: c.closed}
 }
 
 // FieldTable reads t as fields. It returns the lines of rows that lack a
 // cell, which are left out.
 func (s *Source) FieldTable(t *Table) (*FieldTable, []int) {
-	ft := &FieldTable{src: s, table: t}
+	ft := &FieldTable{src: s, model: t.Header, end: t.End()}
+	if len(t.Rows) > 0 {
+		ft.model = t.Rows[len(t.Rows)-1]
+	}
+	for col := range t.Header.Cells {
+		ft.aligned = append(ft.aligned, s.Aligned(t, col))
+	}
 	var missing []int
+	ft.fields = make([]Field, 0, len(t.Rows))
 	for _, r := range t.Rows {
 		line := s.Line(r.Start)
 		if len(r.Cells) < 2 {
 			missing = append(missing, line)
 			continue
 		}
-		ft.fields = append(ft.fields, &Field{
+		ft.fields = append(ft.fields, Field{
 			Name:  s.Value(r.Cells[0]),
 			Value: s.Value(r.Cells[1]),
 			Line:  line,
-			cell:  r.Cells[1],
+			cell:  compact(r.Cells[1]),
 		})
 	}
 	return ft, missing
 }
 
 // Fields returns the fields in table order, added ones last.
-func (ft *FieldTable) Fields() []*Field { return ft.fields }
+func (ft *FieldTable) Fields() []*Field {
+	out := make([]*Field, 0, len(ft.fields)+len(ft.added))
+	for i := range ft.fields {
+		out = append(out, &ft.fields[i])
+	}
+	return append(out, ft.added...)
+}
+
+// Each calls fn with each field in table order, added ones last.
+func (ft *FieldTable) Each(fn func(*Field)) {
+	for i := range ft.fields {
+		fn(&ft.fields[i])
+	}
+	for _, f := range ft.added {
+		fn(f)
+	}
+}
 
 // Field returns the field named name (matched loosely, see Norm), or nil.
 func (ft *FieldTable) Field(name string) *Field {
-	n := Norm(name)
-	for _, f := range ft.fields {
-		if Norm(f.Name) == n {
+	for i := range ft.fields {
+		if SameName(ft.fields[i].Name, name) {
+			return &ft.fields[i]
+		}
+	}
+	for _, f := range ft.added {
+		if SameName(f.Name, name) {
 			return f
 		}
 	}
@@ -65,34 +108,27 @@ func (ft *FieldTable) Set(name, newName, value string) {
 	esc := Escape(value)
 	f := ft.Field(name)
 	if f == nil {
-		ft.fields = append(ft.fields, &Field{Name: newName, Value: Unescape(esc), pending: true})
+		ft.added = append(ft.added, &Field{Name: newName, Value: Unescape(esc)})
 		return
 	}
 	f.Value = Unescape(esc)
-	if f.pending {
-		return
+	if f.cell == (cell32{}) {
+		return // an added row
 	}
-	if string(ft.src.Text[f.cell.Start:f.cell.End]) == esc {
-		delete(ft.edits, f.cell.RawStart)
+	c := f.cell.full()
+	if string(ft.src.Text[c.Start:c.End]) == esc {
+		delete(ft.edits, c.RawStart)
 		return
 	}
 	if ft.edits == nil {
 		ft.edits = map[int]Edit{}
 	}
-	ft.edits[f.cell.RawStart] = ft.src.SetCell(f.cell, esc, ft.src.Aligned(ft.table, 1))
+	ft.edits[c.RawStart] = ft.src.SetCell(c, esc, len(ft.aligned) > 1 && ft.aligned[1])
 }
 
 // Changed reports whether the table differs from what was parsed.
 func (ft *FieldTable) Changed() bool {
-	if len(ft.edits) > 0 {
-		return true
-	}
-	for _, f := range ft.fields {
-		if f.pending {
-			return true
-		}
-	}
-	return false
+	return len(ft.edits) > 0 || len(ft.added) > 0
 }
 
 // Edits returns the edits that make the file say what the table says now:
@@ -103,47 +139,30 @@ func (ft *FieldTable) Edits() []Edit {
 		edits = append(edits, e)
 	}
 	var rows []string
-	for _, f := range ft.fields {
-		if f.pending {
-			rows = append(rows, ft.src.NewRow(ft.table, []string{Escape(f.Name), Escape(f.Value)}))
-		}
+	for _, f := range ft.added {
+		rows = append(rows, ft.src.NewRow(ft.model, ft.aligned, []string{Escape(f.Name), Escape(f.Value)}))
 	}
 	if len(rows) > 0 {
-		e := ft.src.InsertLines(ft.table.End(), rows...)
+		e := ft.src.InsertLines(ft.end, rows...)
 		e.Seq = 1
 		edits = append(edits, e)
 	}
 	return edits
 }
 
-// NewTableLines renders a new field table in the style of model (the
-// seed's style when model is nil), without line endings.
-func (s *Source) NewTableLines(model *Table, rows [][2]string) []string {
-	if model == nil {
-		lines := []string{"| Field | Value |", "|-------|-------|"}
-		for _, r := range rows {
-			v := Escape(r[1])
-			if v == "" {
-				lines = append(lines, "| "+Escape(r[0])+" | |")
-			} else {
-				lines = append(lines, "| "+Escape(r[0])+" | "+v+" |")
-			}
-		}
-		return lines
-	}
-	lines := []string{s.lineText(model.Header.Start), s.lineText(model.Delim.Start)}
+// NewTableLines renders a new field table in the seed's style, without
+// line endings.
+func NewTableLines(rows [][2]string) []string {
+	lines := []string{"| Field | Value |", "|-------|-------|"}
 	for _, r := range rows {
-		lines = append(lines, s.NewRow(model, []string{Escape(r[0]), Escape(r[1])}))
+		v := Escape(r[1])
+		if v == "" {
+			lines = append(lines, "| "+Escape(r[0])+" | |")
+		} else {
+			lines = append(lines, "| "+Escape(r[0])+" | "+v+" |")
+		}
 	}
 	return lines
-}
-
-func (s *Source) lineText(off int) string {
-	end := s.LineEnd(off)
-	for end > off && (s.Text[end-1] == '\n' || s.Text[end-1] == '\r') {
-		end--
-	}
-	return string(s.Text[off:end])
 }
 
 // Problem is something wrong in a file, at a line.

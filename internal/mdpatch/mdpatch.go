@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/mattn/go-runewidth"
 	"github.com/yuin/goldmark/ast"
@@ -33,19 +34,20 @@ type Source struct {
 	// EOL is the line ending new lines are written with: the file's own.
 	EOL string
 
-	lineStarts []int
+	lineStarts []int32
 }
 
-// NewSource indexes data. It keeps a reference to data.
+// NewSource indexes data. It keeps a reference to data, which must not be
+// changed afterwards: the values read are views of it.
 func NewSource(data []byte) *Source {
 	s := &Source{Raw: data, Text: data, EOL: "\n"}
 	if bytes.HasPrefix(data, bom) {
 		s.Text = data[len(bom):]
 	}
-	s.lineStarts = append(s.lineStarts, 0)
+	s.lineStarts = make([]int32, 1, bytes.Count(s.Text, []byte{'\n'})+1)
 	for i, c := range s.Text {
 		if c == '\n' {
-			s.lineStarts = append(s.lineStarts, i+1)
+			s.lineStarts = append(s.lineStarts, int32(i+1))
 		}
 	}
 	if i := bytes.IndexByte(s.Text, '\n'); i > 0 && s.Text[i-1] == '\r' {
@@ -56,12 +58,12 @@ func NewSource(data []byte) *Source {
 
 // Line returns the 1-based line number of offset off.
 func (s *Source) Line(off int) int {
-	return sort.Search(len(s.lineStarts), func(i int) bool { return s.lineStarts[i] > off })
+	return sort.Search(len(s.lineStarts), func(i int) bool { return int(s.lineStarts[i]) > off })
 }
 
 // LineStart returns the offset of the start of the line holding off.
 func (s *Source) LineStart(off int) int {
-	return s.lineStarts[s.Line(off)-1]
+	return int(s.lineStarts[s.Line(off)-1])
 }
 
 // LineEnd returns the offset just past the end of the line holding off,
@@ -69,7 +71,7 @@ func (s *Source) LineStart(off int) int {
 func (s *Source) LineEnd(off int) int {
 	n := s.Line(off)
 	if n < len(s.lineStarts) {
-		return s.lineStarts[n]
+		return int(s.lineStarts[n])
 	}
 	return len(s.Text)
 }
@@ -137,15 +139,20 @@ type Cell struct {
 
 // Value returns the cell's content with `\|` read as a pipe.
 func (s *Source) Value(c Cell) string {
-	return Unescape(string(s.Text[c.Start:c.End]))
+	if c.End <= c.Start {
+		return ""
+	}
+	// A view of the source, which is never written to: the cells of a big
+	// queue cost no copies.
+	return Unescape(unsafe.String(&s.Text[c.Start], c.End-c.Start))
 }
 
 // Unescape reads `\|` as a literal pipe.
 func Unescape(v string) string {
-	if !bytes.Contains([]byte(v), []byte(`\|`)) {
+	if !strings.Contains(v, `\|`) {
 		return v
 	}
-	return string(bytes.ReplaceAll([]byte(v), []byte(`\|`), []byte("|")))
+	return strings.ReplaceAll(v, `\|`, "|")
 }
 
 // Escape writes a value for a cell: pipes escaped, line breaks as spaces.
@@ -178,25 +185,123 @@ var mdParser = parser.NewParser(
 	parser.WithASTTransformers(util.Prioritized(extension.NewTableASTTransformer(), 0)),
 )
 
-// Blocks parses the source and returns its top-level headings and tables;
-// everything else between them is left out.
-func (s *Source) Blocks() []Block {
-	doc := mdParser.Parse(text.NewReader(s.Text))
-	var blocks []Block
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		switch n := n.(type) {
-		case *ast.Heading:
-			blocks = append(blocks, s.heading(n))
-		case *extast.Table:
-			if t, ok := s.table(n); ok {
-				blocks = append(blocks, Block{Kind: TableBlock, Start: t.Header.Start, End: t.End(), Table: t})
-			}
+// Walk parses the source and calls fn with each top-level heading and
+// table, in order; everything else between them is left out. The text is
+// parsed in pieces cut before level-2 headings that cannot be anything but
+// headings (see cuts), so that the syntax tree of only one piece is in
+// memory at a time; each piece parses as it does within the whole.
+func (s *Source) Walk(fn func(Block)) {
+	cuts := s.cuts()
+	for i, start := range cuts {
+		end := len(s.Text)
+		if i+1 < len(cuts) {
+			end = cuts[i+1]
 		}
+		s.walkPiece(start, end, fn)
 	}
+}
+
+// Blocks returns what Walk finds.
+func (s *Source) Blocks() []Block {
+	var blocks []Block
+	s.Walk(func(b Block) { blocks = append(blocks, b) })
 	return blocks
 }
 
-func (s *Source) heading(n *ast.Heading) Block {
+func (s *Source) walkPiece(start, end int, fn func(Block)) {
+	doc := mdParser.Parse(text.NewReader(s.Text[start:end]))
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		switch n := n.(type) {
+		case *ast.Heading:
+			fn(s.heading(n, start))
+		case *extast.Table:
+			if t, ok := s.table(n, start); ok {
+				fn(Block{Kind: TableBlock, Start: t.Header.Start, End: t.End(), Table: t})
+			}
+		}
+	}
+}
+
+// cuts returns the offsets where the text may be cut: its start, and the
+// start of each line "## …" at the left margin that follows a blank line
+// and lies outside fenced code and outside the HTML blocks that a blank
+// line does not end (CommonMark's kinds 1 to 5).
+func (s *Source) cuts() []int {
+	cuts := []int{0}
+	t := s.Text
+	var fence byte
+	fenceLen := 0
+	htmlEnd := ""
+	blank := true
+	for i := 0; i < len(s.lineStarts); i++ {
+		ls := int(s.lineStarts[i])
+		le := len(t)
+		if i+1 < len(s.lineStarts) {
+			le = int(s.lineStarts[i+1])
+		}
+		line := t[ls:le]
+		trimmed := bytes.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		isBlank := len(bytes.TrimSpace(line)) == 0
+		switch {
+		case fence != 0:
+			if indent <= 3 && fenceRun(trimmed, fence) >= fenceLen && len(bytes.TrimSpace(trimmed[fenceRun(trimmed, fence):])) == 0 {
+				fence = 0
+			}
+		case htmlEnd != "":
+			if bytes.Contains(bytes.ToLower(line), []byte(htmlEnd)) {
+				htmlEnd = ""
+			}
+		case indent <= 3 && (fenceRun(trimmed, '`') >= 3 || fenceRun(trimmed, '~') >= 3):
+			fence = trimmed[0]
+			fenceLen = fenceRun(trimmed, fence)
+		case indent <= 3 && len(trimmed) > 1 && trimmed[0] == '<':
+			htmlEnd = htmlBlockEnd(trimmed)
+			if htmlEnd != "" && bytes.Contains(bytes.ToLower(trimmed[1:]), []byte(htmlEnd)) {
+				htmlEnd = "" // opened and closed on one line
+			}
+		case blank && ls > 0 && bytes.HasPrefix(line, []byte("## ")):
+			cuts = append(cuts, ls)
+		}
+		blank = isBlank && fence == 0 && htmlEnd == ""
+	}
+	return cuts
+}
+
+func fenceRun(b []byte, c byte) int {
+	n := 0
+	for n < len(b) && b[n] == c {
+		n++
+	}
+	return n
+}
+
+// htmlBlockEnd returns what ends the HTML block that line starts, for the
+// kinds a blank line does not end, or "".
+func htmlBlockEnd(line []byte) string {
+	l := bytes.ToLower(line)
+	for _, tag := range []string{"script", "pre", "style", "textarea"} {
+		if bytes.HasPrefix(l[1:], []byte(tag)) {
+			rest := l[1+len(tag):]
+			if len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '>' || rest[0] == '\n' || rest[0] == '\r' {
+				return "</" + tag + ">"
+			}
+		}
+	}
+	switch {
+	case bytes.HasPrefix(l, []byte("<!--")):
+		return "-->"
+	case bytes.HasPrefix(l, []byte("<?")):
+		return "?>"
+	case bytes.HasPrefix(l, []byte("<![cdata[")):
+		return "]]>"
+	case len(l) > 2 && l[1] == '!' && ('a' <= l[2] && l[2] <= 'z'):
+		return ">"
+	}
+	return ""
+}
+
+func (s *Source) heading(n *ast.Heading, off int) Block {
 	b := Block{Kind: Heading, Level: n.Level}
 	lines := n.Lines()
 	var title []byte
@@ -205,18 +310,18 @@ func (s *Source) heading(n *ast.Heading) Block {
 		if i > 0 {
 			title = append(title, ' ')
 		}
-		title = append(title, bytes.TrimSpace(seg.Value(s.Text))...)
+		title = append(title, bytes.TrimSpace(s.Text[off+seg.Start:off+seg.Stop])...)
 	}
 	b.Title = string(title)
-	pos := n.Pos()
-	if lines.Len() > 0 && lines.At(0).Start < pos {
-		pos = lines.At(0).Start
+	pos := off + n.Pos()
+	if lines.Len() > 0 && off+lines.At(0).Start < pos {
+		pos = off + lines.At(0).Start
 	}
 	b.Start = s.LineStart(pos)
 	b.End = s.LineEnd(pos)
 	if lines.Len() > 0 {
 		last := lines.At(lines.Len() - 1)
-		end := s.LineEnd(last.Start)
+		end := s.LineEnd(off + last.Start)
 		if isSetext(n, lines) && end < len(s.Text) {
 			end = s.LineEnd(end) // the underline
 		}
@@ -232,11 +337,11 @@ func isSetext(n *ast.Heading, lines *text.Segments) bool {
 	return n.Pos() == lines.At(0).Start && n.Level <= 2
 }
 
-func (s *Source) table(n *extast.Table) (*Table, bool) {
+func (s *Source) table(n *extast.Table, off int) (*Table, bool) {
 	t := &Table{}
 	first := true
 	for r := n.FirstChild(); r != nil; r = r.NextSibling() {
-		row := s.row(r)
+		row := s.row(r, off)
 		if first {
 			t.Header = row
 			t.Delim = Row{Start: row.End, End: s.LineEnd(row.End)}
@@ -251,9 +356,9 @@ func (s *Source) table(n *extast.Table) (*Table, bool) {
 	return t, true
 }
 
-func (s *Source) row(r ast.Node) Row {
-	start := s.LineStart(r.Pos())
-	row := Row{Start: start, End: s.LineEnd(r.Pos())}
+func (s *Source) row(r ast.Node, off int) Row {
+	start := s.LineStart(off + r.Pos())
+	row := Row{Start: start, End: s.LineEnd(off + r.Pos())}
 	lineEnd := row.End
 	for lineEnd > row.Start && (s.Text[lineEnd-1] == '\n' || s.Text[lineEnd-1] == '\r') {
 		lineEnd--
@@ -265,7 +370,7 @@ func (s *Source) row(r ast.Node) Row {
 			continue
 		}
 		seg := lines.At(0)
-		cell := Cell{Start: seg.Start, End: seg.Stop}
+		cell := Cell{Start: off + seg.Start, End: off + seg.Stop}
 		if cell.End < cell.Start {
 			cell.End = cell.Start
 		}
@@ -395,14 +500,10 @@ func (s *Source) rightPad(c Cell, left int, value string, keepWidth bool) int {
 	return right
 }
 
-// NewRow renders a row of cells (already escaped) in the style of the
-// table's last row: its indentation, outer pipes and padding, and the
-// widths of the aligned columns.
-func (s *Source) NewRow(t *Table, cells []string) string {
-	model := t.Header
-	if len(t.Rows) > 0 {
-		model = t.Rows[len(t.Rows)-1]
-	}
+// NewRow renders a row of cells (already escaped) in the style of model,
+// a table's last row: its indentation, outer pipes and padding, and the
+// widths of the columns aligned says are aligned.
+func (s *Source) NewRow(model Row, aligned []bool, cells []string) string {
 	var b bytes.Buffer
 	var indentEnd int
 	if len(model.Cells) > 0 {
@@ -422,7 +523,7 @@ func (s *Source) NewRow(t *Table, cells []string) string {
 		last := i == len(cells)-1
 		right := 0
 		if c.Closed || !last {
-			right = max(s.rightPad(c, left, v, s.Aligned(t, col)), 1)
+			right = max(s.rightPad(c, left, v, col < len(aligned) && aligned[col]), 1)
 		}
 		if last && !c.Closed {
 			v = closeEscapedPipe(v)
@@ -484,6 +585,9 @@ func (s *Source) IsBlankLine(off int) bool {
 
 // Norm folds a field name for matching: case, spaces, '-' and '_' ignored.
 func Norm(name string) string {
+	if isNorm(name) {
+		return name
+	}
 	b := make([]byte, 0, len(name))
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -496,4 +600,44 @@ func Norm(name string) string {
 		b = append(b, c)
 	}
 	return string(b)
+}
+
+func isNorm(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == ' ' || c == '-' || c == '_' || c == '\t' || ('A' <= c && c <= 'Z'):
+			return false
+		}
+	}
+	return true
+}
+
+// SameName reports whether Norm(a) == Norm(b), without allocating.
+func SameName(a, b string) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && isSep(a[i]) {
+			i++
+		}
+		for j < len(b) && isSep(b[j]) {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if lower(a[i]) != lower(b[j]) {
+			return false
+		}
+		i++
+		j++
+	}
+}
+
+func isSep(c byte) bool { return c == ' ' || c == '-' || c == '_' || c == '\t' }
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
+)
+
+// benchQueue writes a queue of n issues in the seed's format, each with a
+// summary and failure details, and returns its workspace and bytes.
+func benchQueue(b testing.TB, n int) (string, []byte) {
+	var buf bytes.Buffer
+	buf.WriteString("# Issue Queue\n\n")
+	statuses := []string{"pending", "in_progress", "resolved", "stuck", "skipped"}
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&buf, `## ISSUE-20241213-%03d
+
+| Field | Value |
+|-------|-------|
+| Type | bug |
+| Priority | critical |
+| Status | %s |
+| Source | generated |
+| Category | backend |
+| Created | 2024-12-13T09:00:00Z |
+| Auto-Retry | true |
+| Retry-Count | %d |
+| Max-Retries | 10 |
+| Failure-Signature | 3f2a9c0e5b7d4a1f8e6c2b0a9d7f5e3c1b8a6d4f2e0c9b7a5d3f1e8c6a4b2d0f |
+| Previous-Signatures | [] |
+| Signature-Repeat-Count | 1 |
+| Halted | false |
+| Blocking | true |
+
+### Summary
+Server fails to start (TypeError in src/index.ts:%d)
+
+### Failure Details
+`+"```"+`
+TypeError: Cannot read properties of undefined (reading 'port')
+    at loadConfig (src/index.ts:42:17)
+`+"```"+`
+
+### Verification Step
+npm start
+
+`, i, statuses[i%len(statuses)], i%10, i)
+	}
+	dir := filepath.Join(b.TempDir(), ".orchestrator")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "issue_queue.md"), buf.Bytes(), 0o644)
+	return dir, buf.Bytes()
+}
+
+func benchRun(b *testing.B, args ...string) {
+	b.Helper()
+	if err := run(context.Background(), args, nil, io.Discard, io.Discard); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkQueue10k compares, on a 10,000-issue queue, a bare goldmark
+// parse (the baseline), `status --json` and `issue set` (a write each time,
+// lock, sync and swap included), all in the same run.
+func BenchmarkQueue10k(b *testing.B) {
+	dir, src := benchQueue(b, 10000)
+	b.Run("goldmark-parse", func(b *testing.B) {
+		md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			md.Parser().Parse(text.NewReader(src))
+		}
+	})
+	b.Run("status-json", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			benchRun(b, "--dir", dir, "status", "--json")
+		}
+	})
+	b.Run("issue-set", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		i := 0
+		for b.Loop() {
+			i++
+			benchRun(b, "--dir", dir, "issue", "set", "ISSUE-20241213-5000", "Retry-Count="+strconv.Itoa(i%10))
+		}
+	})
+}
+
+// TestPeakMemory10k checks that status --json and issue set on a
+// 10,000-issue queue keep the heap under 10× the file's size at its peak,
+// sampled while they run.
+func TestPeakMemory10k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	dir, src := benchQueue(t, 10000)
+	for _, args := range [][]string{
+		{"--dir", dir, "status", "--json"},
+		{"--dir", dir, "issue", "set", "ISSUE-20241213-5000", "Retry-Count=7"},
+	} {
+		peak := peakHeap(func() {
+			if err := run(context.Background(), args, nil, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+		})
+		ratio := float64(peak) / float64(len(src))
+		t.Logf("%v: peak heap %.1f MB for a %.1f MB file: %.1f×", args[2:], float64(peak)/1e6, float64(len(src))/1e6, ratio)
+		if ratio > 10 {
+			t.Errorf("%v: peak heap is %.1f× the file's size; want under 10×", args[2:], ratio)
+		}
+	}
+}
+
+// peakHeap runs fn and returns the highest live heap seen above the heap
+// before it, sampling every 200µs.
+func peakHeap(fn func()) uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var peak uint64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > base && m.HeapAlloc-base > peak {
+				peak = m.HeapAlloc - base
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Microsecond):
+			}
+		}
+	}()
+	fn()
+	close(done)
+	<-sampled
+	return peak
+}
