@@ -9,11 +9,11 @@ import (
 // with the changes made to it since.
 type FieldTable struct {
 	src     *Source
-	model   Row    // the last row: the style of new rows
-	end     int    // the end of the table's last line
-	aligned []bool // by column: padded to one width in every row
-	fields  []Field  // the rows parsed, never appended to: pointers stay valid
-	added   []*Field // rows this change adds
+	model   Row          // the last row: the style of new rows
+	end     int          // the end of the table's last line
+	aligned []bool       // by column: padded to one width in every row
+	fields  []Field      // the rows parsed, never appended to: pointers stay valid
+	added   []*Field     // rows this change adds
 	edits   map[int]Edit // by the changed cell's RawStart
 }
 

@@ -211,13 +211,19 @@ func (s *Source) Blocks() []Block {
 func (s *Source) walkPiece(start, end int, fn func(Block)) {
 	doc := mdParser.Parse(text.NewReader(s.Text[start:end]))
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		switch n := n.(type) {
-		case *ast.Heading:
-			fn(s.heading(n, start))
-		case *extast.Table:
-			if t, ok := s.table(n, start); ok {
-				fn(Block{Kind: TableBlock, Start: t.Header.Start, End: t.End(), Table: t})
-			}
+		s.collect(n, start, fn)
+	}
+}
+
+// collect calls fn with n if it is a heading or a table; off is the offset
+// of the parsed piece in the text.
+func (s *Source) collect(n ast.Node, off int, fn func(Block)) {
+	switch n := n.(type) {
+	case *ast.Heading:
+		fn(s.heading(n, off))
+	case *extast.Table:
+		if t, ok := s.table(n, off); ok {
+			fn(Block{Kind: TableBlock, Start: t.Header.Start, End: t.End(), Table: t})
 		}
 	}
 }

@@ -1,0 +1,109 @@
+package mdpatch
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/yuin/goldmark/text"
+)
+
+// wholeBlocks parses the text in one piece, as Walk would without cuts.
+func wholeBlocks(s *Source) []Block {
+	var blocks []Block
+	doc := mdParser.Parse(text.NewReader(s.Text))
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		s.collect(n, 0, func(b Block) { blocks = append(blocks, b) })
+	}
+	return blocks
+}
+
+var cutCases = []string{
+	"## ISSUE-1\n\n| a | b |\n|---|---|\n| c | d |\n\n## ISSUE-2\n",
+	"```\n\n## not a heading\n```\n\n## heading\n",
+	"~~~~\n\n## in\n~~~\n\n## still in\n~~~~\n\n## out\n",
+	"<!--\n\n## in a comment\n-->\n\n## out\n",
+	"<!-- one line -->\n\n## out\n",
+	"<script>\n\n## in a script\n</script>\n\n## out\n",
+	"<div>\n\n## a blank line ended the div\n",
+	"para\n## no blank line before\n",
+	"- item\n\n## after a list\n",
+	"> quote\n\n## after a quote\n",
+	"    ## indented code\n\n## real\n",
+	"- item\n\n  ```\n\n## in a fence in a list\n  ```\n",
+	"Setext\n------\n\n## after\n",
+	"<?php\n\n## in\n?>\n\n## out\n",
+	"<![CDATA[\n\n## in\n]]>\n\n## out\n",
+	"<!DOCTYPE html\n\n## in\n>\n\n## out\n",
+}
+
+func TestCutsParseAsTheWhole(t *testing.T) {
+	files, _ := filepath.Glob("../../queue/testdata/roundtrip/*.txtar")
+	inputs := append([]string(nil), cutCases...)
+	for _, f := range files {
+		ar, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, af := range ar.Files {
+			if strings.HasSuffix(af.Name, ".md") {
+				inputs = append(inputs, string(af.Data))
+			}
+		}
+	}
+	for _, in := range inputs {
+		s := NewSource([]byte(in))
+		if got, want := s.Blocks(), wholeBlocks(s); !reflect.DeepEqual(got, want) {
+			t.Errorf("cut parse of %q:\n got %+v\nwant %+v", in, got, want)
+		}
+	}
+}
+
+// FuzzCuts checks that parsing in pieces finds what parsing the whole finds.
+func FuzzCuts(f *testing.F) {
+	for _, c := range cutCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s := NewSource([]byte(in))
+		if got, want := s.Blocks(), wholeBlocks(s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("cut parse of %q:\n got %+v\nwant %+v", in, got, want)
+		}
+	})
+}
+
+func TestSameName(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"Auto-Retry", "auto_retry", true},
+		{"Auto-Retry", "auto retry", true},
+		{"AUTORETRY", "Auto-Retry", true},
+		{"Retry-Count", "Retry-Counts", false},
+		{"", "-", true},
+		{"a", "", false},
+	} {
+		if got := SameName(c.a, c.b); got != c.want {
+			t.Errorf("SameName(%q, %q) = %v; want %v", c.a, c.b, got, c.want)
+		}
+		if got := Norm(c.a) == Norm(c.b); got != c.want {
+			t.Errorf("Norm(%q) == Norm(%q) is %v; want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestEscape(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a|b", `a\|b`},
+		{`a\|b`, `a\|b`},
+		{"two\nlines", "two lines"},
+		{"  padded  ", "padded"},
+	} {
+		if got := Escape(c.in); got != c.want {
+			t.Errorf("Escape(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
