@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/orchestrate
 FUZZTIME ?= 20s
 
-.PHONY: all build test demo bench fuzz check help
+.PHONY: all assets build test demo bench fuzz check help
 
 all: build
 
@@ -15,10 +15,15 @@ help:
 	@echo "make fuzz    run each fuzz target for FUZZTIME ($(FUZZTIME))"
 	@echo "make check   test, then fuzz"
 
-build:
+# The pinned echarts script, fetched from the npm registry and embedded in
+# the binary so that analytics.html draws its charts offline.
+assets:
+	@sh analytics/assets/fetch-echarts.sh
+
+build: assets
 	$(GO) build -o $(BIN) ./cmd/orchestrate
 
-test:
+test: assets
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) test -race -count=1 ./...
@@ -26,7 +31,7 @@ test:
 demo: build
 	@./scripts/demo.sh $(BIN)
 
-bench:
+bench: assets
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 fuzz:
