@@ -18,7 +18,7 @@ func cleanLine(line string) string {
 	if needsScrub(line) {
 		line = scrub(line)
 	}
-	return strings.TrimRight(line, " \t")
+	return trimBlanks(line)
 }
 
 // needsScrub reports whether line has a control character, a non-ASCII byte
@@ -98,4 +98,13 @@ func skipEscape(line string, i int) int {
 		i++
 	}
 	return i
+}
+
+// trimBlanks returns l without trailing spaces and tabs.
+func trimBlanks(l string) string {
+	i := len(l)
+	for i > 0 && (l[i-1] == ' ' || l[i-1] == '\t') {
+		i--
+	}
+	return l[:i]
 }

@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -40,6 +41,46 @@ func FuzzNormalize(f *testing.F) {
 		}
 		if Compute(output, Fail, opt) != hash(Fail, got) {
 			t.Fatalf("Compute(%q) is not the hash of Normalize", output)
+		}
+	})
+}
+
+// offsetSpec and addrSpec are what maskHexWords does, as regexps.
+var (
+	offsetSpec = regexp.MustCompile(`\+0x[0-9a-fA-F]+\b`)
+	addrSpec   = regexp.MustCompile(`\b0x[0-9a-fA-F]{6,}\b`)
+)
+
+// fileLineSpec is what maskFileLines does, as a regexp.
+var fileLineSpec = regexp.MustCompile(`(\.[A-Za-z][\w+-]*|\b(?:GNUmakefile|[Mm]akefile|Dockerfile|Containerfile|Jenkinsfile)|\bnode:[\w/.-]+):\d+(:\d+)?`)
+
+// FuzzScanners checks the hand-written scanners against the regexps that
+// say what they do.
+func FuzzScanners(f *testing.F) {
+	for _, tt := range normalizeTests {
+		f.Add(tt.in)
+	}
+	for _, s := range []string{"a.go:1:2:3", "my-Makefile:3", "xMakefile:3", "(node:123)", "xnode:a:1", "node:a/b.c-d:7:8", "x.1go:3", "a.b+c:1",
+		"+0x1 +0x1fg 0x0x123456 x0x123456 0x1234567_ +0x", "0x123456+0x12",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if want, got := offsetSpec.ReplaceAllString(line, "+<off>"), maskHexWords(line, true); got != want {
+			t.Errorf("maskHexWords(%q, true) = %q; want %q", line, got, want)
+		}
+		if want, got := addrSpec.ReplaceAllString(line, tokAddr), maskHexWords(line, false); got != want {
+			t.Errorf("maskHexWords(%q, false) = %q; want %q", line, got, want)
+		}
+		want := fileLineSpec.ReplaceAllStringFunc(line, func(m string) string {
+			sub := fileLineSpec.FindStringSubmatch(m)
+			if sub[2] != "" {
+				return sub[1] + ":N:N"
+			}
+			return sub[1] + ":N"
+		})
+		if got := maskFileLines(line); got != want {
+			t.Errorf("maskFileLines(%q) = %q; want %q", line, got, want)
 		}
 	})
 }

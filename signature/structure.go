@@ -35,7 +35,7 @@ var (
 // "... ok"; node's "✔ passed (1.2ms)". (Passing TAP test points go with
 // their blocks, in tapBlocks.)
 func isNoise(l string) bool {
-	t := strings.TrimLeft(l, " \t")
+	t := trimIndent(l)
 	switch {
 	case l == "PASS",
 		strings.HasPrefix(l, "=== ") && reGoEvent.MatchString(l),
@@ -70,12 +70,12 @@ func goVerbose(lines []string) []string {
 	}
 	out := make([]string, 0, len(lines))
 	logs := map[string][]string{}
-	var order []string // test names, in the order they first logged
+	var order []string // test names, in the order they started to log (repeats are harmless)
 	flush := func() {
 		for _, name := range order {
 			out = append(out, logs[name]...)
+			delete(logs, name)
 		}
-		clear(logs)
 		order = order[:0]
 	}
 	cur := ""
@@ -94,10 +94,7 @@ func goVerbose(lines []string) []string {
 						out = append(out, m[1]+"    "+strings.TrimPrefix(b, "    "))
 					}
 				}
-				if _, ok := logs[m[3]]; ok {
-					delete(logs, m[3])
-					order = slices.DeleteFunc(order, func(s string) bool { return s == m[3] })
-				}
+				delete(logs, m[3])
 				cur = ""
 				continue
 			}
@@ -158,7 +155,12 @@ func (g *regrouper) flush() {
 		for i := range idx {
 			idx[i] = i
 		}
-		slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+		slices.SortFunc(idx, func(a, b int) int {
+			if c := strings.Compare(keys[a], keys[b]); c != 0 {
+				return c
+			}
+			return a - b // stable, and O(n log n) moves
+		})
 		sorted := make([][]string, 0, len(idx))
 		for k, i := range idx {
 			if g.dedupe && k > 0 && keys[i] == keys[idx[k-1]] {
@@ -185,8 +187,15 @@ func (g *regrouper) result() []string {
 }
 
 func indent(l string) int {
-	return len(l) - len(strings.TrimLeft(l, " \t"))
+	i := 0
+	for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+		i++
+	}
+	return i
 }
+
+// trimIndent returns l without its indentation (spaces and tabs).
+func trimIndent(l string) string { return l[indent(l):] }
 
 // nextShallower returns, for each line, the index of the first non-blank
 // line after it indented no deeper than it (len(lines) if none): where an
@@ -214,7 +223,7 @@ func nextShallower(lines []string) []int {
 // isFailHeader reports whether a line opens an indented failure block: go
 // test's "--- FAIL: TestX (…)" (and "--- SKIP"), node's "✖ test (…)".
 func isFailHeader(l string) bool {
-	t := strings.TrimLeft(l, " \t")
+	t := trimIndent(l)
 	return strings.HasPrefix(t, "--- FAIL: ") || strings.HasPrefix(t, "--- SKIP: ") ||
 		strings.HasPrefix(t, "✖ ") && t != "✖ failing tests:"
 }
@@ -238,10 +247,10 @@ func sortIndented(lines []string) []string {
 	next := nextShallower(lines)
 	var level func(lo, hi int) []string
 	level = func(lo, hi int) []string {
-		g := &regrouper{}
+		g := &regrouper{out: make([]string, 0, hi-lo)}
 		for i := lo; i < hi; {
 			head := i
-			if strings.HasPrefix(strings.TrimLeft(lines[i], " \t"), "test at ") && i+1 < hi &&
+			if strings.HasPrefix(trimIndent(lines[i]), "test at ") && i+1 < hi &&
 				isFailHeader(lines[i+1]) && indent(lines[i+1]) == indent(lines[i]) {
 				head = i + 1
 			}
@@ -263,10 +272,16 @@ func sortIndented(lines []string) []string {
 	return level(0, len(lines))
 }
 
-var (
-	reTAPSubtest = regexp.MustCompile(`^\s*# Subtest: `)
-	reTAPPoint   = regexp.MustCompile(`^\s*(ok|not ok) N\b`)
-)
+func isTAPSubtest(l string) bool {
+	return strings.HasPrefix(trimIndent(l), "# Subtest: ")
+}
+
+// isTAPPoint reports whether l is a TAP test point, numbered N by the tap rule.
+func isTAPPoint(l string) bool {
+	t := trimIndent(l)
+	t, _ = strings.CutPrefix(t, "not ")
+	return strings.HasPrefix(t, "ok N") && (len(t) == 4 || !isWordByte(t[4]))
+}
 
 // tapBlocks drops the blocks of passing TAP subtests and sorts the blocks of
 // failing siblings. A block is a "# Subtest: name" line, its own subtests,
@@ -275,7 +290,7 @@ var (
 func tapBlocks(lines []string) []string {
 	has := false
 	for _, l := range lines {
-		if reTAPSubtest.MatchString(l) {
+		if isTAPSubtest(l) {
 			has = true
 			break
 		}
@@ -297,7 +312,7 @@ func tapBlocks(lines []string) []string {
 		for len(stack) > 0 && stack[len(stack)-1].indent > d {
 			stack = stack[:len(stack)-1]
 		}
-		isPoint := reTAPPoint.MatchString(lines[i])
+		isPoint := isTAPPoint(lines[i])
 		if top := len(stack) - 1; top >= 0 && stack[top].indent == d {
 			// A line at the same indentation does not end the search.
 			point[i] = stack[top].point
@@ -314,16 +329,16 @@ func tapBlocks(lines []string) []string {
 	}
 	var level func(lo, hi int) []string
 	level = func(lo, hi int) []string {
-		g := &regrouper{}
+		g := &regrouper{out: make([]string, 0, hi-lo)}
 		for i := lo; i < hi; {
 			p := point[i]
-			if !reTAPSubtest.MatchString(lines[i]) || p < 0 || p >= hi {
+			if !isTAPSubtest(lines[i]) || p < 0 || p >= hi {
 				g.line(lines[i])
 				i++
 				continue
 			}
 			end := yamlEnd(lines, p, hi)
-			if strings.HasPrefix(strings.TrimLeft(lines[p], " \t"), "ok") {
+			if strings.HasPrefix(trimIndent(lines[p]), "ok") {
 				i = end // a passing subtest
 				continue
 			}
@@ -340,7 +355,7 @@ func tapBlocks(lines []string) []string {
 // TAP point at p, or p+1 if there is none.
 func yamlEnd(lines []string, p, hi int) int {
 	d := indent(lines[p]) + 2
-	if p+1 >= hi || strings.TrimLeft(lines[p+1], " ") != "---" || indent(lines[p+1]) != d {
+	if p+1 >= hi || trimIndent(lines[p+1]) != "---" || indent(lines[p+1]) != d {
 		return p + 1
 	}
 	for j := p + 2; j < hi; j++ {
@@ -350,7 +365,7 @@ func yamlEnd(lines []string, p, hi int) int {
 		if indent(lines[j]) < d {
 			return j // unterminated: stop at the shallower line
 		}
-		if indent(lines[j]) == d && strings.TrimLeft(lines[j], " ") == "..." {
+		if indent(lines[j]) == d && trimIndent(lines[j]) == "..." {
 			return j + 1
 		}
 	}
@@ -380,7 +395,7 @@ func sortPython(lines []string) []string {
 	}
 	has := false
 	for i := range lines {
-		if isHeader(i) || rePyVerbose.MatchString(lines[i]) {
+		if isHeader(i) || strings.Contains(lines[i], " ... ") && rePyVerbose.MatchString(lines[i]) {
 			has = true
 			break
 		}
@@ -388,7 +403,7 @@ func sortPython(lines []string) []string {
 	if !has {
 		return lines
 	}
-	g := &regrouper{}
+	g := &regrouper{out: make([]string, 0, len(lines))}
 	verbose := false // whether the blocks being grouped are verbose lines
 	for i := 0; i < len(lines); {
 		switch {
@@ -410,7 +425,7 @@ func sortPython(lines []string) []string {
 				g.line(l)
 			}
 			i = end
-		case rePyVerbose.MatchString(lines[i]):
+		case strings.Contains(lines[i], " ... ") && rePyVerbose.MatchString(lines[i]):
 			if !verbose {
 				g.flush()
 				verbose = true
@@ -444,7 +459,7 @@ func sortRaces(lines []string) []string {
 	if !has {
 		return lines
 	}
-	g := &regrouper{dedupe: true}
+	g := &regrouper{out: make([]string, 0, len(lines)), dedupe: true}
 	for i := 0; i < len(lines); {
 		if isStart(i) {
 			end := i + 2

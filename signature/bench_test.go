@@ -1,0 +1,41 @@
+package signature
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+)
+
+// mixedOutput returns size bytes of real output: the corpus's captures, one
+// after another, over and over, as a long log of many gate runs would hold.
+func mixedOutput(tb testing.TB, size int) []byte {
+	corpus := loadCorpus(tb)
+	var names []string
+	for name := range corpus {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		b.Write(corpus[names[i%len(names)]].output)
+	}
+	return b.Bytes()[:size]
+}
+
+func benchmarkCompute(b *testing.B, size int) {
+	out := mixedOutput(b, size)
+	opt := Options{Workdir: "/root/sigcorpus.OzMU8a", Home: "/root"}
+	b.SetBytes(int64(len(out)))
+	b.ResetTimer()
+	for b.Loop() {
+		Compute(out, Fail, opt)
+	}
+}
+
+// The cost is linear in the size of the output. Measured with
+//
+//	go test -run '^$' -bench 'Compute.*MB' -count 5 ./signature/
+//
+// RESULTS
+func BenchmarkCompute1MB(b *testing.B)  { benchmarkCompute(b, 1<<20) }
+func BenchmarkCompute10MB(b *testing.B) { benchmarkCompute(b, 10<<20) }
