@@ -80,7 +80,6 @@ var (
 	reSanPID = regexp.MustCompile(`^==\d+==`)
 	// (node:18206) Warning: …
 	reNodePID = regexp.MustCompile(`\(node:\d+\)`)
-	reLWP     = regexp.MustCompile(`\bLWP \d+\b`)
 
 	// 127.0.0.1:45007, localhost:45007, [::1]:45007, and curl's "port 42413".
 	rePortHost = regexp.MustCompile(`(\b(?:\d{1,3}\.){3}\d{1,3}|\blocalhost|\[[0-9a-fA-F:.]*\]):(\d{5})\b`)
@@ -154,7 +153,6 @@ var rules = []rule{
 	{"duration_ms", func(l string) bool { return strings.Contains(l, "duration_ms") }, replace(reDurMs, "$1 "+tokDur)},
 	{"pid", hasFoldPID, replace(rePID, "${1}"+tokPID)},
 	{"nodepid", func(l string) bool { return strings.Contains(l, "(node:") }, replace(reNodePID, "(node:"+tokPID+")")},
-	{"lwp", func(l string) bool { return strings.Contains(l, "LWP ") }, replace(reLWP, "LWP "+tokPID)},
 	{"sanpid", func(l string) bool { return strings.HasPrefix(l, "==") }, replace(reSanPID, "=="+tokPID+"==")},
 	{"port", hasPortNumber, func(l string) string {
 		l = rePortHost.ReplaceAllStringFunc(l, func(m string) string {

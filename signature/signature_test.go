@@ -104,7 +104,6 @@ var normalizeTests = []struct {
 	{"pid", "==11118==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000020", Options{},
 		"==<pid>==ERROR: AddressSanitizer: heap-buffer-overflow on address <addr>\n"},
 	{"pid", "(node:18206) [DEP0005] DeprecationWarning: Buffer() is deprecated", Options{}, "(node:<pid>) [DEP0005] DeprecationWarning: Buffer() is deprecated\n"},
-	{"pid", "[New Thread 0x7ffff7d8a640 (LWP 4242)]", Options{}, "[New Thread <addr> (LWP <pid>)]\n"},
 	{"port", `health check: Get "http://127.0.0.1:45007/health": dial tcp 127.0.0.1:45007: connect: connection refused`, Options{},
 		`health check: Get "http://127.0.0.1:<port>/health": dial tcp 127.0.0.1:<port>: connect: connection refused` + "\n"},
 	{"port", "listening on [::1]:61000 and localhost:40000", Options{}, "listening on [::1]:<port> and localhost:<port>\n"},

@@ -394,10 +394,11 @@ done
 # ---------------------------------------------------------------- python
 
 pyunit() {
-	local d=$1 want=${2:-4}
+	local d=$1 want=${2:-4} pad=${3:-}
 	cat >"$d/test_calc.py" <<EOF
 import os
 import unittest
+$pad
 
 
 def add(a, b):
@@ -448,6 +449,9 @@ capture "py-unittest-other.2" "$d" "python3 test_calc.py"
 d=$(newdir 1)
 pyunit "$d"
 capture "py-unittest-pty.1" "$d" "script -qec 'python3 test_calc.py' /dev/null"
+d=$(newdir 2)
+pyunit "$d" 4 "$hash5"
+capture "py-unittest-shifted.2" "$d" "python3 test_calc.py"
 
 pyapp() {
 	local d=$1 key=${2:-timeout}
@@ -649,3 +653,10 @@ done
 d=$(newdir 1)
 printf 'echo checked\n' >"$d/check.sh"
 capture "class-noexec.1" "$d" "./check.sh"
+# dash names the script and the line of a command it cannot find.
+d=$(newdir 1)
+printf '#!/bin/sh\necho running checks\ngotestsum ./...\n' >"$d/ci.sh"
+capture "class-notfound-script.1" "$d" "sh ci.sh"
+d=$(newdir 2)
+printf '#!/bin/sh\n# lint first\nset -u\necho running checks\ngotestsum ./...\n' >"$d/ci.sh"
+capture "class-notfound-script-shifted.2" "$d" "sh ci.sh"
