@@ -1,17 +1,32 @@
-// Package signature identifies "the same failure" across runs by hashing a
-// failure's exit class and its output after masking what varies between runs.
+// Package signature identifies "the same failure" across runs: it hashes a
+// failure's exit class with its output after normalization.
 //
-// Normalization masks only what is known to vary between two runs of the same
-// failure: terminal control sequences, timestamps, durations, temporary and
-// workspace paths, PIDs, ephemeral ports, memory addresses, goroutine IDs,
-// UUIDs, long hex IDs, the line and column numbers of file references, the
-// lines of passing tests, and the order of independent failure blocks. It
-// never masks a bare number: "got 3 want 4" and "got 5 want 4" are progress,
-// and hash differently.
+// Normalization masks only what is known to vary between two runs of one
+// failure, and never a bare number: "got 3 want 4" and "got 5 want 4" are
+// progress, and hash differently. Line by line, it
 //
-// Every rule works on one line at a time (block sorting works on whole lines),
-// so the cost is linear in the size of the output. The rules are tied to
-// Version: change one, change Version.
+//   - keeps what a terminal would show: CRLF becomes LF, a carriage-return
+//     progress line keeps the text after its last "\r", ANSI escape
+//     sequences and other control characters go, invalid UTF-8 becomes U+FFFD;
+//   - masks times and dates (<time>, <date>), measured durations (<dur>) and
+//     throughputs (<rate>);
+//   - masks Options.Workdir (<workdir>), Options.Home (~) and temporary
+//     directories with the random name in them (<tmp>);
+//   - masks PIDs (<pid>), ephemeral ports (<port>), addresses (<addr>),
+//     stack-frame PC offsets (+<off>) and Go frame arguments ((...)),
+//     UUIDs (<uuid>), long hex IDs (<hex>), goroutine IDs (N);
+//   - masks the line and column numbers of file references (N), keeping
+//     the file name;
+//
+// and then drops the lines of passing tests and sorts independent failure
+// blocks (go test, Python's unittest, node --test in TAP and spec, data race
+// reports), so that test order and parallelism do not matter.
+//
+// Every rule comes from real output of real tools, kept in testdata/corpus
+// with the script that made it, and testdata/pairs.txt says which captures
+// are one failure and which are not. The rules never look across a line but
+// to find blocks, and the cost is linear in the size of the output. Version
+// names the rules: change a rule, change Version.
 package signature
 
 import (
@@ -119,6 +134,11 @@ func hash(class Class, normalized string) string {
 // dropping blank lines at both ends.
 func joinLines(lines []string) string {
 	var b strings.Builder
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	b.Grow(n)
 	blank := false
 	for _, l := range lines {
 		if l == "" {
