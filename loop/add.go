@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // NewIssue is an issue to file.
@@ -14,6 +16,10 @@ type NewIssue struct {
 	Fields map[string]string
 	// Sections by title (Summary, Verification Step, Suggested Fix, …).
 	Sections map[string]string
+	// Failure, when set, is the failure output the issue is about: its
+	// signature is computed, and an open issue with the same signature
+	// gets the failure recorded instead of a new issue being filed.
+	Failure *Failure
 }
 
 // Defaults returns the seed's fields of a new issue, as of now.
@@ -36,14 +42,29 @@ func Defaults(now time.Time, maxRetries int) map[string]string {
 	}
 }
 
-// AddIssue files a new issue and returns its ID.
-func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (string, error) {
+// Added is what filing an issue did.
+type Added struct {
+	ID string `json:"id"`
+	// Deduplicated is true when an open issue had the same failure
+	// signature: the failure was recorded against it, and ID is its ID.
+	Deduplicated bool      `json:"deduplicated"`
+	Recorded     *Recorded `json:"recorded,omitempty"`
+	Signature    string    `json:"signature,omitempty"`
+}
+
+// AddIssue files a new issue, or records its failure against the open
+// issue that has the same signature.
+func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Added, error) {
 	for k, v := range ni.Fields {
 		if err := queue.CheckValue(k, v); err != nil {
-			return "", err
+			return Added{}, err
 		}
 	}
-	fields := Defaults(now, queue.DefaultMaxRetries)
+	cfg, err := w.Config()
+	if err != nil {
+		return Added{}, err
+	}
+	fields := Defaults(now, cfg.Retry.MaxRetries)
 	for k, v := range ni.Fields {
 		for d := range fields {
 			if queue.CanonicalName(k) == d {
@@ -52,10 +73,75 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (st
 		}
 		fields[k] = v
 	}
-	var id string
-	err := w.update(ctx, func(q *queue.Queue) error {
-		id = q.Add(now, fields, ni.Sections).ID
+	sections := map[string]string{}
+	for k, v := range ni.Sections {
+		sections[k] = v
+	}
+	var sig, normalized string
+	counted := false
+	if f := ni.Failure; f != nil {
+		sig, normalized = w.Signature(*f)
+		sections[queue.SectionFailureDetails] = FormatOutput(f.Output)
+		if f.Gate != "" {
+			fields[FieldGate] = f.Gate
+		}
+		counted = f.Class() != signature.Infra && !signature.Empty(normalized)
+		if counted {
+			fields[queue.FieldFailureSignature] = sig
+			fields[queue.FieldSignatureRepeatCount] = "1"
+			fields[FieldRecentSignatures] = queue.FormatList([]string{sig[:shortSig]})
+		}
+	}
+
+	unlock, err := w.Lock(ctx)
+	if err != nil {
+		return Added{}, err
+	}
+	defer unlock()
+	var a Added
+	err = w.updateQueue(func(q *queue.Queue) error {
+		a = Added{Signature: sig}
+		if counted {
+			if is := openWithSignature(q, sig); is != nil {
+				r := applyFailure(is, cfg, *ni.Failure, sig, normalized)
+				a.ID, a.Deduplicated, a.Recorded = is.ID, true, &r
+				return nil
+			}
+		}
+		a.ID = q.Add(now, fields, sections).ID
 		return nil
 	})
-	return id, err
+	if err != nil {
+		return a, err
+	}
+	run := w.runID()
+	var gate string
+	var exit *int
+	if ni.Failure != nil {
+		gate, exit = ni.Failure.Gate, ni.Failure.ExitCode
+	}
+	if a.Deduplicated {
+		ev := []analytics.Event{{Time: now, RunID: run, Event: analytics.EventRecord, IssueID: a.ID, Gate: gate,
+			Attempt: a.Recorded.RetryCount, Outcome: recordOutcome(*ni.Failure), ExitCode: exit, Signature: sig, Detail: recordDetail(*a.Recorded)}}
+		if a.Recorded.Status == queue.StatusStuck {
+			ev = append(ev, analytics.Event{Time: now, RunID: run, Event: analytics.EventHalt, IssueID: a.ID, Detail: a.Recorded.Reason})
+		}
+		return a, w.appendHistory(ev...)
+	}
+	return a, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventIssueAdd, IssueID: a.ID,
+		Gate: gate, ExitCode: exit, Signature: sig, Detail: ni.Sections[queue.SectionSummary]})
+}
+
+// openWithSignature returns the first issue not resolved or skipped whose
+// Failure-Signature is sig.
+func openWithSignature(q *queue.Queue, sig string) *queue.Issue {
+	for _, is := range q.All() {
+		if st := is.Status(); st == queue.StatusResolved || st == queue.StatusSkipped {
+			continue
+		}
+		if v, _ := is.Get(queue.FieldFailureSignature); v == sig {
+			return is
+		}
+	}
+	return nil
 }

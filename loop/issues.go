@@ -2,7 +2,9 @@ package loop
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/queue"
@@ -16,25 +18,25 @@ type NoIssueError struct {
 
 func (e *NoIssueError) Error() string { return fmt.Sprintf("no issue %s in %s", e.ID, e.Path) }
 
-// update runs fn on the queue under the workspace's lock.
-func (w Workspace) update(ctx context.Context, fn func(*queue.Queue) error) error {
+// updateIssue runs fn on one issue under the workspace's lock, then
+// appends the events then returns, if any, to the history.
+func (w Workspace) updateIssue(ctx context.Context, id string, fn func(*queue.Issue) error, then func() []analytics.Event) error {
 	unlock, err := w.Lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return queue.Update(w.Path(QueueFile), fn)
-}
-
-// updateIssue runs fn on one issue under the workspace's lock.
-func (w Workspace) updateIssue(ctx context.Context, id string, fn func(*queue.Issue) error) error {
-	return w.update(ctx, func(q *queue.Queue) error {
+	err = w.updateQueue(func(q *queue.Queue) error {
 		is := q.Issue(id)
 		if is == nil {
 			return &NoIssueError{Path: w.Path(QueueFile), ID: id}
 		}
 		return fn(is)
 	})
+	if err != nil || then == nil {
+		return err
+	}
+	return w.appendHistory(then()...)
 }
 
 // Change is one field an edit changed.
@@ -69,7 +71,7 @@ func (w Workspace) SetFields(ctx context.Context, id string, kv [][2]string) ([]
 			}
 		}
 		return nil
-	})
+	}, nil)
 	return changes, err
 }
 
@@ -81,8 +83,10 @@ type Resolution struct {
 	Created time.Time
 }
 
-// Resolve marks an issue resolved.
-func (w Workspace) Resolve(ctx context.Context, id string) (Resolution, error) {
+// Resolve marks an issue resolved: its verification passed. manual says a
+// person fixed it by hand, which the analytics do not count as the loop's
+// own fix.
+func (w Workspace) Resolve(ctx context.Context, now time.Time, id string, manual bool) (Resolution, error) {
 	var r Resolution
 	err := w.updateIssue(ctx, id, func(is *queue.Issue) error {
 		r = Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)}
@@ -91,28 +95,47 @@ func (w Workspace) Resolve(ctx context.Context, id string) (Resolution, error) {
 		}
 		is.Set(queue.FieldStatus, queue.StatusResolved)
 		return nil
+	}, func() []analytics.Event {
+		ev := analytics.Event{Time: now, RunID: w.runID(), Event: analytics.EventResolve, IssueID: id, Attempt: r.Retries}
+		if !r.Created.IsZero() && now.After(r.Created) {
+			ev.DurationMS = now.Sub(r.Created).Milliseconds()
+		}
+		if manual {
+			ev.Detail = analytics.DetailManual
+		}
+		return []analytics.Event{ev}
 	})
 	return r, err
 }
 
 // Skip marks an issue skipped: a person chose not to fix it.
-func (w Workspace) Skip(ctx context.Context, id string) error {
+func (w Workspace) Skip(ctx context.Context, now time.Time, id string) error {
 	return w.updateIssue(ctx, id, func(is *queue.Issue) error {
 		is.Set(queue.FieldStatus, queue.StatusSkipped)
 		return nil
+	}, func() []analytics.Event {
+		return []analytics.Event{{Time: now, RunID: w.runID(), Event: analytics.EventSkip, IssueID: id}}
 	})
 }
 
 // Retry gives an issue a fresh start, as a person's choice after it was
 // halted or exhausted: status pending, counts back to 0, not halted. Its
 // signatures are kept: the history of what failed stays.
-func (w Workspace) Retry(ctx context.Context, id string) error {
+func (w Workspace) Retry(ctx context.Context, now time.Time, id string) error {
 	return w.updateIssue(ctx, id, func(is *queue.Issue) error {
 		is.Set(queue.FieldStatus, queue.StatusPending)
 		is.SetInt(queue.FieldRetryCount, 0)
 		is.SetInt(queue.FieldSignatureRepeatCount, 0)
 		is.SetBool(queue.FieldHalted, false)
+		if _, ok := is.Get(FieldHaltReason); ok {
+			is.Set(FieldHaltReason, "")
+		}
+		if _, ok := is.Get(FieldRecentSignatures); ok {
+			is.Set(FieldRecentSignatures, "[]")
+		}
 		return nil
+	}, func() []analytics.Event {
+		return []analytics.Event{{Time: now, RunID: w.runID(), Event: analytics.EventRetry, IssueID: id}}
 	})
 }
 

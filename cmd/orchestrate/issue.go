@@ -16,18 +16,25 @@ func init() {
 		name:    "issue",
 		summary: "file, show, edit and decide on issues (add, show, set, retry, skip, resolve)",
 		usage: `Usage:
-  orchestrate issue add [FIELD FLAGS] --summary TEXT [--details FILE|-]
+  orchestrate issue add [FIELD FLAGS] --summary TEXT [--details FILE|- [--exit-code N] [--gate NAME]]
   orchestrate issue show ID [--json]
   orchestrate issue set ID FIELD=VALUE...
   orchestrate issue retry ID     (a person's choice: counts back to 0, pending)
   orchestrate issue skip ID      (a person's choice: skipped)
-  orchestrate issue resolve ID   (resolved; prints SUCCEEDED when it took retries)
+  orchestrate issue resolve ID [--manual]
+                                 (resolved; prints SUCCEEDED when it took retries;
+                                 --manual: a person fixed it, not the loop)
 
 issue add files a new issue at the end of issue_queue.md and prints its ID,
 ISSUE-YYYYMMDD-NNN. Field flags: --type, --priority, --status, --source,
 --category, --auto-retry, --max-retries, --blocking, and --field NAME=VALUE
 for any other field (repeatable). Sections: --summary, --details FILE (the
 failure output; - reads stdin), --verification, --suggested-fix.
+
+With --details, the failure's signature is computed (--exit-code gives its
+exit class: 126/127 not retryable, 124 or a signal infrastructure). When an
+open issue has the same signature, the failure is recorded against it, as
+orchestrate record does, and its ID is printed instead of a new one.
 
 issue set changes only the cells it names; a field the issue lacks gets a
 new row in its table's own style. Field names match loosely: Auto-Retry,
@@ -93,6 +100,8 @@ func runIssueAdd(e *env, args []string) error {
 	verification := fs.String("verification", "", "")
 	fix := fs.String("suggested-fix", "", "")
 	fs.Var(&fields, "field", "")
+	exitCode := fs.Int("exit-code", 0, "")
+	gate := fs.String("gate", "", "")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -122,7 +131,9 @@ func runIssueAdd(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		ni.Sections[queue.SectionFailureDetails] = loop.FormatOutput(out)
+		ni.Failure = &loop.Failure{Output: out, Gate: *gate, ExitCode: flagInt(fs, "exit-code", *exitCode)}
+	} else if *gate != "" {
+		ni.Fields[loop.FieldGate] = *gate
 	}
 	if *verification != "" {
 		ni.Sections[queue.SectionVerification] = *verification
@@ -130,15 +141,28 @@ func runIssueAdd(e *env, args []string) error {
 	if *fix != "" {
 		ni.Sections[queue.SectionSuggestedFix] = *fix
 	}
-	id, err := e.ws().AddIssue(e.ctx, e.now(), ni)
+	a, err := e.ws().AddIssue(e.ctx, e.now(), ni)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return e.printJSON(map[string]any{"id": id})
+		return e.printJSON(a)
 	}
-	fmt.Fprintln(e.stdout, id)
+	fmt.Fprintln(e.stdout, a.ID)
+	if a.Deduplicated {
+		fmt.Fprintf(e.stderr, "%s has the same failure signature: recorded against it (%s)\n", a.ID, describeRecord(*a.Recorded))
+	}
 	return nil
+}
+
+// flagInt returns &v when the flag was given on the command line, else nil.
+func flagInt(fs *flag.FlagSet, name string, v int) *int {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	if !set {
+		return nil
+	}
+	return &v
 }
 
 // readInput reads a file, or stdin for "-".
@@ -227,25 +251,31 @@ func runIssueSet(e *env, args []string) error {
 }
 
 func runIssueDecide(e *env, cmd string, args []string) error {
-	id, err := oneID(e, cmd, args)
+	fs := e.flags("issue")
+	manualFlag := fs.Bool("manual", false, "")
+	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
+	if len(pos) != 1 {
+		return usageError("issue", "issue %s needs one issue ID", cmd)
+	}
+	id, manual := pos[0], *manualFlag
 	ws := e.ws()
 	switch cmd {
 	case "retry":
-		if err := ws.Retry(e.ctx, id); err != nil {
+		if err := ws.Retry(e.ctx, e.now(), id); err != nil {
 			return err
 		}
 		return e.report(map[string]any{"id": id, "status": queue.StatusPending},
 			"%s: back to pending, retry counts reset\n", id)
 	case "skip":
-		if err := ws.Skip(e.ctx, id); err != nil {
+		if err := ws.Skip(e.ctx, e.now(), id); err != nil {
 			return err
 		}
 		return e.report(map[string]any{"id": id, "status": queue.StatusSkipped}, "%s: skipped\n", id)
 	}
-	r, err := ws.Resolve(e.ctx, id)
+	r, err := ws.Resolve(e.ctx, e.now(), id, manual)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"time"
 
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/session"
@@ -45,19 +42,7 @@ func runSession(e *env, args []string) error {
 	ws := e.ws()
 	switch pos[0] {
 	case "start":
-		id := newRunID(e.now())
-		unlock, err := ws.Lock(e.ctx)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		err = session.Update(ws.Path(loop.StateFile), func(s *session.State) error {
-			s.Set(session.RunID, id)
-			s.Set(session.RunStarted, e.now().UTC().Format(time.RFC3339))
-			s.Set(session.TotalAutoRetries, "0")
-			s.Set(session.LastRetryReason, "null")
-			return nil
-		})
+		id, err := ws.StartSession(e.ctx, e.now())
 		if err != nil {
 			return err
 		}
@@ -92,12 +77,4 @@ func sessionJSON(s *session.State) map[string]string {
 		m[f[0]] = f[1]
 	}
 	return m
-}
-
-// newRunID returns a run ID: the time, and random bits so that two runs
-// started in the same second differ.
-func newRunID(now time.Time) string {
-	b := make([]byte, 3)
-	rand.Read(b)
-	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }

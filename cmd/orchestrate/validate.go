@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/session"
@@ -88,5 +89,12 @@ func validateAll(ws loop.Workspace) ([]problemJSON, int, error) {
 		return nil, 0, err
 	}
 	add(ws.Path(loop.StateFile), s.Problems)
+	_, cps, err := config.Load(ws.Path(loop.ConfigFile))
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, p := range cps {
+		problems = append(problems, problemJSON{File: p.File, Line: p.Line, Message: p.Msg})
+	}
 	return problems, len(q.Issues), nil
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/loop"
+)
+
+func init() {
+	register(&command{
+		name:    "analytics",
+		summary: "regenerate analytics.html from history.csv",
+		usage: `Usage: orchestrate analytics [--out FILE] [--json]
+
+Reads history.csv and writes analytics.html (or FILE): the autonomous fix
+rate, attempts to success, time to success, halted issues and cap hits,
+failure rates per gate, the failures that came back most, with charts and
+plain tables of the same numbers. The page is self-contained: it draws its
+charts with no network. record, check and issue resolve regenerate it too.
+
+Examples:
+  orchestrate analytics
+  orchestrate analytics --out /tmp/report.html && xdg-open /tmp/report.html
+
+Exit codes: 0 written, 1 error, 2 usage.
+`,
+		run: runAnalytics,
+	})
+}
+
+func runAnalytics(e *env, args []string) error {
+	fs := e.flags("analytics")
+	out := fs.String("out", "", "")
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("analytics", "analytics takes no arguments")
+	}
+	ws := e.ws()
+	if *out == "" {
+		*out = ws.Path(loop.AnalyticsFile)
+	}
+	if err := analytics.Generate(ws.Path(loop.HistoryFile), *out); err != nil {
+		return err
+	}
+	return e.report(map[string]any{"path": *out}, "wrote %s\n", *out)
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/orchestrate-dev/orchestrate/loop"
+)
+
+func init() {
+	register(&command{
+		name:    "check",
+		summary: "the end-of-loop auto-retry check: start another loop or not",
+		usage: `Usage: orchestrate check [--json]
+
+The auto-retry check at the end of a loop, step for step as the auto-retry
+mechanism prescribes:
+
+  1. the .orchestrator/no_auto_retry sentinel, or auto_retry_enabled: false
+     in session_state.md, disables it;
+  2. the candidates are issues with Auto-Retry: true, status pending,
+     Retry-Count < Max-Retries, not halted;
+  3. at the global cap (retry.global_cap, 15) of auto-retry loops in this
+     run, nothing is retried: a person is needed;
+  4. each candidate's Retry-Count goes up by one and its status to
+     in_progress; total_auto_retries goes up by one and last_retry_reason
+     names the issue; both files are written.
+
+It prints AUTO-RETRY TRIGGERED (with "Attempt N of M" per issue), and AUTO-RETRY
+EXHAUSTED listing every issue that hit a limit (halted, out of retries, not
+retryable) and where to look.
+
+With --json: {"outcome": "triggered|nothing|disabled|cap_reached|exhausted",
+"retried": […], "exhausted": […], "total_auto_retries": N, "global_cap": N}
+
+Examples:
+  orchestrate check && echo "run another improvement loop"
+  orchestrate check --json | jq .outcome
+
+Exit codes: 0 a retry was triggered (start another loop), 10 nothing to
+retry or auto-retry disabled, 11 a person is needed (cap reached, issues
+stuck), 1 error, 2 usage.
+`,
+		run: runCheck,
+	})
+}
+
+func runCheck(e *env, args []string) error {
+	fs := e.flags("check")
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("check", "check takes no arguments")
+	}
+	res, err := e.ws().Check(e.ctx, e.now())
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if res.Retried == nil {
+			res.Retried = []loop.IssueRef{}
+		}
+		if res.Exhausted == nil {
+			res.Exhausted = []loop.IssueRef{}
+		}
+		if err := e.printJSON(res); err != nil {
+			return err
+		}
+	} else {
+		switch res.Outcome {
+		case loop.CheckDisabled:
+			fmt.Fprintf(e.stdout, "Auto-retry disabled: %s.\n", res.Reason)
+		case loop.CheckNothing:
+			fmt.Fprintln(e.stdout, "No auto-retry needed: no pending auto-retry issue.")
+		case loop.CheckCapReached:
+			fmt.Fprint(e.stdout, loop.CapMessage(res))
+		case loop.CheckTriggered:
+			fmt.Fprint(e.stdout, loop.TriggeredMessage(res))
+		}
+		if len(res.Exhausted) > 0 {
+			fmt.Fprint(e.stdout, loop.ExhaustedMessage(e.dir, res.Exhausted))
+		}
+	}
+	switch res.Outcome {
+	case loop.CheckTriggered:
+		return nil
+	case loop.CheckCapReached, loop.CheckExhausted:
+		return withCode(exitPerson, nil)
+	}
+	return withCode(exitNothing, nil)
+}

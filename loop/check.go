@@ -1,0 +1,276 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
+)
+
+// The outcomes of a check.
+const (
+	CheckTriggered  = "triggered"   // a retry loop starts: exit 0
+	CheckNothing    = "nothing"     // no issue to retry: exit 10
+	CheckDisabled   = "disabled"    // the sentinel or auto_retry_enabled: exit 10
+	CheckCapReached = "cap_reached" // the global cap: a person is needed, exit 11
+	CheckExhausted  = "exhausted"   // issues wait for a person: exit 11
+)
+
+// IssueRef names an issue in a check's report.
+type IssueRef struct {
+	ID         string `json:"id"`
+	Summary    string `json:"summary"`
+	RetryCount int    `json:"retry_count"`
+	MaxRetries int    `json:"max_retries"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// CheckResult is what the end-of-loop check decided.
+type CheckResult struct {
+	Outcome          string     `json:"outcome"`
+	Reason           string     `json:"reason,omitempty"` // why disabled
+	Retried          []IssueRef `json:"retried"`
+	Exhausted        []IssueRef `json:"exhausted"`
+	TotalAutoRetries int        `json:"total_auto_retries"`
+	GlobalCap        int        `json:"global_cap"`
+}
+
+// Check is the seed's checkAutoRetry, step for step: the no_auto_retry
+// sentinel and auto_retry_enabled; the candidates (Auto-Retry, pending,
+// Retry-Count < Max-Retries, not halted); the global cap from the session
+// state; each candidate's Retry-Count + 1 and status in_progress;
+// total_auto_retries + 1 and last_retry_reason; both files written. The
+// issues that wait for a person (halted, exhausted, non-retryable) are
+// reported with it.
+func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error) {
+	cfg, err := w.Config()
+	if err != nil {
+		return CheckResult{}, err
+	}
+	unlock, err := w.Lock(ctx)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	defer unlock()
+	res := CheckResult{GlobalCap: cfg.Retry.GlobalCap}
+	state, err := session.Load(w.Path(StateFile))
+	if err != nil {
+		return res, err
+	}
+	if len(state.Problems) > 0 {
+		return res, &queue.ValidationError{Path: w.Path(StateFile), Problems: state.Problems}
+	}
+	res.TotalAutoRetries = state.TotalAutoRetries()
+	run := w.runID()
+	if reason := w.disabled(state); reason != "" {
+		res.Outcome, res.Reason = CheckDisabled, reason
+		return res, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckDisabled, Detail: reason})
+	}
+
+	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
+	held := 0 // candidates the cap holds back
+	err = w.updateQueue(func(q *queue.Queue) error {
+		res.Retried, res.Exhausted, held = nil, nil, 0
+		for _, is := range q.Issues {
+			ref := IssueRef{
+				ID: is.ID, Summary: summaryOf(is),
+				RetryCount: is.Int(queue.FieldRetryCount, 0),
+				MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries),
+			}
+			if reason := needsPerson(is, ref); reason != "" {
+				ref.Reason = reason
+				res.Exhausted = append(res.Exhausted, ref)
+				continue
+			}
+			if !candidate(is, ref) {
+				continue
+			}
+			if capped {
+				held++
+				continue
+			}
+			ref.RetryCount++
+			is.SetInt(queue.FieldRetryCount, ref.RetryCount)
+			is.Set(queue.FieldStatus, queue.StatusInProgress)
+			res.Retried = append(res.Retried, ref)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	var events []analytics.Event
+	switch {
+	case held > 0:
+		res.Outcome = CheckCapReached
+		events = append(events,
+			analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckCapReached, Detail: ids(res.Exhausted)},
+			analytics.Event{Time: now, RunID: run, Event: analytics.EventCap, Detail: fmt.Sprintf("total_auto_retries=%d", res.TotalAutoRetries)})
+	case len(res.Retried) > 0:
+		res.Outcome = CheckTriggered
+		res.TotalAutoRetries++
+		reason := res.Retried[0].ID
+		if s := res.Retried[0].Summary; s != "" {
+			reason += ": " + s
+		}
+		if n := len(res.Retried); n > 1 {
+			reason += fmt.Sprintf(" (and %d more)", n-1)
+		}
+		err := session.Update(w.Path(StateFile), func(s *session.State) error {
+			s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
+			s.Set(session.LastRetryReason, reason)
+			return nil
+		})
+		if err != nil {
+			return res, err
+		}
+		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckTriggered, Detail: ids(res.Retried)})
+		for _, r := range res.Retried {
+			events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventRetryTriggered, IssueID: r.ID, Attempt: r.RetryCount})
+		}
+	case len(res.Exhausted) > 0:
+		res.Outcome = CheckExhausted
+		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckExhausted, Detail: ids(res.Exhausted)})
+	default:
+		res.Outcome = CheckNothing
+		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckNothing})
+	}
+	return res, w.appendHistory(events...)
+}
+
+// disabled says why auto-retry is off, or "".
+func (w Workspace) disabled(s *session.State) string {
+	if w.SentinelExists() {
+		return "the " + w.Path(SentinelFile) + " sentinel exists"
+	}
+	if !s.AutoRetryEnabled() {
+		return "auto_retry_enabled is false in " + w.Path(StateFile)
+	}
+	return ""
+}
+
+// Disabled says why auto-retry is off (the sentinel, or auto_retry_enabled
+// false), or "" when it is on: the question asked before every agent launch
+// and every check.
+func (w Workspace) Disabled() (string, error) {
+	s, err := session.Load(w.Path(StateFile))
+	if err != nil {
+		return "", err
+	}
+	return w.disabled(s), nil
+}
+
+// candidate is the seed's filter: Auto-Retry, pending, Retry-Count below
+// Max-Retries, and not halted.
+func candidate(is *queue.Issue, ref IssueRef) bool {
+	return is.Bool(queue.FieldAutoRetry, false) &&
+		is.Status() == queue.StatusPending &&
+		ref.RetryCount < ref.MaxRetries &&
+		!is.Bool(queue.FieldHalted, false)
+}
+
+// needsPerson says why an auto-retry issue waits for a person, or "".
+func needsPerson(is *queue.Issue, ref IssueRef) string {
+	if !is.Bool(queue.FieldAutoRetry, false) {
+		return ""
+	}
+	switch st := is.Status(); {
+	case st == queue.StatusResolved || st == queue.StatusSkipped:
+		return ""
+	case is.Bool(queue.FieldHalted, false):
+		if r, ok := is.Get(FieldHaltReason); ok {
+			return r
+		}
+		return ReasonIdentical
+	case st == queue.StatusStuck:
+		if r, ok := is.Get(FieldHaltReason); ok {
+			return r
+		}
+		return "stuck"
+	case st == queue.StatusPending && ref.RetryCount >= ref.MaxRetries:
+		return ReasonExhausted
+	}
+	return ""
+}
+
+func ids(refs []IssueRef) string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.ID
+	}
+	return strings.Join(out, " ")
+}
+
+// TriggeredMessage is the seed's AUTO-RETRY TRIGGERED message.
+func TriggeredMessage(res CheckResult) string {
+	var lines []string
+	for i, r := range res.Retried {
+		if i > 0 {
+			lines = append(lines, "")
+		}
+		what := r.Summary
+		if what == "" {
+			what = r.ID
+		} else {
+			what += " (" + r.ID + ")"
+		}
+		lines = append(lines,
+			"Critical issue detected: "+what,
+			"",
+			fmt.Sprintf("Attempt: %d of %d", r.RetryCount, r.MaxRetries),
+			"Action: Running improvement loop to fix issue")
+	}
+	lines = append(lines, "", fmt.Sprintf("Auto-retry loop %d of %d for this run.", res.TotalAutoRetries, res.GlobalCap))
+	return box("🔄 AUTO-RETRY TRIGGERED", lines...)
+}
+
+// ExhaustedMessage is the seed's AUTO-RETRY EXHAUSTED message, listing
+// every issue that hit a limit and why.
+func ExhaustedMessage(dir string, refs []IssueRef) string {
+	lines := []string{"Failed to fix " + plural(len(refs), "issue") + ":"}
+	for _, r := range refs {
+		what := r.ID
+		if r.Summary != "" {
+			what += ": " + r.Summary
+		}
+		lines = append(lines, fmt.Sprintf("  - %s (%s)", what, explainReason(r)))
+	}
+	lines = append(lines, "",
+		"Manual intervention required. Review:",
+		"  - "+dir+"/"+QueueFile,
+		"  - "+dir+"/"+AnalyticsFile,
+		"",
+		"Then: orchestrate issue retry ID (counts back to 0), or orchestrate issue skip ID.")
+	return box("⚠️ AUTO-RETRY EXHAUSTED", lines...)
+}
+
+// CapMessage is the seed's warning when the global cap is reached.
+func CapMessage(res CheckResult) string {
+	return fmt.Sprintf("Max auto-retries (%d) reached for this run\n⚠️ Auto-retry limit reached. Manual intervention required.\n", res.GlobalCap)
+}
+
+func explainReason(r IssueRef) string {
+	switch r.Reason {
+	case ReasonIdentical:
+		return "halted: the same failure came back in a row"
+	case ReasonOscillation:
+		return "halted: the same failures keep coming back"
+	case ReasonNonRetryable:
+		return "not retryable: the command was not found or not executable"
+	case ReasonExhausted:
+		return fmt.Sprintf("%d of %d attempts used", r.RetryCount, r.MaxRetries)
+	}
+	return r.Reason
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

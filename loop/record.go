@@ -1,0 +1,259 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
+	"github.com/orchestrate-dev/orchestrate/signature"
+)
+
+// Fields this tool adds to the seed's, to say why an issue needs a person.
+const (
+	FieldHaltReason       = "Halt-Reason"
+	FieldRecentSignatures = "Recent-Signatures"
+	FieldGate             = "Gate"
+)
+
+// Why an issue stopped being retried.
+const (
+	ReasonIdentical    = "identical"    // the same signature N times in a row
+	ReasonOscillation  = "oscillation"  // the same signature N times in the last 5 attempts
+	ReasonNonRetryable = "nonretryable" // exit 126/127
+	ReasonExhausted    = "exhausted"    // Retry-Count reached Max-Retries
+)
+
+// recentWindow is how many attempts the oscillation rule looks back on, and
+// shortSig how much of a signature Recent-Signatures keeps of each.
+const (
+	recentWindow = 5
+	shortSig     = 12
+)
+
+// Failure is one failed verification's output.
+type Failure struct {
+	Output   []byte
+	ExitCode *int   // nil when unknown: an ordinary failure
+	Gate     string // the gate that failed, if any
+}
+
+// Class returns the failure's exit class.
+func (f Failure) Class() signature.Class {
+	if f.ExitCode == nil {
+		return signature.Fail
+	}
+	return signature.ClassOf(*f.ExitCode)
+}
+
+// Signature computes the failure's signature and normalized text.
+func (w Workspace) Signature(f Failure) (sig, normalized string) {
+	home, _ := os.UserHomeDir()
+	return signature.Of(f.Output, f.Class(), signature.Options{Workdir: w.Root(), Home: home})
+}
+
+// Recorded is what recording a failure did to an issue.
+type Recorded struct {
+	ID          string `json:"id"`
+	Signature   string `json:"signature"`
+	Class       string `json:"class"`
+	RepeatCount int    `json:"signature_repeat_count"`
+	Counted     bool   `json:"counted"` // false for infrastructure failures and empty output
+	RetryCount  int    `json:"retry_count"`
+	MaxRetries  int    `json:"max_retries"`
+	Status      string `json:"status"`
+	Halted      bool   `json:"halted"`
+	Reason      string `json:"halt_reason,omitempty"`
+	Normalized  string `json:"normalized_path,omitempty"`
+}
+
+// Record records a failed verification against an issue, by the seed's
+// rules: the same signature as Failure-Signature adds one to
+// Signature-Repeat-Count; a different one moves the old one to
+// Previous-Signatures and starts again at 1; halt_after_identical in a row,
+// or as many within the last 5 attempts (an oscillation), halts the issue.
+// A non-retryable failure (exit 126/127) makes the issue stuck at once; an
+// infrastructure failure (a timeout, a kill by a signal) or an output that
+// normalizes to nothing is retried but counts toward no halt.
+func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failure) (Recorded, error) {
+	cfg, err := w.Config()
+	if err != nil {
+		return Recorded{}, err
+	}
+	sig, normalized := w.Signature(f)
+	unlock, err := w.Lock(ctx)
+	if err != nil {
+		return Recorded{}, err
+	}
+	defer unlock()
+	var r Recorded
+	err = w.updateQueue(func(q *queue.Queue) error {
+		is := q.Issue(id)
+		if is == nil {
+			return &NoIssueError{Path: w.Path(QueueFile), ID: id}
+		}
+		r = applyFailure(is, cfg, f, sig, normalized)
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+	run := w.runID()
+	if !signature.Empty(normalized) {
+		path := filepath.Join(w.Path(RunsDir), run, fmt.Sprintf("%s.%d.normalized.txt", id, r.RetryCount))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			if fsx.WriteFile(path, []byte(normalized), 0o644) == nil {
+				r.Normalized = path
+			}
+		}
+	}
+	events := []analytics.Event{{
+		Time: now, RunID: run, Event: analytics.EventRecord, IssueID: id, Gate: f.Gate,
+		Attempt: r.RetryCount, Outcome: recordOutcome(f), ExitCode: f.ExitCode, Signature: sig,
+		Detail: recordDetail(r),
+	}}
+	if r.Halted || r.Status == queue.StatusStuck {
+		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventHalt, IssueID: id, Detail: r.Reason})
+	}
+	return r, w.appendHistory(events...)
+}
+
+// applyFailure changes an issue as a failure with signature sig says.
+func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalized string) Recorded {
+	class := f.Class()
+	r := Recorded{
+		ID: is.ID, Signature: sig, Class: string(class),
+		RetryCount:  is.Int(queue.FieldRetryCount, 0),
+		MaxRetries:  is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries),
+		RepeatCount: is.Int(queue.FieldSignatureRepeatCount, 0),
+	}
+	is.SetSection(queue.SectionFailureDetails, FormatOutput(f.Output))
+	if f.Gate != "" {
+		if _, ok := is.Get(FieldGate); !ok {
+			is.Set(FieldGate, f.Gate)
+		}
+	}
+	r.Counted = class != signature.Infra && !signature.Empty(normalized)
+	if r.Counted {
+		prev, _ := is.Get(queue.FieldFailureSignature)
+		if sig == prev {
+			r.RepeatCount++
+		} else {
+			if prev != "" {
+				is.Set(queue.FieldPreviousSignatures, queue.FormatList(append(is.List(queue.FieldPreviousSignatures), prev)))
+			}
+			is.Set(queue.FieldFailureSignature, sig)
+			r.RepeatCount = 1
+		}
+		is.SetInt(queue.FieldSignatureRepeatCount, r.RepeatCount)
+		recent := append(is.List(FieldRecentSignatures), sig[:shortSig])
+		if len(recent) > recentWindow {
+			recent = recent[len(recent)-recentWindow:]
+		}
+		is.Set(FieldRecentSignatures, queue.FormatList(recent))
+		same := 0
+		for _, s := range recent {
+			if s == sig[:shortSig] {
+				same++
+			}
+		}
+		switch {
+		case r.RepeatCount >= cfg.Retry.HaltAfterIdentical:
+			r.Halted, r.Reason = true, ReasonIdentical
+		case same >= cfg.Retry.HaltAfterIdentical:
+			r.Halted, r.Reason = true, ReasonOscillation
+		}
+	}
+	switch {
+	case class == signature.NonRetryable:
+		r.Reason = ReasonNonRetryable
+		r.Status = queue.StatusStuck
+	case r.Halted:
+		r.Status = queue.StatusStuck
+		is.SetBool(queue.FieldHalted, true)
+	case is.Bool(queue.FieldAutoRetry, false) && r.RetryCount >= r.MaxRetries:
+		r.Reason = ReasonExhausted
+		r.Status = queue.StatusStuck
+	default:
+		r.Status = queue.StatusPending
+	}
+	if r.Reason != "" {
+		is.Set(FieldHaltReason, r.Reason)
+	}
+	is.Set(queue.FieldStatus, r.Status)
+	return r
+}
+
+func recordOutcome(f Failure) string {
+	switch f.Class() {
+	case signature.Infra:
+		return analytics.OutcomeTimeout
+	case signature.NonRetryable:
+		return analytics.OutcomeError
+	}
+	return analytics.OutcomeFail
+}
+
+func recordDetail(r Recorded) string {
+	if !r.Counted {
+		if r.Class == string(signature.Infra) {
+			return "class=infra"
+		}
+		return "empty output"
+	}
+	return "repeat=" + strconv.Itoa(r.RepeatCount)
+}
+
+// Config loads config.yaml; a config with problems is an error naming the
+// first one.
+func (w Workspace) Config() (*config.Config, error) {
+	cfg, problems, err := config.Load(w.Path(ConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		msg := problems[0].String()
+		if len(problems) > 1 {
+			msg += fmt.Sprintf(" (and %d more; see orchestrate validate)", len(problems)-1)
+		}
+		return nil, fmt.Errorf("%s", msg)
+	}
+	return cfg, nil
+}
+
+// runID returns the session's run ID, or "norun" before any session start.
+func (w Workspace) runID() string {
+	s, err := session.Load(w.Path(StateFile))
+	if err != nil {
+		return "norun"
+	}
+	if id, ok := s.Get(session.RunID); ok && !strings.ContainsAny(id, `/\`) {
+		return id
+	}
+	return "norun"
+}
+
+// appendHistory adds events to history.csv and regenerates analytics.html.
+// The caller holds the lock.
+func (w Workspace) appendHistory(events ...analytics.Event) error {
+	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
+		return fmt.Errorf("appending history: %w", err)
+	}
+	if err := analytics.Generate(w.Path(HistoryFile), w.Path(AnalyticsFile)); err != nil {
+		return fmt.Errorf("generating analytics: %w", err)
+	}
+	return nil
+}
+
+// updateQueue runs fn on the queue; the caller holds the lock.
+func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
+	return queue.Update(w.Path(QueueFile), fn)
+}
