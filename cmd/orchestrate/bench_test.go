@@ -88,6 +88,21 @@ func BenchmarkQueue10k(b *testing.B) {
 			benchRun(b, "--dir", dir, "status", "--json")
 		}
 	})
+	b.Run("check", func(b *testing.B) {
+		// Each check finds the queue as generated: 2,000 pending
+		// auto-retry issues to retry, a write of the queue, the state
+		// and the history.
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			b.StopTimer()
+			os.WriteFile(filepath.Join(dir, "issue_queue.md"), src, 0o644)
+			os.Remove(filepath.Join(dir, "session_state.md"))
+			b.StartTimer()
+			if err := run(context.Background(), []string{"--dir", dir, "check"}, nil, io.Discard, io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("issue-set", func(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		i := 0

@@ -138,3 +138,113 @@ func editByHand(path, line string) error {
 		return append(append(append([]byte{}, data[:i+1]...), line+"\n"...), data[i+1:]...), nil
 	})
 }
+
+// TestConcurrentRecordCheck runs record and check from several processes
+// at once: every count in the files is exact afterwards.
+func TestConcurrentRecordCheck(t *testing.T) {
+	bin, err := exec.LookPath("orchestrate")
+	if err != nil {
+		t.Skip("orchestrate is not on PATH:", err)
+	}
+	ws := filepath.Join(t.TempDir(), ".orchestrator")
+	orch := func(stdin string, args ...string) (int, error) {
+		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
+		cmd.Env = append(os.Environ(), "ORCHESTRATE_NOW=2024-12-13T10:00:00Z")
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		code := cmd.ProcessState.ExitCode()
+		if err != nil && code != 10 && code != 11 {
+			return code, fmt.Errorf("orchestrate %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return code, nil
+	}
+	if _, err := orch("", "init"); err != nil {
+		t.Fatal(err)
+	}
+	orch("", "session", "start")
+	const issues, recorders, rounds, checkers, checks = 3, 3, 8, 2, 8
+	for i := 0; i < issues; i++ {
+		if _, err := orch("", "issue", "add", "--auto-retry", "true", "--max-retries", "1000", "--summary", fmt.Sprint("issue ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	triggered := 0
+	errs := make(chan error, 100)
+	for r := 0; r < recorders; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			for k := 0; k < rounds; k++ {
+				id := fmt.Sprintf("ISSUE-20241213-%03d", k%issues+1)
+				// Every output differs, so no issue ever halts.
+				if _, err := orch(fmt.Sprintf("got %d-%d, want 0\n", r, k), "record", id); err != nil {
+					errs <- err
+				}
+			}
+		}(r)
+	}
+	for c := 0; c < checkers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < checks; k++ {
+				code, err := orch("", "check")
+				if err != nil {
+					errs <- err
+				}
+				if code == 0 {
+					mu.Lock()
+					triggered++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+
+	data, _ := os.ReadFile(filepath.Join(ws, "issue_queue.md"))
+	q := queue.Parse(data)
+	hist, _ := os.ReadFile(filepath.Join(ws, "history.csv"))
+	rows := strings.Split(strings.TrimSpace(string(hist)), "\n")
+	count := func(substr string) int {
+		n := 0
+		for _, r := range rows {
+			if strings.Contains(r, substr) {
+				n++
+			}
+		}
+		return n
+	}
+	state, _ := os.ReadFile(filepath.Join(ws, "session_state.md"))
+	if want := fmt.Sprintf("| total_auto_retries | %d |", triggered); !strings.Contains(string(state), want) {
+		t.Errorf("session state lacks %q:\n%s", want, state)
+	}
+	if got := count(",check,,,,triggered,"); got != triggered {
+		t.Errorf("history has %d triggered checks; want %d", got, triggered)
+	}
+	recorded := 0
+	for i := 0; i < issues; i++ {
+		id := fmt.Sprintf("ISSUE-20241213-%03d", i+1)
+		is := q.Issue(id)
+		n := count(",record," + id + ",")
+		recorded += n
+		// Each record brought a new signature: the ones before it are in
+		// Previous-Signatures, the last is Failure-Signature.
+		if got := len(is.List("Previous-Signatures")) + 1; got != n {
+			t.Errorf("%s: %d signatures in the queue; want %d records", id, got, n)
+		}
+		if got, want := is.Int("Retry-Count", -1), count(",retry_triggered,"+id+","); got != want {
+			t.Errorf("%s: Retry-Count %d; want %d retry_triggered rows", id, got, want)
+		}
+	}
+	if recorded != recorders*rounds {
+		t.Errorf("history has %d record rows; want %d", recorded, recorders*rounds)
+	}
+	t.Logf("%d records, %d checks of which %d triggered", recorded, checkers*checks, triggered)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"path/filepath"
 
 	"github.com/orchestrate-dev/orchestrate"
+	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 func init() {
@@ -20,6 +23,10 @@ func init() {
 Writes the workspace directory (.orchestrator/ by default) from the bundled
 example: config.yaml, issue_queue.md and session_state.md. A file that is
 already there is kept as it is, never overwritten.
+
+config.yaml gets the default quality gates of the repository's language
+when it finds one (go.mod, package.json, pyproject.toml or setup.py,
+Cargo.toml), with a comment saying so.
 
 Examples:
   orchestrate init
@@ -55,6 +62,9 @@ func runInit(e *env, args []string) error {
 			kept = append(kept, dst)
 			return nil
 		}
+		if rel == loop.ConfigFile {
+			data = withDefaultGates(data, e.ws().Root())
+		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
@@ -77,6 +87,16 @@ func runInit(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "kept  %s (already there)\n", p)
 	}
 	return nil
+}
+
+// withDefaultGates puts the default gates of the repository's language in
+// place of the example config's empty gate list.
+func withDefaultGates(cfg []byte, repo string) []byte {
+	gates, lang := config.DefaultGates(repo)
+	if lang == "" {
+		return cfg
+	}
+	return bytes.Replace(cfg, []byte("gates: []\n"), []byte(gates), 1)
 }
 
 // walkExample calls fn with each file of the embedded example directory.

@@ -1,0 +1,280 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+// GateRun is what one evaluation of the gates did.
+type GateRun struct {
+	Evaluation *gate.Evaluation
+	Dir        string         // runs/<run-id>/: logs, gate-results.json, summary.md
+	Attempts   []gate.Attempt // this one last
+	// Issues maps each failed auto-retry gate to the issue its failure was
+	// filed or recorded against.
+	Issues   map[string]Added
+	Resolved []string // the issues of gates that passed, resolved
+	Feedback string   // for the agent, when a blocking gate failed
+}
+
+// GateOptions tunes RunGates.
+type GateOptions struct {
+	Names    []string          // the gates to run; all when empty
+	Progress func(gate.Event)  // live progress, or nil
+	Previous []gate.Attempt    // earlier attempts of this run, for the artifacts
+	Tag      map[string]string // extra fields for issues filed (a Stop hook's session)
+}
+
+// RunGates runs the configured gates once. A failing gate with auto_retry
+// files an issue, or records the failure against the open issue it filed
+// before; a passing gate resolves the issue it filed. The artifacts go to
+// runs/<run-id>/, a row per gate to history.csv, and on a blocking failure
+// the feedback for the agent is rendered from prompts/feedback.md (or the
+// user's .orchestrator/prompts/feedback.md).
+func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (*GateRun, error) {
+	cfg, err := w.Config()
+	if err != nil {
+		return nil, err
+	}
+	gates, err := selectGates(cfg, opt.Names)
+	if err != nil {
+		return nil, err
+	}
+	run := w.runID()
+	gr := &GateRun{Dir: filepath.Join(w.Path(RunsDir), run), Issues: map[string]Added{}}
+	if err := os.MkdirAll(gr.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	ev, err := gate.Evaluate(ctx, gates, gate.Options{
+		RepoRoot: w.Root(), LogDir: gr.Dir, Output: cfg.Output,
+		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	gr.Evaluation = ev
+	sigs := map[string]string{}
+	var events []analytics.Event
+	for i := range ev.Results {
+		r := &ev.Results[i]
+		e := analytics.Event{Time: now(), RunID: run, Event: analytics.EventGate, Gate: r.Name(),
+			Outcome: string(r.Outcome), DurationMS: r.Duration.Milliseconds()}
+		if r.Outcome != gate.Skipped {
+			code := exitCodeOf(r)
+			e.ExitCode = &code
+		}
+		switch {
+		case r.Failed() && r.Gate.AutoRetry:
+			a, err := w.fileGateFailure(ctx, now(), cfg, r, opt.Tag)
+			if err != nil {
+				return gr, err
+			}
+			gr.Issues[r.Name()] = a
+			sigs[r.Name()] = a.Signature
+			e.IssueID, e.Signature = a.ID, a.Signature
+		case r.Passed():
+			ids, err := w.resolveGateIssues(ctx, now(), r.Name())
+			if err != nil {
+				return gr, err
+			}
+			gr.Resolved = append(gr.Resolved, ids...)
+			if len(ids) > 0 {
+				e.IssueID = ids[0]
+			}
+		}
+		events = append(events, e)
+	}
+	if err := w.withLock(ctx, func() error { return w.appendHistory(events...) }); err != nil {
+		return gr, err
+	}
+
+	attempt, maxAttempts := w.attemptOf(cfg, gr, len(opt.Previous)+1)
+	gr.Attempts = append(append([]gate.Attempt(nil), opt.Previous...), gate.Attempt{Number: len(opt.Previous) + 1, Timestamp: ev.Started, Evaluation: ev})
+	report := &gate.Report{ExecutionID: run, MaxRetries: maxAttempts, Attempts: gr.Attempts, Output: cfg.Output}
+	if err := gate.WriteArtifacts(gr.Dir, report); err != nil {
+		return gr, err
+	}
+	if !ev.Passed {
+		data := gate.NewFeedback(ev, gate.FeedbackInput{
+			Attempt: attempt, MaxAttempts: maxAttempts, Output: cfg.Output,
+			Signatures: sigs, Tried: w.tried(gr),
+		})
+		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
+			return gr, err
+		}
+	}
+	return gr, nil
+}
+
+func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {
+	if len(names) == 0 {
+		if len(cfg.Gates) == 0 {
+			return nil, fmt.Errorf("no gates in config.yaml: add a gates: list (see orchestrate help gate)")
+		}
+		return cfg.Gates, nil
+	}
+	var out []config.Gate
+	for _, n := range names {
+		g, ok := cfg.Gate(n)
+		if !ok {
+			return nil, fmt.Errorf("no gate named %q in config.yaml", n)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// exitCodeOf is the exit code a result stands for: a timeout is 124, as
+// timeout(1) reports it, so that its class is infrastructure.
+func exitCodeOf(r *gate.Result) int {
+	if r.Outcome == gate.TimedOut {
+		return 124
+	}
+	return r.ExitCode
+}
+
+// fileGateFailure files a gate's failure as an issue, or records it against
+// the open issue the gate filed before.
+func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
+	code := exitCodeOf(r)
+	f := Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name()}
+	if id := w.openGateIssue(r.Name(), tag); id != "" {
+		rec, err := w.Record(ctx, now, id, f)
+		if err != nil {
+			return Added{}, err
+		}
+		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature}, nil
+	}
+	priority := r.Gate.Priority
+	if priority == "" {
+		priority = "high"
+	}
+	fields := map[string]string{
+		queue.FieldType:       "bug",
+		queue.FieldPriority:   priority,
+		queue.FieldSource:     "gate",
+		queue.FieldCategory:   "quality-gate",
+		queue.FieldAutoRetry:  "true",
+		queue.FieldMaxRetries: strconv.Itoa(cfg.GateMaxRetries(r.Gate)),
+		queue.FieldBlocking:   strconv.FormatBool(r.Enforcement() == config.Blocking),
+	}
+	for k, v := range tag {
+		fields[k] = v
+	}
+	return w.AddIssue(ctx, now, NewIssue{
+		Fields: fields,
+		Sections: map[string]string{
+			queue.SectionSummary:      fmt.Sprintf("Quality gate %s failed: %s", r.Name(), r.Reason()),
+			queue.SectionVerification: "`" + r.Gate.Command + "`",
+		},
+		Failure: &f,
+	})
+}
+
+// openGateIssue returns the ID of the open issue a gate filed (with the
+// same tags), or "".
+func (w Workspace) openGateIssue(name string, tag map[string]string) string {
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		return ""
+	}
+	for _, is := range q.Issues {
+		if g, _ := is.Get(FieldGate); g != name || !open(is) {
+			continue
+		}
+		match := true
+		for k, v := range tag {
+			if got, _ := is.Get(k); got != v {
+				match = false
+			}
+		}
+		if match {
+			return is.ID
+		}
+	}
+	return ""
+}
+
+func open(is *queue.Issue) bool {
+	st := is.Status()
+	return st != queue.StatusResolved && st != queue.StatusSkipped
+}
+
+// resolveGateIssues resolves the open issues a gate filed, now that it
+// passed.
+func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name string) ([]string, error) {
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, is := range q.Issues {
+		if g, _ := is.Get(FieldGate); g == name && open(is) && is.Status() != queue.StatusStuck {
+			if _, err := w.Resolve(ctx, now, is.ID, false); err != nil {
+				return ids, err
+			}
+			ids = append(ids, is.ID)
+		}
+	}
+	return ids, nil
+}
+
+// attemptOf returns the attempt number and the attempts allowed for the
+// feedback: from the issue of the first failing blocking gate, or the
+// evaluation's own count.
+func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, n int) (int, int) {
+	for _, r := range gr.Evaluation.Failures() {
+		if a, ok := gr.Issues[r.Name()]; ok && a.Recorded != nil {
+			return a.Recorded.RetryCount + 1, a.Recorded.MaxRetries
+		}
+		return n, cfg.GateMaxRetries(r.Gate)
+	}
+	return n, cfg.Retry.MaxRetries
+}
+
+// tried lists, for the failing gates' issues, the signatures of their
+// recent attempts and how often each came back.
+func (w Workspace) tried(gr *GateRun) []gate.Tried {
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		return nil
+	}
+	var out []gate.Tried
+	for name, a := range gr.Issues {
+		is := q.Issue(a.ID)
+		if is == nil {
+			continue
+		}
+		counts := map[string]int{}
+		var order []string
+		for _, s := range is.List(FieldRecentSignatures) {
+			if counts[s] == 0 {
+				order = append(order, s)
+			}
+			counts[s]++
+		}
+		for _, s := range order {
+			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s]})
+		}
+	}
+	return out
+}
+
+// withLock runs fn under the workspace's lock.
+func (w Workspace) withLock(ctx context.Context, fn func() error) error {
+	unlock, err := w.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
