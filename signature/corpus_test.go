@@ -156,24 +156,39 @@ func TestPairs(t *testing.T) {
 	t.Logf("%d same pairs, %d different pairs", counts[true], counts[false])
 }
 
-// lineDiff shows two texts side by side, line by line, marking the lines
-// that differ: enough to see which rule is missing.
+// lineDiff shows how text b differs from text a, line by line ("-" for a
+// line only in a, "+" for a line only in b), around a longest common
+// subsequence of lines: enough to see which rule is missing.
 func lineDiff(a, b string) string {
 	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	// lcs[i][j]: the length of a longest common subsequence of la[i:], lb[j:].
+	lcs := make([][]int, len(la)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(lb)+1)
+	}
+	for i := len(la) - 1; i >= 0; i-- {
+		for j := len(lb) - 1; j >= 0; j-- {
+			if la[i] == lb[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
 	var buf bytes.Buffer
-	for i := 0; i < max(len(la), len(lb)); i++ {
-		var x, y string
-		if i < len(la) {
-			x = la[i]
+	i, j := 0, 0
+	for i < len(la) || j < len(lb) {
+		switch {
+		case i < len(la) && j < len(lb) && la[i] == lb[j]:
+			fmt.Fprintf(&buf, "    %s\n", la[i])
+			i, j = i+1, j+1
+		case j == len(lb) || i < len(la) && lcs[i+1][j] >= lcs[i][j+1]:
+			fmt.Fprintf(&buf, "  - %s\n", la[i])
+			i++
+		default:
+			fmt.Fprintf(&buf, "  + %s\n", lb[j])
+			j++
 		}
-		if i < len(lb) {
-			y = lb[i]
-		}
-		if x == y {
-			fmt.Fprintf(&buf, "    %s\n", x)
-			continue
-		}
-		fmt.Fprintf(&buf, "  - %s\n  + %s\n", x, y)
 	}
 	return buf.String()
 }

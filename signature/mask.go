@@ -97,9 +97,10 @@ var (
 	reTAP = regexp.MustCompile(`^(\s*)(ok|not ok) \d+\b`)
 )
 
-// rules are applied to every line in this order: paths before anything that
-// looks at digits, addresses before hex IDs, and the goroutine rules in a
-// chain.
+// rules are applied to every line in this order: temporary paths before
+// anything that looks at digits, addresses before hex IDs, and the goroutine
+// rules in a chain. Every rule after the first masks something with a digit
+// in it, which lets maskLine skip them on lines without one.
 var rules = []rule{
 	{"tmp", func(l string) bool { return strings.Contains(l, "/tmp/") || strings.Contains(l, "/var/folders/") }, maskTmp},
 	{"date", hasDate, func(l string) string {
@@ -290,9 +291,11 @@ func newPathMasker(opt Options) *pathMasker {
 		if p.path == "" {
 			continue
 		}
-		clean := filepath.Clean(p.path)
-		if len(clean) < 2 || !strings.ContainsAny(clean, `/\`) {
-			continue // "/", "." or a bare name would mask too much
+		// The path is looked for in cleaned text, so it is cleaned the same
+		// way; a valid UTF-8 path then never splits a character.
+		clean := cleanLine(filepath.Clean(p.path))
+		if !isAbsPath(clean) {
+			continue // a relative path or a root would mask too much
 		}
 		list = append(list, pt{clean, p.token})
 	}
@@ -303,6 +306,18 @@ func newPathMasker(opt Options) *pathMasker {
 		m.tokens = append(m.tokens, p.token)
 	}
 	return m
+}
+
+// isAbsPath reports whether p is an absolute path below a root: /x, \\x,
+// C:\x or C:/x.
+func isAbsPath(p string) bool {
+	switch {
+	case len(p) >= 2 && (p[0] == '/' || p[0] == '\\'):
+		return true
+	case len(p) >= 4 && isLetter(p[0]) && p[1] == ':' && (p[2] == '\\' || p[2] == '/'):
+		return true
+	}
+	return false
 }
 
 func (m *pathMasker) mask(line string) string {

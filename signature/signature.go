@@ -74,10 +74,10 @@ func ClassOf(exitCode int) Class {
 // Options names the paths that vary from one machine or checkout to another.
 // The zero value is fine: temporary directories are masked without help.
 type Options struct {
-	// Workdir is the repository root or working directory of the command;
-	// it is masked as <workdir>.
+	// Workdir is the repository root or working directory of the command,
+	// an absolute path; it is masked as <workdir>.
 	Workdir string
-	// Home is the user's home directory; it is masked as ~.
+	// Home is the user's home directory, an absolute path; it is masked as ~.
 	Home string
 }
 

@@ -97,6 +97,8 @@ var normalizeTests = []struct {
 	{"home", `  File "/home/u/.pyenv/versions/3.11.7/lib/python3.11/unittest/case.py", line 58`, Options{Home: "/home/u"},
 		`  File "~/.pyenv/versions/3.11.7/lib/python3.11/unittest/case.py", line N` + "\n"},
 	{"workdir", "/ is not masked", Options{Workdir: "/", Home: "."}, "/ is not masked\n"},
+	{"workdir", "a/b and C:\\w\\x.go and C:\\", Options{Workdir: "a/b", Home: `C:\w`}, "a/b and ~\\x.go and C:\\\n"},
+	{"workdir", "/w/ƙ", Options{Workdir: "/w/\xc6"}, "/w/ƙ\n"},
 
 	// PIDs, ports.
 	{"pid", "[<time>] smoke test starting, pid=11827", Options{}, "[<time>] smoke test starting, pid=<pid>\n"},
