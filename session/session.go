@@ -4,6 +4,7 @@ package session
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,7 @@ func Parse(data []byte) *State {
 		break
 	}
 	s.validate()
+	sort.SliceStable(s.Problems, func(i, j int) bool { return s.Problems[i].Line < s.Problems[j].Line })
 	return s
 }
 
