@@ -26,9 +26,12 @@ func init() {
                                  --manual: a person fixed it, not the loop)
 
 issue add files a new issue at the end of issue_queue.md and prints its ID,
-ISSUE-YYYYMMDD-NNN. Field flags: --type, --priority, --status, --source,
---category, --auto-retry, --max-retries, --blocking, and --field NAME=VALUE
-for any other field (repeatable). Sections: --summary, --details FILE (the
+ISSUE-YYYYMMDD-NNN. A flag per field: --type, --priority, --status,
+--source, --category, --created, --auto-retry, --retry-count, --max-retries,
+--failure-signature, --previous-signatures, --signature-repeat-count,
+--halted, --blocking; and --field NAME=VALUE for any other field
+(repeatable). Unset fields get the defaults: Type bug, Priority medium,
+Status pending, Auto-Retry false, Max-Retries from config.yaml (10). Sections: --summary, --details FILE (the
 failure output; - reads stdin), --verification, --suggested-fix.
 
 With --details, the failure's signature is computed (--exit-code gives its
@@ -91,8 +94,10 @@ func (f *fieldFlags) Set(v string) error {
 func runIssueAdd(e *env, args []string) error {
 	fs := e.flags("issue")
 	var fields fieldFlags
+	// A flag per field of the seed's format: --type, --auto-retry, …
 	named := map[string]*string{}
-	for _, name := range []string{"type", "priority", "status", "source", "category", "auto-retry", "max-retries", "blocking"} {
+	for _, field := range queue.SeedFields {
+		name := strings.ToLower(field)
 		named[name] = fs.String(name, "", "")
 	}
 	summary := fs.String("summary", "", "")
