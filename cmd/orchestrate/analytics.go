@@ -30,12 +30,8 @@ Exit codes: 0 written, 1 error, 2 usage.
 func runAnalytics(e *env, args []string) error {
 	fs := e.flags("analytics")
 	out := fs.String("out", "", "")
-	pos, err := e.parse(fs, args)
-	if err != nil {
+	if err := e.parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("analytics", "analytics takes no arguments")
 	}
 	ws := e.ws()
 	if *out == "" {

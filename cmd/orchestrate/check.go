@@ -46,12 +46,8 @@ stuck), 1 error, 2 usage.
 
 func runCheck(e *env, args []string) error {
 	fs := e.flags("check")
-	pos, err := e.parse(fs, args)
-	if err != nil {
+	if err := e.parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("check", "check takes no arguments")
 	}
 	res, err := e.ws().Check(e.ctx, e.now())
 	if err != nil {

@@ -151,6 +151,18 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseNone parses args for a command that takes flags only.
+func (e *env) parseNone(fs *flag.FlagSet, args []string) error {
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(fs.Name(), "%s takes no arguments, got %q", fs.Name(), pos[0])
+	}
+	return nil
+}
+
 func mainUsage() string {
 	var b strings.Builder
 	b.WriteString(`orchestrate keeps an AI coding agent's fix-and-retry loop honest.

@@ -40,12 +40,8 @@ Exit codes: 0 written (or everything already there), 1 error, 2 usage.
 
 func runInit(e *env, args []string) error {
 	fs := e.flags("init")
-	pos, err := e.parse(fs, args)
-	if err != nil {
+	if err := e.parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("init", "init takes no arguments")
 	}
 	if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return err

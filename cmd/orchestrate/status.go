@@ -64,12 +64,8 @@ func toJSON(is *queue.Issue, sections bool) issueJSON {
 
 func runStatus(e *env, args []string) error {
 	fs := e.flags("status")
-	pos, err := e.parse(fs, args)
-	if err != nil {
+	if err := e.parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("status", "status takes no arguments")
 	}
 	ws := e.ws()
 	q, err := queue.Load(ws.Path(loop.QueueFile))

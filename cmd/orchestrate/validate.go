@@ -41,12 +41,8 @@ type problemJSON struct {
 
 func runValidate(e *env, args []string) error {
 	fs := e.flags("validate")
-	pos, err := e.parse(fs, args)
-	if err != nil {
+	if err := e.parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("validate", "validate takes no arguments")
 	}
 	problems, issues, err := validateAll(e.ws())
 	if err != nil {

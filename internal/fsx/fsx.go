@@ -180,45 +180,33 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 			return err
 		}
 		same, err := holds(path, old, exists)
-		if err != nil || !same {
-			os.Remove(tmp)
-			if err != nil {
-				return err
-			}
-			if old, exists, err = ReadFile(path); err != nil {
-				return err
-			}
-			continue
-		}
-		exchanged, err := commit(tmp, path, exists)
-		if err == nil && exchanged {
-			// tmp now holds what the exchange displaced.
-			if same, err = holds(tmp, old, true); err == nil && !same {
-				// Someone wrote between our last look and the exchange:
-				// theirs goes back at once, and fn applies to it.
-				err = uncommit(tmp, path)
-				os.Remove(tmp)
-				if err != nil {
-					return err
+		if err == nil && same {
+			var exchanged bool
+			exchanged, err = commit(tmp, path, exists)
+			if err == nil && exchanged {
+				// tmp now holds what the exchange displaced. If someone
+				// wrote between our last look and the exchange, theirs
+				// goes back at once, and fn applies to it.
+				if same, err = holds(tmp, old, true); err == nil && !same {
+					err = uncommit(tmp, path)
 				}
-				if old, exists, err = ReadFile(path); err != nil {
-					return err
-				}
-				continue
 			}
 		}
 		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
-			// Created by someone else meanwhile: read it again.
-			if old, exists, err = ReadFile(path); err != nil {
-				return err
-			}
-			continue
+			// Created by someone else meanwhile.
+			same, err = false, nil
 		}
 		if err != nil {
 			return err
 		}
-		return syncDir(filepath.Dir(path))
+		if same {
+			return syncDir(filepath.Dir(path))
+		}
+		// Changed under us: read it again and apply fn to what is there.
+		if old, exists, err = ReadFile(path); err != nil {
+			return err
+		}
 	}
 	return fmt.Errorf("writing %s: it kept changing while being written", path)
 }
