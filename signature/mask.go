@@ -9,8 +9,8 @@ import (
 )
 
 // A rule masks one kind of varying text in a line. quick is a cheap test that
-// the line may hold it (nil: always try); most lines fail every quick test,
-// which keeps the regexps off the hot path.
+// the line may hold it; most lines fail every quick test, which keeps the
+// regexps off the hot path.
 type rule struct {
 	name  string
 	quick func(line string) bool
@@ -95,6 +95,10 @@ var (
 
 	// TAP test points are numbered in the order they ran: "not ok 2 - x".
 	reTAP = regexp.MustCompile(`^(\s*)(ok|not ok) \d+\b`)
+
+	// The gate keeps the head and the tail of a long output and marks the
+	// cut with "… N bytes omitted …"; N moves with every duration and path.
+	reOmitted = regexp.MustCompile(`^… \d+ bytes omitted …$`)
 )
 
 // rules are applied to every line in this order: temporary paths before
@@ -102,7 +106,7 @@ var (
 // rules in a chain. Every rule after the first masks something with a digit
 // in it, which lets maskLine skip them on lines without one.
 var rules = []rule{
-	{"tmp", func(l string) bool { return strings.Contains(l, "/tmp/") || strings.Contains(l, "/var/folders/") }, maskTmp},
+	{"tmp", hasTmp, maskTmp},
 	{"date", hasDate, func(l string) string {
 		return reDateTime.ReplaceAllStringFunc(l, func(m string) string {
 			if strings.Contains(m, ":") {
@@ -179,6 +183,7 @@ var rules = []rule{
 		})
 	}},
 	{"tap", func(l string) bool { return strings.Contains(l, "ok ") }, replace(reTAP, "$1$2 N")},
+	{"omitted", func(l string) bool { return strings.HasPrefix(l, "… ") }, replace(reOmitted, "… N bytes omitted …")},
 }
 
 // ephemeralPorts is where every common OS allocates ephemeral ports from
@@ -197,6 +202,11 @@ func maskPort(host, sep, port string) string {
 // maskLine applies the path masker and every rule to one cleaned line.
 // Every rule but the first needs a digit, so a line without one is done
 // after the paths.
+//
+// The paths are masked first, before other rules take digits out of them,
+// and again last: a path masked only where no name touches it may be freed
+// by another rule ("12:00:00/tmp/x" becomes "<time>/tmp/x"), and masking it
+// now, not on the next call, keeps Normalize a fixed point.
 func maskLine(line string, paths *pathMasker) string {
 	if line == "" {
 		return line
@@ -206,15 +216,26 @@ func maskLine(line string, paths *pathMasker) string {
 	for i := 0; i < len(line) && !digits; i++ {
 		digits = isDigit(line[i])
 	}
-	for k, r := range rules {
-		if k > 0 && !digits {
-			break
-		}
-		if r.quick == nil || r.quick(line) {
+	if !digits {
+		return trimBlanks(maskTmpRule(line))
+	}
+	for _, r := range rules {
+		if r.quick(line) {
 			line = r.apply(line)
 		}
 	}
-	return trimBlanks(line)
+	return trimBlanks(maskTmpRule(paths.mask(line)))
+}
+
+func maskTmpRule(l string) string {
+	if hasTmp(l) {
+		return maskTmp(l)
+	}
+	return l
+}
+
+func hasTmp(l string) bool {
+	return strings.Contains(l, "/tmp/") || strings.Contains(l, "/var/folders/")
 }
 
 // maskFileLines replaces with N the line and column numbers of file

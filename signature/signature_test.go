@@ -87,6 +87,7 @@ var normalizeTests = []struct {
 	{"tmp", "/tmp/a/tmp/b x/tmp/c ~/tmp/d -/tmp/e //tmp/f /tmp/ 2>/tmp/g!/tmp/h", Options{}, "<tmp>/tmp/b x/tmp/c ~/tmp/d -/tmp/e /<tmp> /tmp/ 2><tmp><tmp>\n"},
 	{"tmp", "/private/etc /var/folders/a/b/X/c /var/folders/a/b/T/c/d <tmp>/tmp/x", Options{}, "/private/etc /var/folders/a/b/X/c <tmp>/d <tmp>/tmp/x\n"},
 	{"tmp", "/home/u/p/tmp/x", Options{Workdir: "/home/u/p"}, "<workdir>/tmp/x\n"},
+	{"tmp", "12:00:00/tmp/x and /w12:00:00", Options{Workdir: "/w"}, "<time><tmp> and /w12:00:00\n"},
 	{"workdir", "\t/root/sigcorpus.OzMU8a/index_test.go:7", Options{Workdir: "/root/sigcorpus.OzMU8a"}, "\t<workdir>/index_test.go:N\n"},
 	{"workdir", "at TestContext.<anonymous> (file:///root/sigcorpus.IpcMpn/calc.test.mjs:11:43)", Options{Workdir: "/root/sigcorpus.IpcMpn/"},
 		"at TestContext.<anonymous> (file://<workdir>/calc.test.mjs:N:N)\n"},
@@ -153,6 +154,9 @@ var normalizeTests = []struct {
 	{"noise", "F.EF\ntest_ok (__main__.CalcTest.test_ok) ... ok\n", Options{}, ""},
 	{"noise", "✔ adds (1.008143ms)\n  ✔ squares (0.117265ms)\n", Options{}, ""},
 	{"tap", "    not ok 2 - multiplies", Options{}, "    not ok N - multiplies\n"},
+
+	// The mark that gate puts where it dropped the middle of a long output.
+	{"omitted", "head\n… 12345 bytes omitted …\ntail", Options{}, "head\n… N bytes omitted …\ntail\n"},
 }
 
 func TestNormalizeRules(t *testing.T) {
