@@ -75,7 +75,7 @@ func TestConcurrentWriters(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(3 * time.Millisecond):
+			case <-time.After(20 * time.Millisecond): // a fast typist, not a livelock
 			}
 			line := fmt.Sprintf("A note a person typed, number %d.", n)
 			if err := editByHand(path, line); err != nil {
