@@ -248,6 +248,7 @@ func sortIndented(lines []string) []string {
 	var level func(lo, hi int) []string
 	level = func(lo, hi int) []string {
 		g := &regrouper{out: make([]string, 0, hi-lo)}
+		groupIndent := -1
 		for i := lo; i < hi; {
 			head := i
 			if strings.HasPrefix(trimIndent(lines[i]), "test at ") && i+1 < hi &&
@@ -262,6 +263,10 @@ func sortIndented(lines []string) []string {
 			end := min(next[head], hi)
 			for end > head+1 && lines[end-1] == "" {
 				end--
+			}
+			if d := indent(lines[head]); d != groupIndent {
+				g.flush() // not a sibling of the blocks before
+				groupIndent = d
 			}
 			block := append(slices.Clip(lines[i:head+1]), level(head+1, end)...)
 			g.block(block)
