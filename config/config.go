@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -86,7 +87,20 @@ type Config struct {
 	Parallelism  int // gates run at once in the parallel phase; 0 = number of CPUs
 	OnExhaustion string
 	Output       Output
-	Gates        []Gate
+	Human        Human
+	Preset       string // gates.preset: the preset the gates were expanded from; "" for none
+	Gates        []Gate // the preset's gates, changed and extended by gates.list, or the plain list
+}
+
+// What orchestrate run does while a human gate awaits a person's approval.
+const (
+	HumanWaitExit  = "exit"  // stop with exit code 11; run again once a person decided
+	HumanWaitBlock = "block" // wait in place until a person decides, then evaluate again
+)
+
+// Human holds the settings of human gates.
+type Human struct {
+	Wait string // human.wait: HumanWaitExit or HumanWaitBlock
 }
 
 // Retry holds the retry limits and the agent strategy between attempts.
@@ -114,7 +128,28 @@ type Output struct {
 	FeedbackBytes int // and at most this many bytes (output.feedback_bytes)
 }
 
-// Gate is one quality gate: a shell command whose exit status judges the agent's work.
+// Gate types: what judges the agent's work.
+const (
+	TypeCommand = "command" // a shell command's exit status
+	TypeReview  = "review"  // reviewers' findings on the diff (P0 to P3)
+	TypeHuman   = "human"   // a person's approval, recorded in the issue queue
+)
+
+// Review priorities, worst first. A review gate fails on findings at its
+// fail_on priority or worse.
+var ReviewPriorities = []string{"P0", "P1", "P2", "P3"}
+
+// DefaultFailOn is a review gate's fail_on when it does not set one:
+// critical and major findings fail the gate, minor ones and nits do not.
+const DefaultFailOn = "P1"
+
+// DefaultDiffBase is what the working tree is compared with for review and
+// human gates when diff_base is not set.
+const DefaultDiffBase = "HEAD"
+
+// Gate is one quality gate: a shell command whose exit status judges the
+// agent's work, reviewers whose findings do (type: review), or a person
+// (type: human).
 type Gate struct {
 	Name        string
 	Command     string
@@ -129,6 +164,35 @@ type Gate struct {
 	Priority    string
 	Hints       []string
 	Line        int // line of the gate in config.yaml; 0 when not read from a file
+
+	Type       string      // TypeCommand, TypeReview or TypeHuman; "" is TypeCommand
+	Prompt     string      // review: added to every reviewer's prompt; human: what the person is asked
+	Dimensions []Dimension // review: one reviewer per dimension, run in parallel; none: one reviewer
+	FailOn     string      // review: findings at this priority (P0 to P3) or worse fail the gate
+	Synthesis  string      // review: a command that reads all findings (JSON lines) and prints the final set
+	DiffBase   string      // review, human: the revision the working tree is compared with
+	When       *When       // human: which open issues need the approval; nil = always
+	Preset     string      // the preset the gate comes from; "" for a gate of the list's own
+}
+
+// Dimension is one aspect a review gate looks at, with its own reviewer.
+type Dimension struct {
+	Name   string // correctness, security, …
+	Prompt string // what its reviewer is asked to look for
+}
+
+// IsReview reports whether g is a review gate.
+func (g Gate) IsReview() bool { return g.Type == TypeReview }
+
+// IsHuman reports whether g is a human gate.
+func (g Gate) IsHuman() bool { return g.Type == TypeHuman }
+
+// Kind returns g's type, TypeCommand when unset.
+func (g Gate) Kind() string {
+	if g.Type == "" {
+		return TypeCommand
+	}
+	return g.Type
 }
 
 // Problem is one thing wrong in a config file.
@@ -164,6 +228,7 @@ func Default() *Config {
 		},
 		OnExhaustion: ExhaustionKeep,
 		Output:       DefaultOutput(),
+		Human:        Human{Wait: HumanWaitExit},
 	}
 }
 
@@ -189,7 +254,13 @@ func Load(path string) (*Config, []Problem, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading config: %w", err)
 	}
-	cfg, problems := Parse(path, data)
+	// The repository is the directory that holds the workspace directory,
+	// where a preset looks for the language's test and type-check commands.
+	repo := ""
+	if abs, err := filepath.Abs(path); err == nil {
+		repo = filepath.Dir(filepath.Dir(abs))
+	}
+	cfg, problems := ParseIn(path, data, repo)
 	return cfg, problems, nil
 }
 

@@ -57,6 +57,7 @@ func TestParseFull(t *testing.T) {
 		Parallelism:  3,
 		OnExhaustion: "stash",
 		Output:       Output{HeadBytes: 100, TailBytes: 200, FeedbackLines: 10, FeedbackBytes: 1000},
+		Human:        Human{Wait: HumanWaitExit},
 		Gates: []Gate{
 			{
 				Name: "tests", Command: "go test ./...", Timeout: 5 * time.Minute, WorkingDir: ".",
@@ -152,7 +153,7 @@ func TestProblems(t *testing.T) {
 		{"top level not a mapping", "- a\n- b\n", []string{"c.yaml:1: want a mapping of settings (retry, agent, gates, …), got a list"}},
 		{"second document", "retry: {}\n---\nretry: {}\n", []string{"c.yaml:2: a second YAML document: config.yaml holds one"}},
 		{"unknown top-level key", "parallelism: 2\nretries: 3\n", []string{`c.yaml:2: unknown key "retries"; did you mean "retry"?`}},
-		{"unknown key far from all", "zzz: 1\n", []string{`c.yaml:1: unknown key "zzz" (known keys: agent, gates, on_exhaustion, output, parallelism, retry)`}},
+		{"unknown key far from all", "zzz: 1\n", []string{`c.yaml:1: unknown key "zzz" (known keys: agent, gates, human, on_exhaustion, output, parallelism, retry)`}},
 		{"unknown nested key", "retry:\n  max_retry: 3\n", []string{`c.yaml:2: unknown key "max_retry" in retry; did you mean "max_retries"?`}},
 		{"unknown gate key", "gates:\n  - name: t\n    command: x\n    tiemout: 5m\n", []string{`c.yaml:4: unknown key "tiemout" in gates[0]; did you mean "timeout"?`}},
 		{"duplicate key", "parallelism: 1\nparallelism: 2\n", []string{`c.yaml:2: duplicate key "parallelism" (first on line 1)`}},
@@ -170,7 +171,8 @@ func TestProblems(t *testing.T) {
 		{"zero duration", "agent:\n  timeout: 0s\n", []string{"c.yaml:2: agent.timeout: must be longer than zero"}},
 		{"bool duration", "agent:\n  timeout: true\n", []string{"c.yaml:2: agent.timeout: want a duration such as 90s, 5m or 1h30m, got the boolean true"}},
 		{"empty command", "agent:\n  command: \"  \"\n", []string{"c.yaml:2: agent.command: must not be empty"}},
-		{"gates not a list", "gates:\n  tests: go test\n", []string{"c.yaml:2: gates: want a list of gates, got a mapping"}},
+		{"gates not a list", "gates: go test\n", []string{`c.yaml:1: gates: want a list of gates, or a mapping with preset and list, got the string "go test"`}},
+		{"gates mapping without a preset's keys", "gates:\n  tests: go test\n", []string{`c.yaml:2: unknown key "tests" in gates (known keys: list, preset)`}},
 		{"gate not a mapping", "gates:\n  - go test ./...\n", []string{`c.yaml:2: gates[0]: want a mapping (name, command, …), got the string "go test ./..."`}},
 		{"gate without name", "gates:\n  - command: x\n", []string{"c.yaml:2: gates[0]: a gate needs a name"}},
 		{"gate without command", "gates:\n  - name: t\n", []string{`c.yaml:2: gate "t": a gate needs a command`}},
@@ -210,7 +212,7 @@ func TestProblems(t *testing.T) {
 				`c.yaml:2: retry.max_retries: want an integer, got the string "x"`,
 				`c.yaml:3: retry.strategy: invalid value "y" (want same, fresh, auto)`,
 				`c.yaml:4: parallelism: want an integer, got the string "z"`,
-				`c.yaml:5: unknown key "foo" (known keys: agent, gates, on_exhaustion, output, parallelism, retry)`,
+				`c.yaml:5: unknown key "foo" (known keys: agent, gates, human, on_exhaustion, output, parallelism, retry)`,
 			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,7 +24,15 @@ import (
 // always non-nil, with defaults where the file says nothing, but only to be
 // trusted when there are no problems.
 func Parse(file string, data []byte) (cfg *Config, problems []Problem) {
-	p := &parser{file: file}
+	return ParseIn(file, data, "")
+}
+
+// ParseIn is Parse for the config of the repository in repoDir, where
+// gates.preset finds the language's test and type-check commands (see
+// DefaultGates); Parse finds none, so that a preset's tests gate needs its
+// command from gates.list.
+func ParseIn(file string, data []byte, repoDir string) (cfg *Config, problems []Problem) {
+	p := &parser{file: file, repoDir: repoDir}
 	cfg = Default()
 	defer func() {
 		// The YAML library is not ours; a panic in it is one more problem.
@@ -58,6 +67,7 @@ func Parse(file string, data []byte) (cfg *Config, problems []Problem) {
 
 type parser struct {
 	file     string
+	repoDir  string
 	problems []Problem
 	memo     map[*yaml.Node][]field // fields of each mapping read so far
 	busy     map[*yaml.Node]bool    // mappings being read, to catch merge cycles
@@ -461,6 +471,7 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		return
 	}
 	r, a, o := &cfg.Retry, &cfg.Agent, &cfg.Output
+	var gates *yaml.Node
 	p.section(n, "", map[string]func(*yaml.Node){
 		"retry": func(v *yaml.Node) {
 			p.section(v, "retry", map[string]func(*yaml.Node){
@@ -488,24 +499,88 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 				"feedback_bytes": p.setInt(&o.FeedbackBytes, "output.feedback_bytes", 1, MaxCaptureBytes),
 			})
 		},
-		"gates": func(v *yaml.Node) { cfg.Gates = p.gates(v) },
+		"human": func(v *yaml.Node) {
+			p.section(v, "human", map[string]func(*yaml.Node){
+				"wait": p.setEnum(&cfg.Human.Wait, "human.wait", HumanWaitExit, HumanWaitBlock),
+			})
+		},
+		// Read once the agent's command is known: a preset's reviewers use it.
+		"gates": func(v *yaml.Node) { gates = v },
 	})
+	if gates != nil {
+		cfg.Preset, cfg.Gates = p.gateSection(gates, cfg.Agent.Command)
+	}
 }
 
-func (p *parser) gates(v *yaml.Node) []Gate {
-	if v.Kind != yaml.SequenceNode {
-		p.add(v.Line, "gates: want a list of gates, got %s", describe(v))
-		return nil
+// gateSection reads gates: a list of gates, or a mapping of a preset and a
+// list that changes its gates (by name) and adds to them.
+func (p *parser) gateSection(v *yaml.Node, agentCommand string) (preset string, gates []Gate) {
+	if v.Kind == yaml.SequenceNode {
+		return "", p.gates(v, "gates", nil)
 	}
-	var gates []Gate
+	if v.Kind != yaml.MappingNode {
+		p.add(v.Line, "gates: want a list of gates, or a mapping with preset and list, got %s", describe(v))
+		return "", nil
+	}
+	var presetNode, list *yaml.Node
+	p.section(v, "gates", map[string]func(*yaml.Node){
+		"preset": func(v *yaml.Node) {
+			if s, ok := p.enum(v, "gates.preset", Presets...); ok {
+				preset, presetNode = s, v
+			}
+		},
+		"list": func(v *yaml.Node) { list = v },
+	})
+	var base []Gate
+	lang := ""
+	if preset != "" {
+		lang = detectLanguage(p.repoDir)
+		base = presetGates(preset, agentCommand, lang)
+	}
+	if list != nil {
+		gates = p.gates(list, "gates.list", base)
+	} else {
+		gates = base
+	}
+	for _, g := range gates {
+		if g.Preset != "" && g.Line == 0 && !g.IsHuman() && g.Command == "" {
+			found := "no go.mod, package.json, pyproject.toml, setup.py or Cargo.toml in the repository"
+			if lang != "" {
+				found = "no command known for a " + lang + " project"
+			}
+			p.add(presetNode.Line, "gates.preset: %s: its gate %q needs a command (%s): add {name: %s, command: …} to gates.list",
+				preset, g.Name, found, g.Name)
+		}
+	}
+	return preset, gates
+}
+
+// gates reads a list of gates. base, from a preset, holds gates that an
+// entry of the same name changes instead of adding one; the result is base,
+// so changed, then the other entries in order.
+func (p *parser) gates(v *yaml.Node, where string, base []Gate) []Gate {
+	if v.Kind != yaml.SequenceNode {
+		p.add(v.Line, "%s: want a list of gates, got %s", where, describe(v))
+		return base
+	}
+	gates := append([]Gate(nil), base...)
+	inBase := map[string]int{}
+	for i, g := range base {
+		inBase[g.Name] = i
+	}
 	firstLine := map[string]int{}
 	for i, item := range v.Content {
 		item = resolve(item)
 		if item.Kind != yaml.MappingNode {
-			p.add(item.Line, "gates[%d]: want a mapping (name, command, …), got %s", i, describe(item))
+			p.add(item.Line, "%s[%d]: want a mapping (name, command, …), got %s", where, i, describe(item))
 			continue
 		}
-		g, ok := p.gate(item, i)
+		name := p.gateName(item, fmt.Sprintf("%s[%d]", where, i), false)
+		var from *Gate
+		if j, ok := inBase[name]; ok && name != "" {
+			from = &base[j]
+		}
+		g, ok := p.gate(item, fmt.Sprintf("%s[%d]", where, i), from)
 		if !ok {
 			continue
 		}
@@ -514,17 +589,73 @@ func (p *parser) gates(v *yaml.Node) []Gate {
 			continue
 		}
 		firstLine[g.Name] = g.Line
-		gates = append(gates, g)
+		if from != nil {
+			gates[inBase[g.Name]] = g
+		} else {
+			gates = append(gates, g)
+		}
 	}
 	return gates
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var (
+	envName       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	dimensionName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+)
+
+// gateName returns the name of the gate in mapping n, "" when it has none
+// that is usable; report says whether to report what is wrong with it.
+func (p *parser) gateName(n *yaml.Node, where string, report bool) string {
+	for _, f := range p.fields(n) {
+		if f.name != "name" {
+			continue
+		}
+		v := resolve(f.val)
+		if isNull(v) {
+			return ""
+		}
+		if !report {
+			if v.Kind == yaml.ScalarNode && !strings.ContainsAny(v.Value, "\r\n") {
+				return strings.TrimSpace(v.Value)
+			}
+			return ""
+		}
+		s, good := p.nonEmpty(v, where+".name")
+		if !good {
+			return ""
+		}
+		if strings.ContainsAny(s, "\r\n") {
+			p.add(v.Line, "%s.name: must be one line", where)
+			return ""
+		}
+		return strings.TrimSpace(s)
+	}
+	return ""
+}
+
+// notFor says, for each key that only some gate types have, which types
+// those are.
+var notFor = map[string][]string{
+	"command":     {TypeCommand, TypeReview},
+	"timeout":     {TypeCommand, TypeReview},
+	"working_dir": {TypeCommand, TypeReview},
+	"env":         {TypeCommand, TypeReview},
+	"serial":      {TypeCommand, TypeReview},
+	"fail_fast":   {TypeCommand, TypeReview},
+	"prompt":      {TypeReview, TypeHuman},
+	"dimensions":  {TypeReview},
+	"fail_on":     {TypeReview},
+	"synthesis":   {TypeReview},
+	"diff_base":   {TypeReview, TypeHuman},
+	"when":        {TypeHuman},
+}
 
 // gate reads one gate; ok is false when it has no usable name or command.
-func (p *parser) gate(n *yaml.Node, index int) (g Gate, ok bool) {
+// from, when not nil, is the preset's gate of the same name, which the
+// entry changes: its keys override from's. An entry that sets another type
+// replaces the preset's gate.
+func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) {
 	g = Gate{Line: n.Line, Timeout: DefaultGateTimeout}
-	where := fmt.Sprintf("gates[%d]", index)
 	// Resolved after all keys are read, since they depend on one another.
 	var (
 		enforcement, failFast *yaml.Node
@@ -539,22 +670,40 @@ func (p *parser) gate(n *yaml.Node, index int) (g Gate, ok bool) {
 		return where + "." + k
 	}
 	fields := p.fields(n)
-	// name first, so that messages about the other keys can use it
+	// name and type first: messages about the other keys use the name, and
+	// which keys a gate may have depends on its type.
+	g.Name = p.gateName(n, where, true)
+	var typeNode *yaml.Node
 	for _, f := range fields {
-		if f.name == "name" {
-			if v := resolve(f.val); !isNull(v) {
-				if s, good := p.nonEmpty(v, where+".name"); good {
-					if strings.ContainsAny(s, "\r\n") {
-						p.add(v.Line, "%s.name: must be one line", where)
-					} else {
-						g.Name = strings.TrimSpace(s)
-					}
-				}
+		if v := resolve(f.val); f.name == "type" && !isNull(v) {
+			if s, good := p.enum(v, key("type"), TypeCommand, TypeReview, TypeHuman); good {
+				g.Type, typeNode = s, v
 			}
+		}
+	}
+	if from != nil {
+		if typeNode == nil || g.Type == from.Kind() {
+			line, name := g.Line, g.Name
+			g = *from
+			g.Line, g.Name = line, name
+			// A preset sets neither; they follow from the keys as changed.
+			g.Enforcement, g.AutoRetry = "", false
+			g.Env = cloneMap(from.Env)
+			g.Hints = append([]string(nil), from.Hints...)
+			g.Dimensions = append([]Dimension(nil), from.Dimensions...)
+		} else {
+			g.Preset = from.Preset
+		}
+	}
+	kind := g.Kind()
+	for _, f := range fields {
+		if types, limited := notFor[f.name]; limited && !slices.Contains(types, kind) {
+			p.add(f.key.Line, "%s: %s", key(f.name), notForMessage(f.name, kind))
 		}
 	}
 	p.sectionFields(fields, where, map[string]func(*yaml.Node){
 		"name":        func(*yaml.Node) {},
+		"type":        func(*yaml.Node) {},
 		"command":     func(v *yaml.Node) { g.Command, _ = p.nonEmpty(v, key("command")) },
 		"timeout":     p.setDuration(&g.Timeout, key("timeout")),
 		"working_dir": func(v *yaml.Node) { g.WorkingDir = p.workingDir(v, key("working_dir")) },
@@ -583,8 +732,38 @@ func (p *parser) gate(n *yaml.Node, index int) (g Gate, ok bool) {
 				g.AutoRetry, autoRetrySet = b, true
 			}
 		},
-		"priority": p.setEnum(&g.Priority, key("priority"), PriorityCritical, PriorityHigh, PriorityMedium, PriorityLow),
-		"hints":    func(v *yaml.Node) { g.Hints = p.hints(v, key("hints")) },
+		"priority":   p.setEnum(&g.Priority, key("priority"), PriorityCritical, PriorityHigh, PriorityMedium, PriorityLow),
+		"hints":      func(v *yaml.Node) { g.Hints = p.hints(v, key("hints")) },
+		"prompt":     p.setNonEmpty(&g.Prompt, key("prompt")),
+		"dimensions": func(v *yaml.Node) { g.Dimensions = p.dimensions(v, key("dimensions")) },
+		"fail_on": func(v *yaml.Node) {
+			if p.scalar(v, key("fail_on"), "a priority (P0 to P3)") {
+				up := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: strings.ToUpper(v.Value), Line: v.Line}
+				if s, good := p.enum(up, key("fail_on"), ReviewPriorities...); good {
+					g.FailOn = s
+				}
+			}
+		},
+		"synthesis": p.setNonEmpty(&g.Synthesis, key("synthesis")),
+		"diff_base": func(v *yaml.Node) {
+			if s, good := p.nonEmpty(v, key("diff_base")); good {
+				if strings.HasPrefix(s, "-") || strings.Contains(s, "..") || strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+					p.add(v.Line, "%s: %q is not a revision (want e.g. HEAD, main, origin/main, HEAD~3)", key("diff_base"), s)
+					return
+				}
+				g.DiffBase = s
+			}
+		},
+		"when": func(v *yaml.Node) {
+			if s, good := p.nonEmpty(v, key("when")); good {
+				w, err := ParseWhen(s)
+				if err != nil {
+					p.add(v.Line, "%s: %v", key("when"), err)
+					return
+				}
+				g.When = w
+			}
+		},
 	})
 
 	switch {
@@ -601,27 +780,153 @@ func (p *parser) gate(n *yaml.Node, index int) (g Gate, ok bool) {
 		g.Enforcement = Blocking
 	case required != nil:
 		g.Enforcement = Advisory
+	case g.Enforcement == "" && kind == TypeHuman:
+		g.Enforcement = Blocking
 	case g.Enforcement == "":
 		g.Enforcement = EnforcementForPriority(g.Priority)
 	}
-	if g.FailFast && g.Enforcement != Blocking {
+	if kind == TypeHuman && g.Enforcement != Blocking {
+		line := n.Line
+		if enforcement != nil {
+			line = enforcement.Line
+		} else if requiredNode != nil {
+			line = requiredNode.Line
+		}
+		p.add(line, "%s: a human gate is blocking: an approval that does not block means nothing", key("enforcement"))
+	}
+	if g.FailFast && g.Enforcement != Blocking && failFast != nil {
 		p.add(failFast.Line, "%s: only a blocking gate can stop the evaluation (this one is %s)", key("fail_fast"), g.Enforcement)
 	}
 	if !autoRetrySet {
 		g.AutoRetry = g.Enforcement == Blocking
 	}
+	switch kind {
+	case TypeReview:
+		if g.FailOn == "" {
+			g.FailOn = DefaultFailOn
+		}
+		fallthrough
+	case TypeHuman:
+		if g.DiffBase == "" {
+			g.DiffBase = DefaultDiffBase
+		}
+	}
+	if kind == TypeHuman {
+		g.Timeout = 0
+	}
 
 	if g.Name == "" {
 		p.add(n.Line, "%s: a gate needs a name", where)
 	}
-	if g.Command == "" {
+	if g.Command == "" && kind != TypeHuman {
+		what := "a gate needs a command"
+		if kind == TypeReview {
+			what = "a review gate needs a command: the reviewer, which reads the diff on stdin and prints findings"
+		}
 		if g.Name != "" {
-			p.add(n.Line, "gate %q: a gate needs a command", g.Name)
+			p.add(n.Line, "gate %q: %s", g.Name, what)
 		} else {
-			p.add(n.Line, "%s: a gate needs a command", where)
+			p.add(n.Line, "%s: %s", where, what)
 		}
 	}
-	return g, g.Name != "" && g.Command != ""
+	return g, g.Name != "" && (g.Command != "" || kind == TypeHuman)
+}
+
+func notForMessage(key, kind string) string {
+	switch {
+	case kind == TypeHuman && key == "command":
+		return "a human gate runs no command: a person approves it"
+	case kind == TypeHuman && key == "timeout":
+		return "a human gate has no timeout: it waits for a person (human.wait says how orchestrate run waits)"
+	case kind == TypeHuman:
+		return "not for a human gate"
+	case key == "dimensions" || key == "fail_on" || key == "synthesis":
+		return "only a review gate has findings (add type: review)"
+	case key == "when":
+		return "only a human gate has a condition (add type: human)"
+	}
+	return fmt.Sprintf("only a review or human gate has one (this one is a %s gate)", kind)
+}
+
+// dimensions reads a review gate's dimensions: names of built-in ones, or
+// mappings {name, prompt} for others (or to change a built-in one's prompt).
+func (p *parser) dimensions(v *yaml.Node, key string) []Dimension {
+	if v.Kind != yaml.SequenceNode {
+		p.add(v.Line, "%s: want a list of dimensions (correctness, security, …), got %s", key, describe(v))
+		return nil
+	}
+	known := make([]string, 0, len(BuiltinDimensions))
+	for _, d := range BuiltinDimensions {
+		known = append(known, d.Name)
+	}
+	var out []Dimension
+	first := map[string]int{}
+	for _, e := range v.Content {
+		e = resolve(e)
+		var d Dimension
+		var nameNode *yaml.Node
+		switch e.Kind {
+		case yaml.ScalarNode:
+			s, ok := p.nonEmpty(e, key+" item")
+			if !ok {
+				continue
+			}
+			d.Name, nameNode = s, e
+		case yaml.MappingNode:
+			p.section(e, key+" item", map[string]func(*yaml.Node){
+				"name": func(v *yaml.Node) {
+					if s, ok := p.nonEmpty(v, key+".name"); ok {
+						d.Name, nameNode = s, v
+					}
+				},
+				"prompt": p.setNonEmpty(&d.Prompt, key+".prompt"),
+			})
+			if nameNode == nil {
+				p.add(e.Line, "%s: a dimension needs a name", key)
+				continue
+			}
+		default:
+			p.add(e.Line, "%s: want a dimension name or {name, prompt}, got %s", key, describe(e))
+			continue
+		}
+		if !dimensionName.MatchString(d.Name) {
+			p.add(nameNode.Line, "%s: %q is not a dimension name (want lower-case letters, digits, - and _)", key, d.Name)
+			continue
+		}
+		if d.Prompt == "" {
+			bd, ok := builtinDimension(d.Name)
+			if !ok {
+				hint := "known: " + strings.Join(known, ", ")
+				if c := closest(d.Name, known); c != "" {
+					hint = fmt.Sprintf("did you mean %q?", c)
+				}
+				p.add(nameNode.Line, "%s: unknown dimension %q (%s); give {name, prompt} for one of your own", key, d.Name, hint)
+				continue
+			}
+			d = bd
+		}
+		if line, dup := first[d.Name]; dup {
+			p.add(nameNode.Line, "%s: duplicate dimension %q (first on line %d)", key, d.Name, line)
+			continue
+		}
+		first[d.Name] = nameNode.Line
+		out = append(out, d)
+	}
+	if len(out) == 0 && len(v.Content) == 0 {
+		p.add(v.Line, "%s: an empty list: leave dimensions out for one reviewer", key)
+	}
+	return out
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // workingDir reads a directory relative to the repository root that stays inside it.
