@@ -224,6 +224,7 @@ func (c normCache) of(name string) string {
 
 func (q *Queue) validate() {
 	norms := normCache{}
+	var fields []Field
 	seen := map[string]int{}
 	for _, is := range q.Issues {
 		if !idPattern.MatchString(is.ID) {
@@ -237,16 +238,16 @@ func (q *Queue) validate() {
 			q.problem(is.Line, "%s has no | Field | Value | table", is.ID)
 			continue
 		}
-		var seen []*Field
+		fields = fields[:0]
 		is.table.Each(func(f *Field) {
 			n := norms.of(f.Name)
-			for _, g := range seen {
+			for _, g := range fields {
 				if mdpatch.SameName(g.Name, f.Name) {
 					q.problem(f.Line, "%s: field %s given twice (first at line %d)", is.ID, f.Name, g.Line)
 					break
 				}
 			}
-			seen = append(seen, f)
+			fields = append(fields, *f)
 			v := strings.TrimSpace(f.Value)
 			switch {
 			case v == "":

@@ -6,18 +6,28 @@ import (
 )
 
 // FieldTable is a two-column | Field | Value | table read as named fields,
-// with the changes made to it since.
+// with the changes made to it since. A big queue has many, so a table keeps
+// only offsets into the source and makes a Field when one is asked for.
 type FieldTable struct {
 	src     *Source
-	model   Row          // the last row: the style of new rows
-	end     int          // the end of the table's last line
-	aligned []bool       // by column: padded to one width in every row
-	fields  []Field      // the rows parsed, never appended to: pointers stay valid
-	added   []*Field     // rows this change adds
-	edits   map[int]Edit // by the changed cell's RawStart
+	model   []cell32       // the cells of the last row: the style of new rows
+	start   int32          // the start of the model row's line
+	end     int32          // the end of the table's last line
+	aligned uint64         // bit i: column i is padded to one width in every row
+	rows    []row32        // the rows parsed
+	set     map[int]*Field // the rows this change set, by index
+	added   []*Field       // rows this change adds
+	edits   map[int]Edit   // by the changed cell's RawStart
 }
 
-// Field is one row of a field table.
+// row32 is a parsed row: its name's span, its value cell, its line.
+type row32 struct {
+	nameStart, nameEnd int32
+	value              cell32
+	line               int32
+}
+
+// Field is one row of a field table. Fields are read-only: Set changes them.
 type Field struct {
 	Name  string // as written
 	Value string // as written, `\|` read as a pipe
@@ -26,7 +36,7 @@ type Field struct {
 	cell cell32
 }
 
-// cell32 is a Cell kept compactly: a big queue has many.
+// cell32 is a Cell kept compactly.
 type cell32 struct {
 	start, end, rawStart, rawEnd int32
 	closed                       bool
@@ -43,56 +53,92 @@ func (c cell32) full() Cell {
 // FieldTable reads t as fields. It returns the lines of rows that lack a
 // cell, which are left out.
 func (s *Source) FieldTable(t *Table) (*FieldTable, []int) {
-	ft := &FieldTable{src: s, model: t.Header, end: t.End()}
+	model := t.Header
 	if len(t.Rows) > 0 {
-		ft.model = t.Rows[len(t.Rows)-1]
+		model = t.Rows[len(t.Rows)-1]
+	}
+	ft := &FieldTable{src: s, start: int32(model.Start), end: int32(t.End())}
+	for _, c := range model.Cells {
+		ft.model = append(ft.model, compact(c))
 	}
 	for col := range t.Header.Cells {
-		ft.aligned = append(ft.aligned, s.Aligned(t, col))
+		if col < 64 && s.Aligned(t, col) {
+			ft.aligned |= 1 << col
+		}
 	}
 	var missing []int
-	ft.fields = make([]Field, 0, len(t.Rows))
+	ft.rows = make([]row32, 0, len(t.Rows))
 	for _, r := range t.Rows {
 		line := s.Line(r.Start)
 		if len(r.Cells) < 2 {
 			missing = append(missing, line)
 			continue
 		}
-		ft.fields = append(ft.fields, Field{
-			Name:  s.Value(r.Cells[0]),
-			Value: s.Value(r.Cells[1]),
-			Line:  line,
-			cell:  compact(r.Cells[1]),
+		ft.rows = append(ft.rows, row32{
+			nameStart: int32(r.Cells[0].Start), nameEnd: int32(r.Cells[0].End),
+			value: compact(r.Cells[1]), line: int32(line),
 		})
 	}
 	return ft, missing
 }
 
+func (ft *FieldTable) isAligned(col int) bool { return col < 64 && ft.aligned&(1<<col) != 0 }
+
+// name returns row i's name, a view of the source.
+func (ft *FieldTable) name(i int) string {
+	r := ft.rows[i]
+	return ft.src.Value(Cell{Start: int(r.nameStart), End: int(r.nameEnd)})
+}
+
+// field returns row i as a Field: the one Set made, or a new one.
+func (ft *FieldTable) field(i int) *Field {
+	if f, ok := ft.set[i]; ok {
+		return f
+	}
+	r := ft.rows[i]
+	return &Field{Name: ft.name(i), Value: ft.src.Value(r.value.full()), Line: int(r.line), cell: r.value}
+}
+
 // Fields returns the fields in table order, added ones last.
 func (ft *FieldTable) Fields() []*Field {
-	out := make([]*Field, 0, len(ft.fields)+len(ft.added))
-	for i := range ft.fields {
-		out = append(out, &ft.fields[i])
+	out := make([]*Field, 0, len(ft.rows)+len(ft.added))
+	for i := range ft.rows {
+		out = append(out, ft.field(i))
 	}
 	return append(out, ft.added...)
 }
 
-// Each calls fn with each field in table order, added ones last.
+// Each calls fn with each field in table order, added ones last. The Field
+// is valid only during the call.
 func (ft *FieldTable) Each(fn func(*Field)) {
-	for i := range ft.fields {
-		fn(&ft.fields[i])
+	var f Field
+	for i, r := range ft.rows {
+		if sf, ok := ft.set[i]; ok {
+			fn(sf)
+			continue
+		}
+		f = Field{Name: ft.name(i), Value: ft.src.Value(r.value.full()), Line: int(r.line), cell: r.value}
+		fn(&f)
 	}
 	for _, f := range ft.added {
 		fn(f)
 	}
 }
 
+// index returns the index of the row named name, or -1.
+func (ft *FieldTable) index(name string) int {
+	for i := range ft.rows {
+		if SameName(ft.name(i), name) {
+			return i
+		}
+	}
+	return -1
+}
+
 // Field returns the field named name (matched loosely, see Norm), or nil.
 func (ft *FieldTable) Field(name string) *Field {
-	for i := range ft.fields {
-		if SameName(ft.fields[i].Name, name) {
-			return &ft.fields[i]
-		}
+	if i := ft.index(name); i >= 0 {
+		return ft.field(i)
 	}
 	for _, f := range ft.added {
 		if SameName(f.Name, name) {
@@ -106,15 +152,23 @@ func (ft *FieldTable) Field(name string) *Field {
 // when there is none. Setting a field to what the file says changes nothing.
 func (ft *FieldTable) Set(name, newName, value string) {
 	esc := Escape(value)
-	f := ft.Field(name)
-	if f == nil {
+	i := ft.index(name)
+	if i < 0 {
+		for _, f := range ft.added {
+			if SameName(f.Name, name) {
+				f.Value = Unescape(esc)
+				return
+			}
+		}
 		ft.added = append(ft.added, &Field{Name: newName, Value: Unescape(esc)})
 		return
 	}
+	f := ft.field(i)
 	f.Value = Unescape(esc)
-	if f.cell == (cell32{}) {
-		return // an added row
+	if ft.set == nil {
+		ft.set = map[int]*Field{}
 	}
+	ft.set[i] = f
 	c := f.cell.full()
 	if string(ft.src.Text[c.Start:c.End]) == esc {
 		delete(ft.edits, c.RawStart)
@@ -123,7 +177,7 @@ func (ft *FieldTable) Set(name, newName, value string) {
 	if ft.edits == nil {
 		ft.edits = map[int]Edit{}
 	}
-	ft.edits[c.RawStart] = ft.src.SetCell(c, esc, len(ft.aligned) > 1 && ft.aligned[1])
+	ft.edits[c.RawStart] = ft.src.SetCell(c, esc, ft.isAligned(1))
 }
 
 // Changed reports whether the table differs from what was parsed.
@@ -140,14 +194,22 @@ func (ft *FieldTable) Edits() []Edit {
 	}
 	var rows []string
 	for _, f := range ft.added {
-		rows = append(rows, ft.src.NewRow(ft.model, ft.aligned, []string{Escape(f.Name), Escape(f.Value)}))
+		rows = append(rows, ft.src.NewRow(ft.modelRow(), ft.isAligned, []string{Escape(f.Name), Escape(f.Value)}))
 	}
 	if len(rows) > 0 {
-		e := ft.src.InsertLines(ft.end, rows...)
+		e := ft.src.InsertLines(int(ft.end), rows...)
 		e.Seq = 1
 		edits = append(edits, e)
 	}
 	return edits
+}
+
+func (ft *FieldTable) modelRow() Row {
+	r := Row{Start: int(ft.start)}
+	for _, c := range ft.model {
+		r.Cells = append(r.Cells, c.full())
+	}
+	return r
 }
 
 // NewTableLines renders a new field table in the seed's style, without

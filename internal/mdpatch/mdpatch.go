@@ -508,8 +508,8 @@ func (s *Source) rightPad(c Cell, left int, value string, keepWidth bool) int {
 
 // NewRow renders a row of cells (already escaped) in the style of model,
 // a table's last row: its indentation, outer pipes and padding, and the
-// widths of the columns aligned says are aligned.
-func (s *Source) NewRow(model Row, aligned []bool, cells []string) string {
+// widths of the columns for which aligned is true.
+func (s *Source) NewRow(model Row, aligned func(col int) bool, cells []string) string {
 	var b bytes.Buffer
 	var indentEnd int
 	if len(model.Cells) > 0 {
@@ -529,7 +529,7 @@ func (s *Source) NewRow(model Row, aligned []bool, cells []string) string {
 		last := i == len(cells)-1
 		right := 0
 		if c.Closed || !last {
-			right = max(s.rightPad(c, left, v, col < len(aligned) && aligned[col]), 1)
+			right = max(s.rightPad(c, left, v, aligned(col)), 1)
 		}
 		if last && !c.Closed {
 			v = closeEscapedPipe(v)
