@@ -23,6 +23,18 @@ const (
 	LockFile      = ".lock"
 	RunsDir       = "runs"
 	PromptsDir    = "prompts"
+
+	// RunLockFile is held by orchestrate run for its whole length: one run
+	// at a time. It is not LockFile, which every read-modify-write takes for
+	// a moment, the run's own included (a flock is per open file, so a run
+	// holding LockFile would wait for itself).
+	RunLockFile = ".run.lock"
+	// AbortFile is the marker orchestrate abort leaves for the run in
+	// progress, which stops at its next decision point.
+	AbortFile = "abort"
+	// TaskFile is the task orchestrate run gives the agent when no --task
+	// or --task-file says otherwise.
+	TaskFile = "task.md"
 )
 
 // DefaultDir is the workspace directory, relative to the repository.

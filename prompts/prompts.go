@@ -15,11 +15,11 @@ import (
 	"strings"
 )
 
-// To embed a subdirectory too, name it in the pattern, for example
-// `//go:embed *.md commands` once commands/ exists: Load and Names walk
-// whatever is embedded.
+// The templates, and commands/: the slash commands for agent clients
+// (commands/orchestrate.md, which orchestrate init --claude installs).
+// Load and Names walk whatever is embedded.
 //
-//go:embed *.md
+//go:embed *.md commands
 var embedded embed.FS
 
 // Load returns the template called name (a slash-separated path such as

@@ -18,11 +18,18 @@ func init() {
 	register(&command{
 		name:    "init",
 		summary: "write .orchestrator/ from the bundled example; never overwrites",
-		usage: `Usage: orchestrate init [--dir DIR]
+		usage: `Usage: orchestrate init [--dir DIR] [--claude]
 
 Writes the workspace directory (.orchestrator/ by default) from the bundled
 example: config.yaml, issue_queue.md and session_state.md. A file that is
 already there is kept as it is, never overwritten.
+
+With --claude, also sets up Claude Code in the repository: the /orchestrate
+slash command in .claude/commands/orchestrate.md (kept if there), and the
+Stop hook, orchestrate hook stop, in .claude/settings.json, merged with what
+is there: every other key and hook is kept, and a hook already there is not
+added twice. A settings.json that is not a JSON object is an error, and
+nothing is written. The hook needs orchestrate on the PATH.
 
 config.yaml gets the default quality gates of the repository's language
 when it finds one (go.mod, package.json, pyproject.toml or setup.py,
@@ -30,6 +37,7 @@ Cargo.toml), with a comment saying so.
 
 Examples:
   orchestrate init
+  orchestrate init --claude
   orchestrate --dir /srv/repo/.orchestrator init
 
 Exit codes: 0 written (or everything already there), 1 error, 2 usage.
@@ -40,8 +48,17 @@ Exit codes: 0 written (or everything already there), 1 error, 2 usage.
 
 func runInit(e *env, args []string) error {
 	fs := e.flags("init")
+	claude := fs.Bool("claude", false, "install the slash command and the Stop hook in .claude/")
 	if err := e.parseNone(fs, args); err != nil {
 		return err
+	}
+	// Everything that can be refused is checked before anything is written.
+	var setup *claudeSetup
+	if *claude {
+		var err error
+		if setup, err = planClaude(e.ws()); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return err
@@ -72,6 +89,13 @@ func runInit(e *env, args []string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if setup != nil {
+		w, k, err := setup.apply()
+		if err != nil {
+			return err
+		}
+		written, kept = append(written, w...), append(kept, k...)
 	}
 	if e.json {
 		return e.printJSON(map[string]any{"dir": e.dir, "written": nonNil(written), "kept": nonNil(kept)})

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/loop"
+)
+
+func init() {
+	register(&command{
+		name:    "run",
+		summary: "the self-driving loop: agent, gates, check, until done",
+		usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
+
+Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
+
+  1. the prompt: the task, the open issues, and on later loops the last
+     feedback and what was already tried, from the templates agent.md,
+     continuation.md and resume.md (yours in .orchestrator/prompts/ win);
+  2. the agent: agent.command with the prompt on its stdin (sh -c, in its
+     own process group, killed at agent.timeout), its output in
+     runs/<run-id>/agent-<loop>.log, the prompt in prompt-<loop>.md. With
+     retry.strategy same the next loops resume it (agent.resume_command,
+     sent resume.md); with fresh every loop starts a new one (sent
+     continuation.md: the work summary, the feedback, the files changed);
+     with auto (the default) a new one after fresh_after_failures failed
+     loops of the same;
+  3. the quality gates, as orchestrate gate runs them: failures file or
+     update issues, passes resolve them;
+  4. history.csv and analytics.html;
+  5. the auto-retry check, as orchestrate check: another loop or a stop.
+
+The task comes from --task, --task-file (- for stdin), or
+.orchestrator/task.md; with none, the agent works on the open issues. The
+run begins a session (a new run_id) and holds .orchestrator/.run.lock: a
+second run exits at once. The no_auto_retry sentinel, auto_retry_enabled
+and orchestrate abort are looked at before every agent launch and every
+check. Ctrl-C stops the agent and the gates and records the interruption.
+With on_exhaustion: stash, a run that stops for issues that wait for a
+person keeps the last attempt's changes in a git stash entry
+("orchestrate: ISSUE-… exhausted") and restores the tree.
+
+The agent gets ORCHESTRATE_PROMPT_FILE, ORCHESTRATE_RUN_ID,
+ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed) and
+ORCHESTRATOR_DIR in its environment.
+
+Examples:
+  orchestrate run --task "Add a --verbose flag to the CLI"
+  orchestrate run --once            # from cron: one loop on the open issues
+  orchestrate run --max-loops 3 --json | jq .outcome
+
+Exit codes: 0 every blocking gate passes, 10 nothing to do (no task and no
+open issue, nothing left to retry, auto-retry disabled), 11 a person is
+needed (issues halted or exhausted, the global cap reached, aborted), 12
+gates still fail after --once or --max-loops, 1 error (another run in
+progress, interrupted, a malformed file), 2 usage.
+`,
+		run: runRun,
+	})
+}
+
+func runRun(e *env, args []string) error {
+	fs := e.flags("run")
+	task := fs.String("task", "", "what the agent is to do")
+	taskFile := fs.String("task-file", "", "read the task from this file (- for stdin)")
+	once := fs.Bool("once", false, "one loop, then stop")
+	maxLoops := fs.Int("max-loops", 0, "stop after N loops")
+	if err := e.parseNone(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *task != "" && *taskFile != "":
+		return usageError("run", "--task and --task-file do not go together")
+	case *maxLoops < 0:
+		return usageError("run", "--max-loops must be positive")
+	case *once && *maxLoops > 1:
+		return usageError("run", "--once and --max-loops %d do not go together", *maxLoops)
+	case *once:
+		*maxLoops = 1
+	}
+	if *taskFile != "" {
+		var data []byte
+		var err error
+		if *taskFile == "-" {
+			data, err = io.ReadAll(e.stdin)
+		} else {
+			data, err = os.ReadFile(*taskFile)
+		}
+		if err != nil {
+			return fmt.Errorf("reading the task: %w", err)
+		}
+		if *task = strings.TrimSpace(string(data)); *task == "" {
+			return usageError("run", "the task file %s is empty", *taskFile)
+		}
+	}
+	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}
+	p := &runPrinter{w: e.stdout, dir: e.dir}
+	var renderer *gate.Renderer
+	if !e.json {
+		opt.Step = p.step
+		opt.Progress = func(ev gate.Event) {
+			if renderer == nil {
+				renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
+			}
+			renderer.Handle(ev)
+		}
+		p.closeProgress = func() {
+			if renderer != nil {
+				renderer.Close()
+				renderer = nil
+			}
+		}
+	}
+	res, err := e.ws().Run(e.ctx, opt)
+	if err != nil {
+		return err
+	}
+	return finishRun(e, p, res)
+}
+
+// finishRun prints how a run ended and returns its exit code.
+func finishRun(e *env, p *runPrinter, res *loop.RunResult) error {
+	code := runExitCode(res.Outcome)
+	if e.json {
+		if res.Agents == nil {
+			res.Agents = []loop.AgentRun{}
+		}
+		if res.Stuck == nil {
+			res.Stuck = []loop.IssueRef{}
+		}
+		if err := e.printJSON(struct {
+			*loop.RunResult
+			ExitCode int `json:"exit_code"`
+		}{res, code}); err != nil {
+			return err
+		}
+	} else {
+		p.end(res)
+	}
+	if res.Outcome == loop.RunInterrupted {
+		return withCode(exitError, errors.New(res.Reason+"; nothing is lost: run orchestrate run again to go on"))
+	}
+	if code == exitOK {
+		return nil
+	}
+	return withCode(code, nil)
+}
+
+func runExitCode(outcome string) int {
+	switch outcome {
+	case loop.RunPassed:
+		return exitOK
+	case loop.RunNothing:
+		return exitNothing
+	case loop.RunHalted, loop.RunCapReached, loop.RunAborted:
+		return exitPerson
+	case loop.RunGatesFailed:
+		return exitGateFailed
+	}
+	return exitError
+}
+
+// runPrinter prints a run's steps for a person.
+type runPrinter struct {
+	w             io.Writer
+	dir           string
+	closeProgress func()
+}
+
+func (p *runPrinter) step(s loop.Step) {
+	switch s.Kind {
+	case loop.StepLaunch:
+		how := "fresh agent"
+		if !s.Agent.Fresh {
+			how = "same agent, resumed"
+		}
+		fmt.Fprintf(p.w, "\n── loop %d: %s: %s\n", s.Loop, how, s.Agent.Command)
+		fmt.Fprintf(p.w, "prompt: %s\n", s.Agent.Prompt)
+	case loop.StepAgent:
+		a := s.Agent
+		what := a.Outcome
+		if a.Reason != "" {
+			what += " (" + a.Reason + ")"
+		}
+		fmt.Fprintf(p.w, "agent: %s in %.1fs; output: %s\n", what, a.Duration.Seconds(), a.Log)
+	case loop.StepGates:
+		if p.closeProgress != nil {
+			p.closeProgress()
+		}
+		rows := [][]string{}
+		for i := range s.Gates.Evaluation.Results {
+			r := &s.Gates.Evaluation.Results[i]
+			rows = append(rows, []string{r.Name(), string(r.Outcome), strconv.Itoa(r.ExitCode),
+				fmt.Sprintf("%.1fs", r.Duration.Seconds()), s.Gates.Issues[r.Name()].ID})
+		}
+		_ = renderTable(p.w, []string{"Gate", "Outcome", "Exit", "Time", "Issue"}, rows)
+		for _, r := range s.Resolved {
+			fmt.Fprint(p.w, loop.SucceededMessage(r))
+		}
+	case loop.StepCheck:
+		printCheck(p.w, p.dir, *s.Check)
+	}
+}
+
+// printCheck prints a check's decision as orchestrate check does.
+func printCheck(w io.Writer, dir string, res loop.CheckResult) {
+	switch res.Outcome {
+	case loop.CheckDisabled:
+		fmt.Fprintf(w, "Auto-retry disabled: %s.\n", res.Reason)
+	case loop.CheckNothing:
+		fmt.Fprintln(w, "No auto-retry needed: no pending auto-retry issue.")
+	case loop.CheckCapReached:
+		fmt.Fprint(w, loop.CapMessage(res))
+	case loop.CheckTriggered:
+		fmt.Fprint(w, loop.TriggeredMessage(res))
+	}
+	if len(res.Exhausted) > 0 {
+		fmt.Fprint(w, loop.ExhaustedMessage(dir, res.Exhausted))
+	}
+}
+
+func (p *runPrinter) end(res *loop.RunResult) {
+	if res.Outcome == loop.RunHalted && res.Check == nil && len(res.Stuck) > 0 {
+		fmt.Fprint(p.w, loop.ExhaustedMessage(p.dir, res.Stuck))
+	}
+	if res.Stash != "" {
+		if strings.HasPrefix(res.Stash, "not stashed") {
+			fmt.Fprintf(p.w, "The last attempt's changes are still in the tree (%s).\n", res.Stash)
+		} else {
+			fmt.Fprintf(p.w, "The last attempt's changes are kept in a git stash entry, %q, and the tree is restored: git stash list, then git stash pop to get them back.\n", res.Stash)
+		}
+	}
+	run := ""
+	if res.RunID != "" {
+		run = fmt.Sprintf(" (run %s, %s)", res.RunID, plural(res.Loops, "loop"))
+	}
+	fmt.Fprintf(p.w, "\nStopped%s: %s.\n", run, res.Reason)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

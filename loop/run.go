@@ -1,0 +1,529 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+// The outcomes of a run: the outcome column of its run_end row in
+// history.csv.
+const (
+	RunPassed      = "passed"           // every blocking gate passed
+	RunNothing     = "nothing_to_retry" // nothing to do, or auto-retry is disabled
+	RunCapReached  = "cap_reached"      // the global cap of auto-retry loops
+	RunHalted      = "halted"           // the failing issues wait for a person
+	RunAborted     = "aborted"          // orchestrate abort
+	RunInterrupted = "interrupted"      // the context ended: Ctrl-C, SIGTERM
+	RunGatesFailed = "gates_failed"     // MaxLoops reached while the check would retry
+	RunError       = "error"            // an error stopped the run
+)
+
+// ErrRunning is returned by Run (and TryRunLock) when another run holds the
+// run lock of the workspace.
+var ErrRunning = errors.New("another orchestrate run is in progress")
+
+// RunOptions tunes Run.
+type RunOptions struct {
+	// Task is what the agent is to do. When empty, the workspace's task.md
+	// is, if there is one; with no task at all the agent works on the open
+	// issues.
+	Task string
+	// MaxLoops ends the run after this many loops even when the check
+	// would start another (RunGatesFailed); 0 leaves it to the retry
+	// limits. --once is 1.
+	MaxLoops int
+	Now      func() time.Time // the clock; nil is time.Now
+	Progress func(gate.Event) // each gate's progress, or nil
+	Step     func(Step)       // each step of the loop as it happens, or nil
+}
+
+// The kinds of Step.
+const (
+	StepLaunch = "launch" // an agent is about to start: Agent has its command and prompt
+	StepAgent  = "agent"  // the agent finished: Agent
+	StepGates  = "gates"  // the gates ran: Gates, Resolved
+	StepCheck  = "check"  // the auto-retry check decided: Check
+)
+
+// Step is one step of a run, reported as it happens.
+type Step struct {
+	Kind     string
+	Loop     int
+	Agent    *AgentRun
+	Gates    *GateRun
+	Resolved []Resolution // the issues the gates resolved
+	Check    *CheckResult
+}
+
+// AgentRun is one launch of the agent.
+type AgentRun struct {
+	Loop     int           `json:"loop"`
+	Fresh    bool          `json:"fresh"` // a fresh agent, not the same one resumed
+	Command  string        `json:"command"`
+	Prompt   string        `json:"prompt"`  // the file of the prompt it was sent
+	Log      string        `json:"log"`     // the file of its whole output
+	Outcome  string        `json:"outcome"` // ok, fail, timeout, or error (could not start, canceled)
+	ExitCode int           `json:"exit_code"`
+	Reason   string        `json:"reason,omitempty"`
+	Duration time.Duration `json:"-"`
+	Output   string        `json:"-"` // the head and tail of its output
+}
+
+// RunResult is what a run did and why it stopped.
+type RunResult struct {
+	RunID   string     `json:"run_id"`
+	Outcome string     `json:"outcome"` // one of the Run* outcomes
+	Reason  string     `json:"reason"`  // why, in a sentence
+	Loops   int        `json:"loops"`
+	Agents  []AgentRun `json:"agents"`
+	// Gates and Check are the last evaluation and the last check.
+	Gates *GateRun     `json:"-"`
+	Check *CheckResult `json:"check,omitempty"`
+	// Stuck lists the issues that wait for a person, when the run stopped
+	// for them.
+	Stuck []IssueRef `json:"stuck"`
+	// Stash is the message of the git stash entry that keeps the last
+	// attempt's changes (on_exhaustion: stash).
+	Stash string `json:"stash,omitempty"`
+}
+
+// TryRunLock takes the workspace's run lock, which orchestrate run holds
+// for its whole length; ErrRunning when another run holds it.
+func (w Workspace) TryRunLock() (func(), error) {
+	if err := w.mustExist(); err != nil {
+		return nil, err
+	}
+	unlock, err := fsx.TryLock(w.Path(RunLockFile))
+	if errors.Is(err, fsx.ErrLocked) {
+		return nil, fmt.Errorf("%w in %s (it holds %s): wait for it, or stop it with orchestrate abort",
+			ErrRunning, w.Dir, w.Path(RunLockFile))
+	}
+	return unlock, err
+}
+
+// Run is the self-driving loop. Per loop: build the prompt (the task, the
+// open issues, the last feedback, what was tried) from the templates in
+// prompts/; run agent.command (or agent.resume_command, per the retry
+// strategy) with the prompt on stdin, in its own process group, within
+// agent.timeout; run the gates, which file, record and resolve issues;
+// append the history; then the auto-retry check decides whether to loop
+// again. The sentinel, auto_retry_enabled and orchestrate abort are looked
+// at before every agent launch and every check.
+//
+// Run holds the run lock throughout (ErrRunning when another run does)
+// and begins a session. It returns an error only for what stopped it
+// short of a decision; a RunResult says why it stopped otherwise, an ended
+// ctx included (RunInterrupted).
+func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	unlock, err := w.TryRunLock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cfg, err := w.Config()
+	if err != nil {
+		return nil, err
+	}
+	task := opt.Task
+	if task == "" {
+		data, err := os.ReadFile(w.Path(TaskFile))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		task = strings.TrimSpace(string(data))
+	}
+	// A marker left for an earlier run is not this one's business.
+	if err := os.Remove(w.Path(AbortFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	r := &runner{w: w, opt: opt, cfg: cfg, task: task, res: &RunResult{}}
+	if stop, err := r.nothingToDo(); stop || err != nil {
+		return r.res, err
+	}
+	if reason, err := w.Disabled(); err != nil {
+		return nil, err
+	} else if reason != "" {
+		r.res.Outcome, r.res.Reason = RunNothing, "auto-retry is disabled: "+reason
+		return r.res, nil
+	}
+	if r.res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
+		return nil, err
+	}
+	return r.loop(ctx)
+}
+
+type runner struct {
+	w    Workspace
+	opt  RunOptions
+	cfg  *config.Config
+	task string
+	res  *RunResult
+
+	attempts     []gate.Attempt  // the evaluations so far, for the artifacts
+	tried        []PromptAttempt // the loops so far, for the prompts
+	feedback     string          // the last evaluation's feedback
+	summary      string          // the end of the last agent's output
+	sameFailures int             // failed loops since the last fresh agent
+}
+
+// nothingToDo ends the run before it starts when there is no task and no
+// open issue: RunHalted when issues wait for a person, RunNothing if not.
+func (r *runner) nothingToDo() (bool, error) {
+	if r.task != "" {
+		return false, nil
+	}
+	q, err := queue.Load(r.w.Path(QueueFile))
+	if err != nil {
+		return false, err
+	}
+	if len(q.Problems) > 0 {
+		return false, &queue.ValidationError{Path: r.w.Path(QueueFile), Problems: q.Problems}
+	}
+	if len(openIssues(q, r.cfg.Retry.MaxRetries)) > 0 {
+		return false, nil
+	}
+	for _, is := range q.Issues {
+		ref := IssueRef{ID: is.ID, Summary: summaryOf(is),
+			RetryCount: is.Int(queue.FieldRetryCount, 0), MaxRetries: is.Int(queue.FieldMaxRetries, r.cfg.Retry.MaxRetries)}
+		if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
+			r.res.Stuck = append(r.res.Stuck, ref)
+		}
+	}
+	if len(r.res.Stuck) > 0 {
+		r.res.Outcome, r.res.Reason = RunHalted, "no task, and the open issues wait for a person"
+	} else {
+		r.res.Outcome, r.res.Reason = RunNothing, "nothing to do: no task (--task, --task-file or "+r.w.Path(TaskFile)+") and no open issue"
+	}
+	return true, nil
+}
+
+func (r *runner) loop(ctx context.Context) (*RunResult, error) {
+	for n := 1; ; n++ {
+		r.res.Loops = n
+		if n > 1 {
+			if r.aborted() {
+				return r.end(ctx, RunAborted, "aborted by orchestrate abort before loop "+strconv.Itoa(n))
+			}
+			if reason, err := r.w.Disabled(); err != nil {
+				return r.fail(ctx, err)
+			} else if reason != "" {
+				return r.end(ctx, RunNothing, "auto-retry was disabled before loop "+strconv.Itoa(n)+": "+reason)
+			}
+		}
+		a, err := r.launch(ctx, n)
+		if ctx.Err() != nil {
+			return r.interrupted(ctx)
+		}
+		if err != nil {
+			return r.fail(ctx, err)
+		}
+		if a.ExitCode == 126 || a.ExitCode == 127 {
+			return r.fail(ctx, fmt.Errorf("the agent could not run (%s): check agent.command in %s", a.Reason, r.w.Path(ConfigFile)))
+		}
+
+		gr, err := r.w.RunGates(ctx, r.opt.Now, GateOptions{Progress: r.opt.Progress, Previous: r.attempts})
+		if ctx.Err() != nil {
+			return r.interrupted(ctx)
+		}
+		if err != nil {
+			return r.fail(ctx, err)
+		}
+		r.attempts, r.res.Gates = gr.Attempts, gr
+		r.step(Step{Kind: StepGates, Loop: n, Gates: gr, Resolved: r.w.resolutions(gr.Resolved)})
+		if gr.Evaluation.Passed {
+			return r.end(ctx, RunPassed, "every blocking quality gate passes")
+		}
+		r.remember(n, a, gr)
+
+		if r.aborted() {
+			return r.end(ctx, RunAborted, "aborted by orchestrate abort after loop "+strconv.Itoa(n))
+		}
+		chk, err := r.w.Check(ctx, r.opt.Now())
+		if ctx.Err() != nil {
+			return r.interrupted(ctx)
+		}
+		if err != nil {
+			return r.fail(ctx, err)
+		}
+		r.res.Check = &chk
+		r.step(Step{Kind: StepCheck, Loop: n, Check: &chk})
+		switch chk.Outcome {
+		case CheckTriggered:
+			if r.opt.MaxLoops > 0 && n >= r.opt.MaxLoops {
+				return r.end(ctx, RunGatesFailed, fmt.Sprintf("quality gates still fail after %s (the limit of this run); the next run retries", plural(n, "loop")))
+			}
+		case CheckNothing:
+			return r.end(ctx, RunNothing, "quality gates fail, but no auto-retry issue is left to retry")
+		case CheckDisabled:
+			return r.end(ctx, RunNothing, "auto-retry is disabled: "+chk.Reason)
+		case CheckCapReached:
+			r.res.Stuck = chk.Exhausted
+			r.exhausted(ctx, gr, chk)
+			return r.end(ctx, RunCapReached, fmt.Sprintf("the global cap of %d auto-retry loops per run is reached", chk.GlobalCap))
+		case CheckExhausted:
+			r.res.Stuck = chk.Exhausted
+			r.exhausted(ctx, gr, chk)
+			return r.end(ctx, RunHalted, "the failing issues wait for a person: "+ids(chk.Exhausted))
+		default:
+			return r.fail(ctx, fmt.Errorf("unknown check outcome %q", chk.Outcome))
+		}
+	}
+}
+
+// fresh says whether loop n starts a fresh agent rather than resuming the
+// last one: always with strategy fresh, only the first with same, and with
+// auto after fresh_after_failures failed loops of the same agent.
+func (r *runner) fresh(n int) bool {
+	switch {
+	case n == 1 || r.cfg.Agent.ResumeCommand == "":
+		return true
+	case r.cfg.Retry.Strategy == config.StrategyFresh:
+		return true
+	case r.cfg.Retry.Strategy == config.StrategySame:
+		return false
+	}
+	return r.sameFailures >= r.cfg.Retry.FreshAfterFailures
+}
+
+// launch builds loop n's prompt and runs the agent with it.
+func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
+	fresh := r.fresh(n)
+	if fresh {
+		r.sameFailures = 0
+	}
+	q, err := queue.Load(r.w.Path(QueueFile))
+	if err != nil {
+		return nil, err
+	}
+	d := PromptData{
+		Task: r.task, Loop: n, MaxLoops: r.opt.MaxLoops, Fresh: fresh,
+		Workspace: filepath.Base(r.w.Dir), Issues: openIssues(q, r.cfg.Retry.MaxRetries),
+		Feedback: r.feedback, WorkSummary: r.summary, Attempts: r.tried,
+	}
+	d.Title = titleOf(r.task, d.Issues)
+	for _, g := range r.cfg.Gates {
+		d.Gates = append(d.Gates, g.Name)
+	}
+	name, command, how := PromptAgent, r.cfg.Agent.Command, "fresh"
+	switch {
+	case !fresh:
+		name, command, how = PromptResume, r.cfg.Agent.ResumeCommand, "resumed"
+	case n > 1:
+		name = PromptContinue
+		d.FilesChanged = r.w.filesChanged(ctx)
+	}
+	text, err := r.w.renderPrompt(name, d)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(r.w.Path(RunsDir), r.res.RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	a := &AgentRun{
+		Loop: n, Fresh: fresh, Command: command,
+		Prompt: filepath.Join(dir, fmt.Sprintf("prompt-%d.md", n)),
+		Log:    filepath.Join(dir, fmt.Sprintf("agent-%d.log", n)),
+	}
+	if err := fsx.WriteFile(a.Prompt, []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	promptAbs, err := filepath.Abs(a.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	wsAbs, err := filepath.Abs(r.w.Dir)
+	if err != nil {
+		return nil, err
+	}
+	r.step(Step{Kind: StepLaunch, Loop: n, Agent: a})
+
+	// The agent runs as a gate does (sh -c, its own process group, killed
+	// whole at its timeout or when ctx ends), with the prompt file as its
+	// standard input.
+	g := config.Gate{
+		Name:    "agent",
+		Command: "exec <\"$ORCHESTRATE_PROMPT_FILE\"\n" + command,
+		Timeout: r.cfg.Agent.Timeout,
+		Env: map[string]string{
+			"ORCHESTRATE_PROMPT_FILE": promptAbs,
+			"ORCHESTRATE_RUN_ID":      r.res.RunID,
+			"ORCHESTRATE_LOOP":        strconv.Itoa(n),
+			"ORCHESTRATE_AGENT":       how,
+			"ORCHESTRATOR_DIR":        wsAbs,
+		},
+	}
+	res, logErr := gate.Run(ctx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now}, a.Log)
+	if logErr != nil {
+		a.Log = ""
+	}
+	a.ExitCode, a.Duration, a.Output, a.Reason = res.ExitCode, res.Duration, res.Output, res.Reason()
+	switch res.Outcome {
+	case gate.Pass:
+		a.Outcome, a.Reason = "ok", ""
+	case gate.Fail:
+		a.Outcome = analytics.OutcomeFail
+	case gate.TimedOut:
+		a.Outcome = analytics.OutcomeTimeout
+	default:
+		a.Outcome = analytics.OutcomeError
+	}
+	r.summary = workSummary(res.Output)
+	r.res.Agents = append(r.res.Agents, *a)
+	ev := analytics.Event{
+		Time: r.opt.Now(), RunID: r.res.RunID, Loop: n, Event: analytics.EventAgent, Attempt: n,
+		Outcome: a.Outcome, DurationMS: a.Duration.Milliseconds(), Detail: how + ": " + command,
+	}
+	if a.ExitCode >= 0 {
+		ev.ExitCode = &a.ExitCode
+	}
+	if err := r.history(ctx, ev); err != nil {
+		return a, err
+	}
+	r.step(Step{Kind: StepAgent, Loop: n, Agent: a})
+	return a, nil
+}
+
+// remember keeps what a failed loop tried, for the next prompts.
+func (r *runner) remember(n int, a *AgentRun, gr *GateRun) {
+	at := PromptAttempt{Loop: n, Agent: "resumed"}
+	if a.Fresh {
+		at.Agent = "fresh"
+	}
+	for _, f := range gr.Evaluation.Failures() {
+		s := f.Name()
+		if is, ok := gr.Issues[f.Name()]; ok && len(is.Signature) >= shortSig {
+			s += " (" + is.Signature[:shortSig] + ")"
+		}
+		at.Failed = append(at.Failed, s)
+	}
+	r.tried = append(r.tried, at)
+	r.feedback = gr.Feedback
+	r.sameFailures++
+}
+
+// exhausted applies on_exhaustion to the last attempt's changes.
+func (r *runner) exhausted(ctx context.Context, gr *GateRun, chk CheckResult) {
+	if r.cfg.OnExhaustion != config.ExhaustionStash {
+		return
+	}
+	var names []string
+	for _, a := range gr.Issues {
+		names = append(names, a.ID)
+	}
+	if len(names) == 0 {
+		for _, ref := range chk.Exhausted {
+			names = append(names, ref.ID)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	msg, err := r.w.stashExhausted(ctx, names)
+	if err != nil {
+		// The changes are still in the tree: nothing is lost, say so.
+		r.res.Stash = "not stashed: " + err.Error()
+		return
+	}
+	r.res.Stash = msg
+}
+
+// aborted reports whether orchestrate abort asked the run to stop, taking
+// its marker away.
+func (r *runner) aborted() bool {
+	if _, err := os.Stat(r.w.Path(AbortFile)); err != nil {
+		return false
+	}
+	_ = os.Remove(r.w.Path(AbortFile))
+	return true
+}
+
+func (r *runner) step(s Step) {
+	if r.opt.Step != nil {
+		r.opt.Step(s)
+	}
+}
+
+// history appends events under the lock. It outlives ctx for a moment, so
+// that an interrupted run still says so.
+func (r *runner) history(ctx context.Context, events ...analytics.Event) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return r.w.withLock(ctx, func() error { return r.w.appendHistory(events...) })
+}
+
+// end records why the run stopped.
+func (r *runner) end(ctx context.Context, outcome, reason string) (*RunResult, error) {
+	r.res.Outcome, r.res.Reason = outcome, reason
+	detail := reason
+	if r.res.Stash != "" {
+		detail += "; stash: " + r.res.Stash
+	}
+	err := r.history(ctx, analytics.Event{Time: r.opt.Now(), RunID: r.res.RunID, Loop: r.res.Loops,
+		Event: analytics.EventRunEnd, Outcome: outcome, Detail: detail})
+	return r.res, err
+}
+
+func (r *runner) interrupted(ctx context.Context) (*RunResult, error) {
+	return r.end(ctx, RunInterrupted, fmt.Sprintf("interrupted during loop %d (%v)", r.res.Loops, context.Cause(ctx)))
+}
+
+func (r *runner) fail(ctx context.Context, err error) (*RunResult, error) {
+	res, herr := r.end(ctx, RunError, err.Error())
+	return res, errors.Join(err, herr)
+}
+
+// resolutions describes the issues the gates resolved, for the SUCCEEDED
+// messages.
+func (w Workspace) resolutions(resolved []string) []Resolution {
+	if len(resolved) == 0 {
+		return nil
+	}
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		return nil
+	}
+	var out []Resolution
+	for _, id := range resolved {
+		if is := q.Issue(id); is != nil {
+			out = append(out, Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)})
+		}
+	}
+	return out
+}
+
+// Abort asks the run in progress to stop at its next decision point (before
+// its next check or agent launch), and records the abort in the history.
+// It reports false, leaving nothing behind, when no run is in progress.
+func (w Workspace) Abort(ctx context.Context, now time.Time) (bool, error) {
+	unlock, err := w.TryRunLock()
+	if err == nil {
+		unlock()
+		return false, nil
+	}
+	if !errors.Is(err, ErrRunning) {
+		return false, err
+	}
+	if err := fsx.WriteFile(w.Path(AbortFile), []byte("orchestrate abort: the run stops at its next decision point\n"), 0o644); err != nil {
+		return false, err
+	}
+	return true, w.withLock(ctx, func() error {
+		return w.appendHistory(analytics.Event{Time: now, RunID: w.runID(), Event: analytics.EventAbort})
+	})
+}
