@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
+)
+
+func init() {
+	register(&command{
+		name:    "watch",
+		summary: "show the status and the problems again on every save",
+		usage: `Usage: orchestrate watch [--debounce DURATION] [--max-refreshes N] [--json]
+
+Shows the status and every problem of the queue, the session state and the
+config (file:line: message, as validate prints them), then shows them again,
+under a timestamped header, each time issue_queue.md, session_state.md,
+config.yaml, history.csv or no_auto_retry is saved. When history.csv
+changed, it regenerates analytics.html too. Keep it open in a terminal
+beside your editor, or beside a running agent.
+
+It watches the directory, not the files, so it follows every way of saving
+one: in place, a new file renamed over the old one, delete and create. A
+burst of events (an editor's save is several) is one refresh, once nothing
+has changed for --debounce (default 150ms); a steady stream of events is
+shown at least every ten debounces (and at least every second). Its own
+writes (analytics.html) and temporary files never trigger a refresh.
+If the directory itself goes away, it waits for it to come back.
+
+A malformed file is not an error here: its problems are shown and the
+watch goes on. Stop it with Ctrl-C (or SIGTERM).
+
+Flags:
+  --debounce DURATION  quiet time before a refresh (default 150ms)
+  --max-refreshes N    exit after N refreshes caused by changes
+                       (0, the default: until stopped)
+  --json               one JSON object per line and refresh:
+                       {"time": "…", "refresh": N, "changed": ["issue_queue.md"],
+                        "ok": bool, "problems": [{"file": "…", "line": N,
+                        "message": "…"}, …], "issues": N, "statuses": {"pending": N, …},
+                        "analytics": "…", "error": "…"}
+
+Examples:
+  orchestrate watch
+  orchestrate watch --debounce 500ms
+  orchestrate --json watch | jq -c '.problems'
+
+Exit codes: 0 stopped (Ctrl-C, SIGTERM, or --max-refreshes reached),
+1 error (no workspace, the watcher could not start), 2 usage.
+`,
+		run: runWatch,
+	})
+}
+
+// errWatchDone ends the watch after --max-refreshes.
+var errWatchDone = errors.New("enough refreshes")
+
+func runWatch(e *env, args []string) error {
+	fs := e.flags("watch")
+	debounce := fs.Duration("debounce", 150*time.Millisecond, "")
+	maxRefreshes := fs.Int("max-refreshes", 0, "")
+	if err := e.parseNone(fs, args); err != nil {
+		return err
+	}
+	if *debounce < 0 {
+		return usageError("watch", "watch: --debounce must not be negative, got %v", *debounce)
+	}
+	if *maxRefreshes < 0 {
+		return usageError("watch", "watch: --max-refreshes must not be negative, got %d", *maxRefreshes)
+	}
+	// The watch ends only by a signal: take them here, whatever context
+	// the caller gave (main's has them, a test's may not), so that Ctrl-C
+	// is a clean exit 0.
+	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ws := e.ws()
+	n := 0
+	opt := loop.WatchOptions{
+		Debounce: *debounce,
+		Notice:   func(msg string) { fmt.Fprintf(e.stderr, "orchestrate: %s\n", msg) },
+	}
+	err := loop.Watch(ctx, ws, opt, func(changed []string) error {
+		if changed != nil {
+			n++
+		}
+		var out bytes.Buffer
+		if e.json {
+			writeWatchJSON(e, &out, ws, n, changed)
+		} else {
+			writeWatchText(e, &out, ws, n, changed)
+		}
+		// One write a refresh: a reader never sees half of one.
+		if _, err := e.stdout.Write(out.Bytes()); err != nil {
+			return err
+		}
+		if *maxRefreshes > 0 && n >= *maxRefreshes {
+			return errWatchDone
+		}
+		return nil
+	})
+	if errors.Is(err, errWatchDone) {
+		return nil
+	}
+	return err
+}
+
+// watchAnalytics regenerates analytics.html when history.csv changed and
+// returns its path, or "" when there was nothing to do. A workspace with
+// neither file gets no report it did not ask for.
+func watchAnalytics(ws loop.Workspace, changed []string) (string, error) {
+	if !slices.Contains(changed, loop.HistoryFile) {
+		return "", nil
+	}
+	path := ws.Path(loop.AnalyticsFile)
+	if !watchFileExists(ws.Path(loop.HistoryFile)) && !watchFileExists(path) {
+		return "", nil
+	}
+	return path, analytics.Generate(ws.Path(loop.HistoryFile), path)
+}
+
+func watchFileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// watchHeader says when and why a refresh was made.
+func watchHeader(e *env, ws loop.Workspace, n int, changed []string) string {
+	t := e.now().Format("2006-01-02 15:04:05")
+	if changed == nil {
+		return fmt.Sprintf("== %s watching %s (Ctrl-C to stop) ==\n", t, ws.Dir)
+	}
+	return fmt.Sprintf("\n== %s refresh %d: %s changed ==\n", t, n, strings.Join(changed, ", "))
+}
+
+func writeWatchText(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed []string) {
+	pe := *e
+	pe.stdout = out
+	out.WriteString(watchHeader(e, ws, n, changed))
+	if path, err := watchAnalytics(ws, changed); err != nil {
+		fmt.Fprintf(out, "analytics: %v\n", err)
+	} else if path != "" {
+		fmt.Fprintf(out, "wrote %s\n", path)
+	}
+	if !watchFileExists(ws.Path(loop.QueueFile)) {
+		fmt.Fprintf(out, "(%s does not exist)\n", ws.Path(loop.QueueFile))
+	}
+	problems, issues, err := validateAll(ws)
+	if err != nil {
+		fmt.Fprintf(out, "error: %v\n", err)
+		return
+	}
+	q, err := queue.Load(ws.Path(loop.QueueFile))
+	if err == nil {
+		var s *session.State
+		if s, err = session.Load(ws.Path(loop.StateFile)); err == nil {
+			err = printStatus(&pe, q, s)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(out, "error: %v\n", err)
+	}
+	for _, p := range problems {
+		fmt.Fprintf(out, "%s:%d: %s\n", p.File, p.Line, p.Message)
+	}
+	if len(problems) == 0 {
+		fmt.Fprintf(out, "ok: %d issues, no problems\n", issues)
+	} else {
+		fmt.Fprintf(out, "%d problem(s)\n", len(problems))
+	}
+}
+
+// watchJSON is one refresh as a line of JSON.
+type watchJSON struct {
+	Time      string         `json:"time"`
+	Refresh   int            `json:"refresh"`
+	Changed   []string       `json:"changed"`
+	OK        bool           `json:"ok"`
+	Problems  []problemJSON  `json:"problems"`
+	Issues    int            `json:"issues"`
+	Statuses  map[string]int `json:"statuses"`
+	Analytics string         `json:"analytics,omitempty"`
+	Error     string         `json:"error,omitempty"`
+}
+
+func writeWatchJSON(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed []string) {
+	j := watchJSON{
+		Time: e.now().Format(time.RFC3339), Refresh: n, Changed: changed,
+		Problems: []problemJSON{}, Statuses: map[string]int{},
+	}
+	if j.Changed == nil {
+		j.Changed = []string{}
+	}
+	var errs []string
+	if path, err := watchAnalytics(ws, changed); err != nil {
+		errs = append(errs, "analytics: "+err.Error())
+	} else {
+		j.Analytics = path
+	}
+	problems, issues, err := validateAll(ws)
+	if err != nil {
+		errs = append(errs, err.Error())
+	} else {
+		j.Problems, j.Issues = problems, issues
+		j.OK = len(problems) == 0
+	}
+	if q, err := queue.Load(ws.Path(loop.QueueFile)); err == nil {
+		for _, is := range q.Issues {
+			j.Statuses[is.Status()]++
+		}
+	}
+	j.Error = strings.Join(errs, "; ")
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	enc.Encode(j)
+}
