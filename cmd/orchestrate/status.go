@@ -129,10 +129,15 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		return err
 	}
 	var parts []string
+	known := 0
 	for _, st := range queue.Statuses {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+			known += counts[st]
 		}
+	}
+	if n := len(q.Issues) - known; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d with an unknown status", n))
 	}
 	fmt.Fprintf(e.stdout, "%d issues: %s\n", len(q.Issues), strings.Join(parts, ", "))
 	return nil
