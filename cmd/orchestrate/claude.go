@@ -127,7 +127,13 @@ func mergeStopHook(data []byte) (out []byte, changed bool, err error) {
 			}
 		}
 	}
-	ours, _ := json.Marshal(map[string]any{"hooks": []map[string]string{{"type": "command", "command": stopHookCommand}}})
+	type hook struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+	}
+	ours, _ := json.Marshal(struct {
+		Hooks []hook `json:"hooks"`
+	}{[]hook{{"command", stopHookCommand}}})
 	stopValue, err := json.Marshal(append(stop, ours))
 	if err != nil {
 		return nil, false, err

@@ -134,6 +134,14 @@ func finishRun(e *env, p *runPrinter, res *loop.RunResult) error {
 		if res.Stuck == nil {
 			res.Stuck = []loop.IssueRef{}
 		}
+		if c := res.Check; c != nil {
+			if c.Retried == nil {
+				c.Retried = []loop.IssueRef{}
+			}
+			if c.Exhausted == nil {
+				c.Exhausted = []loop.IssueRef{}
+			}
+		}
 		if err := e.printJSON(struct {
 			*loop.RunResult
 			ExitCode int `json:"exit_code"`
