@@ -22,24 +22,83 @@ const drainTimeout = 500 * time.Millisecond
 
 // run runs one gate. The second result is an error writing its log.
 func run(ctx context.Context, g config.Gate, opts *Options, logPath string) (Result, error) {
-	r := Result{Gate: g, ExitCode: -1, Started: opts.now(), LogPath: logPath}
-	finish := func(o Outcome, msg string) (Result, error) {
-		r.Outcome, r.Err = o, msg
-		r.Duration = opts.now().Sub(r.Started)
+	switch {
+	case g.IsReview():
+		return runReview(ctx, g, opts, logPath)
+	case g.IsHuman():
+		r := Result{Gate: g, ExitCode: -1, Started: opts.now()}
+		decideHuman(&r, opts, true)
 		return r, nil
 	}
+	r := Result{Gate: g, ExitCode: -1, Started: opts.now(), LogPath: logPath}
 	if ctx.Err() != nil {
-		return finish(Errored, "canceled before it started")
+		r.Outcome, r.Err = Errored, "canceled before it started"
+		return r, nil
 	}
+	dir, err := gateDir(g, opts)
+	if err != nil {
+		r.Outcome, r.Err = Errored, err.Error()
+		return r, nil
+	}
+	logErr := execute(ctx, &r, spec{command: g.Command, dir: dir, env: g.Env, timeout: g.Timeout}, opts, logPath)
+	return r, logErr
+}
 
+// gateDir returns the directory a gate's commands run in.
+func gateDir(g config.Gate, opts *Options) (string, error) {
 	dir := opts.RepoRoot
 	if g.WorkingDir != "" {
 		dir = filepath.Join(opts.RepoRoot, g.WorkingDir)
 	}
 	if dir != "" {
 		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-			return finish(Errored, fmt.Sprintf("working_dir %q is not a directory", g.WorkingDir))
+			return "", fmt.Errorf("working_dir %q is not a directory", g.WorkingDir)
 		}
+	}
+	return dir, nil
+}
+
+// spec is one command to run.
+type spec struct {
+	command string
+	dir     string
+	env     map[string]string // laid over Options.Env
+	timeout time.Duration     // 0: none but the context's
+	// timeoutMsg is Result.Err on a timeout; "" is "timed out after <timeout>".
+	timeoutMsg string
+	stdin      string // a file the command reads as its stdin; "" for none
+	// stdout, when set, gets the command's stdout alone, apart from the
+	// interleaved output that the capture and the log get.
+	stdout *limitedBuffer
+}
+
+// limitedBuffer keeps the first max bytes written to it and counts the rest.
+type limitedBuffer struct {
+	buf     []byte
+	max     int
+	dropped int64
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(room, len(p))]...)
+	}
+	if len(p) > b.max-len(b.buf) {
+		b.dropped += int64(len(p) - max(0, min(len(p), b.max-len(b.buf))))
+	}
+	return len(p), nil
+}
+
+// execute runs sp and fills r's outcome, exit code, output and duration; r
+// must have Started set. The error is one writing the log.
+func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath string) error {
+	finish := func(o Outcome, msg string) error {
+		r.Outcome, r.Err = o, msg
+		r.Duration = opts.now().Sub(r.Started)
+		return nil
+	}
+	if ctx.Err() != nil {
+		return finish(Errored, "canceled before it started")
 	}
 
 	var log *os.File
@@ -54,17 +113,39 @@ func run(ctx context.Context, g config.Gate, opts *Options, logPath string) (Res
 	if log != nil {
 		logw = log
 	}
-	out := newCapture(opts.output(), logw)
+	out := &lockedWriter{w: newCapture(opts.output(), logw)}
+
+	var stdin *os.File
+	if sp.stdin != "" {
+		f, err := os.Open(sp.stdin)
+		if err != nil {
+			closeLog(log, &logErr)
+			return finish(Errored, fmt.Sprintf("opening its stdin: %v", err))
+		}
+		defer f.Close()
+		stdin = f
+	}
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		closeLog(log, &logErr)
 		return finish(Errored, fmt.Sprintf("making the output pipe: %v", err))
 	}
+	readers := []*os.File{pr}
+	var spr, spw *os.File
+	if sp.stdout != nil {
+		if spr, spw, err = os.Pipe(); err != nil {
+			pr.Close()
+			pw.Close()
+			closeLog(log, &logErr)
+			return finish(Errored, fmt.Sprintf("making the output pipe: %v", err))
+		}
+		readers = append(readers, spr)
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
-	if g.Timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, g.Timeout)
+	if sp.timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, sp.timeout)
 	}
 	defer cancel()
 
@@ -72,10 +153,16 @@ func run(ctx context.Context, g config.Gate, opts *Options, logPath string) (Res
 	if base == nil {
 		base = os.Environ()
 	}
-	cmd := exec.CommandContext(runCtx, "sh", "-c", g.Command)
-	cmd.Dir = dir
-	cmd.Env = sortedEnv(base, g.Env)
+	cmd := exec.CommandContext(runCtx, "sh", "-c", sp.command)
+	cmd.Dir = sp.dir
+	cmd.Env = sortedEnv(base, sp.env)
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: output interleaved as written
+	if spw != nil {
+		cmd.Stdout = spw
+	}
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	grace := opts.killGrace()
 	group := &group{}
@@ -86,25 +173,44 @@ func run(ctx context.Context, g config.Gate, opts *Options, logPath string) (Res
 
 	if err := cmd.Start(); err != nil {
 		pw.Close()
-		pr.Close()
+		if spw != nil {
+			spw.Close()
+		}
+		for _, f := range readers {
+			f.Close()
+		}
 		closeLog(log, &logErr)
 		return finish(Errored, fmt.Sprintf("could not start: %v", err))
 	}
-	pw.Close() // the children hold their copies; EOF comes when the last one closes
+	// The children hold their copies; EOF comes when the last one closes.
+	pw.Close()
+	if spw != nil {
+		spw.Close()
+	}
 	group.started(cmd.Process.Pid)
 
 	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
+	var copiers sync.WaitGroup
+	drain := func(f *os.File, extra io.Writer) {
+		defer copiers.Done()
 		buf := make([]byte, 64<<10)
 		for {
-			n, err := pr.Read(buf)
+			n, err := f.Read(buf)
+			if extra != nil {
+				extra.Write(buf[:n])
+			}
 			out.Write(buf[:n])
 			if err != nil {
 				return
 			}
 		}
-	}()
+	}
+	copiers.Add(len(readers))
+	go drain(pr, nil)
+	if spr != nil {
+		go drain(spr, sp.stdout)
+	}
+	go func() { copiers.Wait(); close(copied) }()
 
 	// Runs once the leader has exited. On Linux the leader is not reaped yet,
 	// so its process group ID cannot have been reused by anyone else.
@@ -118,28 +224,36 @@ func run(ctx context.Context, g config.Gate, opts *Options, logPath string) (Res
 		wait(copied, time.Until(deadline))
 		group.signal(syscall.SIGKILL)
 		if !wait(copied, drainTimeout) {
-			if pr.SetReadDeadline(time.Now()) != nil {
-				pr.Close()
+			for _, f := range readers {
+				if f.SetReadDeadline(time.Now()) != nil {
+					f.Close()
+				}
 			}
 			<-copied
 		}
 		group.reaped()
 	}
 	waitErr := waitGroupLeader(cmd, cleanup)
-	pr.Close()
+	for _, f := range readers {
+		f.Close()
+	}
+	c := out.w.(*capture)
 	if logErr == nil {
-		logErr = out.logErr
+		logErr = c.logErr
 	}
 	closeLog(log, &logErr)
 
-	r.Output, r.OutputBytes, r.Omitted = out.String(), out.total, out.omitted()
+	r.Output, r.OutputBytes, r.Omitted = c.String(), c.total, c.omitted()
 	r.Duration = opts.now().Sub(r.Started)
 	state := cmd.ProcessState
 	switch {
 	case !group.terminatedAt().IsZero() && ctx.Err() != nil:
 		r.Outcome, r.Err = Errored, "canceled: "+ctx.Err().Error()
 	case !group.terminatedAt().IsZero():
-		r.Outcome, r.Err = TimedOut, fmt.Sprintf("timed out after %s", g.Timeout)
+		r.Outcome, r.Err = TimedOut, sp.timeoutMsg
+		if r.Err == "" {
+			r.Err = fmt.Sprintf("timed out after %s", sp.timeout)
+		}
 	case state == nil:
 		r.Outcome, r.Err = Errored, fmt.Sprintf("waiting for it: %v", waitErr)
 	case state.Exited():
@@ -160,7 +274,19 @@ func run(ctx context.Context, g config.Gate, opts *Options, logPath string) (Res
 			r.Signal = signalName(ws.Signal())
 		}
 	}
-	return r, logErr
+	return logErr
+}
+
+// lockedWriter serializes writes from the copiers of stdout and stderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func closeLog(f *os.File, errp *error) {

@@ -51,6 +51,10 @@ type FailedGate struct {
 	LogPath   string   // where its whole output is
 	Signature string   // its failure signature, when the caller gave one
 	Seen      int      // how many times that signature came in earlier attempts
+
+	// Findings are a review gate's findings by priority, worst first, in
+	// place of Error; the groups at fail_on or worse are Blocking.
+	Findings []FindingGroup
 }
 
 // Tried is a failure of earlier attempts.
@@ -93,6 +97,10 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 			Hints:     r.Gate.Hints,
 			LogPath:   r.LogPath,
 			Signature: in.Signatures[r.Name()],
+		}
+		if rev := r.Review; rev != nil && r.Outcome == Fail && len(rev.Findings) > 0 {
+			f.Findings = GroupFindings(rev.Findings, rev.FailOn)
+			f.Error, f.Cut, f.Fence = "", false, ""
 		}
 		for _, t := range in.Tried {
 			if f.Signature != "" && t.Gate == f.Name && t.Signature == f.Signature {

@@ -29,6 +29,10 @@ const (
 	TimedOut Outcome = "timeout" // killed at its timeout
 	Errored  Outcome = "error"   // could not start, exit 126 or 127 (not executable, not found), or canceled
 	Skipped  Outcome = "skipped" // not run: a fail_fast gate failed before it, or the evaluation was canceled
+
+	// AwaitingApproval: a human gate waits for a person. It has not failed,
+	// and the evaluation has not passed.
+	AwaitingApproval Outcome = "awaiting_approval"
 )
 
 // DefaultKillGrace is how long a gate's process group has between SIGTERM and SIGKILL.
@@ -48,6 +52,15 @@ type Options struct {
 	// Progress, if set, is told when each gate starts, finishes or is
 	// skipped. Calls never overlap. See Renderer.
 	Progress func(Event)
+
+	// Human, if set, says where a human gate's approval stands; it is called
+	// once per human gate, after the other gates ran. Without it a human
+	// gate is an error: there is no one to ask.
+	Human func(config.Gate) Approval
+
+	// DiffExclude lists paths, relative to RepoRoot, that the diff a review
+	// gate reviews leaves out: the workspace directory.
+	DiffExclude []string
 
 	// Now is the clock for timestamps and durations; nil = time.Now. Tests
 	// inject one to make reports reproducible.
@@ -103,6 +116,9 @@ type Result struct {
 	OutputBytes int64  // all the bytes the gate wrote
 	Omitted     int64  // bytes of Output's middle that were dropped
 	LogPath     string // the whole output; "" when not logged
+
+	Review   *Review   // a review gate's findings and reviewers; nil for other gates
+	Approval *Approval // a human gate's approval as it stood; nil for other gates
 }
 
 // Name returns the gate's name.
@@ -161,6 +177,12 @@ func (e *Evaluation) Skipped() []Result {
 	return e.filter(func(r *Result) bool { return r.Outcome == Skipped })
 }
 
+// AwaitingApproval returns the results of the human gates that wait for a
+// person's approval.
+func (e *Evaluation) AwaitingApproval() []Result {
+	return e.filter(func(r *Result) bool { return r.Outcome == AwaitingApproval })
+}
+
 // AdvisoryFailures returns the results of the advisory gates that failed.
 func (e *Evaluation) AdvisoryFailures() []Result {
 	return e.filter(func(r *Result) bool { return r.Enforcement() == config.Advisory && r.Failed() })
@@ -177,10 +199,15 @@ func (e *Evaluation) filter(keep func(*Result) bool) []Result {
 }
 
 // Evaluate runs the gates: the serial ones first, one at a time in config
-// order, then the others concurrently, at most opts.Parallelism at once.
-// When a blocking fail_fast gate does not pass, the gates not yet started are
-// skipped; in the parallel phase the gates already running finish. Results
-// come in config order.
+// order, then the others concurrently, at most opts.Parallelism at once,
+// and the human gates last, in config order. When a blocking fail_fast gate
+// does not pass, the gates not yet started are skipped; in the parallel
+// phase the gates already running finish. A human gate reports the
+// approval opts.Human gives: approved passes, rejected fails with the
+// person's comment as its output; while no one decided, it awaits approval
+// once every other blocking gate passed, and is skipped until then, since a
+// person is asked only about a change that passes its checks. Results come
+// in config order.
 //
 // The error is non-nil only when the log directory cannot be made, or when
 // ctx is canceled: the Evaluation then holds what ran, the rest skipped.
@@ -200,7 +227,7 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 	// A blocking fail_fast failure stops the evaluation; stoppedBy says which.
 	var stoppedBy string
 	for i, g := range gates {
-		if !g.Serial {
+		if !g.Serial || g.IsHuman() {
 			continue
 		}
 		if reason := e.skipReason(ctx, stoppedBy); reason != "" {
@@ -216,7 +243,7 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 	var wg sync.WaitGroup
 	var mu sync.Mutex // guards stoppedBy from here on
 	for i, g := range gates {
-		if g.Serial {
+		if g.Serial || g.IsHuman() {
 			continue
 		}
 		sem <- struct{}{} // wait for a slot before deciding, so a failure in the meantime counts
@@ -242,6 +269,26 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 		}()
 	}
 	wg.Wait()
+
+	othersPassed := true
+	for i, g := range gates {
+		if !g.IsHuman() && enforcement(g) == config.Blocking && !e.results[i].Passed() {
+			othersPassed = false
+		}
+	}
+	for i, g := range gates {
+		if !g.IsHuman() {
+			continue
+		}
+		if reason := e.skipReason(ctx, stoppedBy); reason != "" {
+			e.skip(i, g, reason)
+			continue
+		}
+		e.emit(Event{Kind: GateStarted, Index: i, Gate: g.Name, Time: e.opts.now()})
+		e.results[i] = Result{Gate: g, ExitCode: -1, Started: e.opts.now()}
+		decideHuman(&e.results[i], e.opts, othersPassed)
+		e.emit(Event{Kind: GateFinished, Index: i, Gate: g.Name, Time: e.opts.now(), Result: &e.results[i]})
+	}
 
 	ev.Results = e.results
 	ev.Passed = true

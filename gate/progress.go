@@ -170,6 +170,8 @@ func doneLine(r *Result) string {
 		return fmt.Sprintf("✔ %s  pass  %s", r.Name(), d)
 	case Skipped:
 		return fmt.Sprintf("- %s  %s", r.Name(), r.Err)
+	case AwaitingApproval:
+		return fmt.Sprintf("? %s  %s", r.Name(), r.Err)
 	}
 	mark, mode := "✘", ""
 	if e := r.Enforcement(); e != config.Blocking {

@@ -111,6 +111,31 @@ type jsonResult struct {
 	OutputBytes     int64   `json:"output_bytes"`
 	OmittedBytes    int64   `json:"omitted_bytes,omitempty"`
 	Log             string  `json:"log,omitempty"` // file name, in the gate log directory
+
+	// A review gate's verdict: its fail_on, the final findings, and each
+	// review command's run.
+	FailOn    string         `json:"fail_on,omitempty"`
+	Findings  []Finding      `json:"findings,omitempty"`
+	Reviewers []jsonReviewer `json:"reviewers,omitempty"`
+	// A human gate's approval: its state and request.
+	Approval *jsonApproval `json:"approval,omitempty"`
+}
+
+type jsonReviewer struct {
+	Name            string  `json:"name"`
+	Outcome         Outcome `json:"outcome"`
+	ExitCode        int     `json:"exit_code"`
+	Error           string  `json:"error,omitempty"`
+	Findings        int     `json:"findings"`
+	DurationSeconds seconds `json:"duration_seconds"`
+	Log             string  `json:"log,omitempty"`
+}
+
+type jsonApproval struct {
+	State   ApprovalState `json:"state"`
+	Issue   string        `json:"issue,omitempty"`
+	Comment string        `json:"comment,omitempty"`
+	Note    string        `json:"note,omitempty"`
 }
 
 // JSON returns the content of gate-results.json.
@@ -146,6 +171,20 @@ func (r *Report) JSON() ([]byte, error) {
 				}
 				if res.LogPath != "" {
 					jr.Log = filepath.Base(res.LogPath)
+				}
+				if rev := res.Review; rev != nil {
+					jr.FailOn, jr.Findings = rev.FailOn.String(), rev.Findings
+					for _, rv := range rev.Reviewers {
+						jrv := jsonReviewer{Name: rv.Name, Outcome: rv.Outcome, ExitCode: rv.ExitCode, Error: rv.Err,
+							Findings: rv.Findings, DurationSeconds: secondsOf(rv.Duration)}
+						if rv.LogPath != "" {
+							jrv.Log = filepath.Base(rv.LogPath)
+						}
+						jr.Reviewers = append(jr.Reviewers, jrv)
+					}
+				}
+				if a := res.Approval; a != nil {
+					jr.Approval = &jsonApproval{State: a.State, Issue: a.Ref, Comment: a.Comment, Note: a.Note}
 				}
 				ja.Results = append(ja.Results, jr)
 			}
@@ -258,6 +297,8 @@ func statusCell(r *Result) string {
 		s = "❌ Error"
 	case Skipped:
 		return "⏭️ Skipped"
+	case AwaitingApproval:
+		return "⏳ Awaiting approval"
 	default:
 		s = string(r.Outcome)
 	}

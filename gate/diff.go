@@ -1,0 +1,115 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Diff writes the change under review in the repository at root to w: what
+// `git diff base` shows of the working tree, with the untracked files that
+// .gitignore does not ignore included as new files, and the paths of
+// exclude (relative to root, such as the workspace directory) left out. With
+// stat, it writes `git diff --stat` instead. Only root's subtree is shown.
+//
+// The repository's index is never written: untracked files are marked
+// (git add --intent-to-add) in a copy of it. A repository without commits
+// is compared with the empty tree when base is HEAD.
+func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w io.Writer) error {
+	if root == "" {
+		root = "."
+	}
+	git := func(env []string, out io.Writer, args ...string) error {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), env...)
+		stderr := &limitedBuffer{max: 4 << 10}
+		cmd.Stdout, cmd.Stderr = out, stderr
+		err := cmd.Run()
+		if err == nil {
+			return nil
+		}
+		msg := strings.TrimSpace(strings.TrimPrefix(string(stderr.buf), "fatal: "))
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if msg == "" || errors.Is(err, exec.ErrNotFound) {
+			msg = err.Error()
+		}
+		sub := args[0]
+		for i := 0; i+2 < len(args) && args[i] == "-c"; i += 2 {
+			sub = args[i+2]
+		}
+		return fmt.Errorf("git %s: %s", sub, msg)
+	}
+
+	var gitIndex bytes.Buffer
+	if err := git(nil, &gitIndex, "rev-parse", "--git-path", "index"); err != nil {
+		return err
+	}
+	index := strings.TrimSpace(gitIndex.String())
+	if !filepath.IsAbs(index) {
+		index = filepath.Join(root, index)
+	}
+	tmpDir, err := os.MkdirTemp("", "orchestrate-index-*")
+	if err != nil {
+		return fmt.Errorf("copying the git index: %w", err)
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, "index")
+	if err := copyFile(index, tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("copying the git index: %w", err)
+	}
+	env := []string{"GIT_INDEX_FILE=" + tmp, "GIT_OPTIONAL_LOCKS=0"}
+
+	paths := []string{"--", "."}
+	for _, ex := range exclude {
+		if ex != "" && ex != "." {
+			paths = append(paths, ":(exclude,literal)"+filepath.ToSlash(ex))
+		}
+	}
+	if err := git(env, io.Discard, append([]string{"add", "--intent-to-add"}, paths...)...); err != nil {
+		return err
+	}
+	if base == "HEAD" && git(nil, io.Discard, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") != nil {
+		// No commit yet: everything is new.
+		var empty bytes.Buffer
+		cmd := exec.CommandContext(ctx, "git", "hash-object", "-t", "tree", "--stdin")
+		cmd.Dir, cmd.Stdout = root, &empty
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("git hash-object: %v", err)
+		}
+		base = strings.TrimSpace(empty.String())
+	}
+	args := []string{"-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv"}
+	if stat {
+		args = append(args, "--stat")
+	}
+	args = append(args, base)
+	return git(env, w, append(args, paths...)...)
+}
+
+// copyFile copies the file src to dst, a new file.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
