@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"os"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -12,11 +10,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script")
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"orchestrate": func() {
-			os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
-		},
-	})
+	// The command as users run it: main, with its signal handling, which
+	// TestRunInterrupted sends SIGINT to.
+	testscript.Main(m, map[string]func(){"orchestrate": main})
 }
 
 // TestScripts runs the command-line scenarios of testdata/script: each
