@@ -26,9 +26,14 @@ func benchmarkCompute(b *testing.B, size int) {
 	out := mixedOutput(b, size)
 	opt := Options{Workdir: "/root/sigcorpus.OzMU8a", Home: "/root"}
 	b.SetBytes(int64(len(out)))
-	b.ResetTimer()
+	start, ok := cpuTime()
+	n := 0
 	for b.Loop() {
 		Compute(out, Fail, opt)
+		n++
+	}
+	if end, _ := cpuTime(); ok {
+		b.ReportMetric(float64(end-start)/float64(n), "cpu-ns/op")
 	}
 }
 

@@ -59,8 +59,10 @@ func loadCorpus(tb testing.TB) map[string]capture {
 }
 
 // TestCorpusNormalized compares the normalized text of every capture with
-// testdata/normalized/NAME (go test -run TestCorpusNormalized -update
-// rewrites them): a change of rules shows there, line by line, for review.
+// testdata/normalized/NAME, so that a change of rules shows there, line by
+// line, for review; "go test ./signature -run TestCorpusNormalized -update"
+// rewrites them. Captures named empty-* must normalize to nothing, the rest
+// to something, and normalizing a normalized text must change nothing.
 func TestCorpusNormalized(t *testing.T) {
 	for name, c := range loadCorpus(t) {
 		got := Normalize(c.output, c.opt)

@@ -90,11 +90,11 @@ type Options struct {
 func Normalize(output []byte, opt Options) string {
 	paths := newPathMasker(opt)
 	text := string(output)
-	lines := make([]string, 0, strings.Count(text, "\n")+1)
+	lines := make([]line, 0, strings.Count(text, "\n")+1)
 	for len(text) > 0 {
-		line, rest, _ := strings.Cut(text, "\n")
+		raw, rest, _ := strings.Cut(text, "\n")
 		text = rest
-		lines = append(lines, maskLine(cleanLine(line), paths))
+		lines = append(lines, classify(maskLine(cleanLine(raw), paths)))
 	}
 	lines = structure(lines)
 	return joinLines(lines)
@@ -132,16 +132,16 @@ func hash(class Class, normalized string) string {
 
 // joinLines joins lines with "\n", squeezing runs of blank lines into one and
 // dropping blank lines at both ends.
-func joinLines(lines []string) string {
+func joinLines(lines []line) string {
 	var b strings.Builder
 	n := 0
 	for _, l := range lines {
-		n += len(l) + 1
+		n += len(l.text) + 1
 	}
 	b.Grow(n)
 	blank := false
 	for _, l := range lines {
-		if l == "" {
+		if l.text == "" {
 			blank = b.Len() > 0
 			continue
 		}
@@ -149,7 +149,7 @@ func joinLines(lines []string) string {
 			b.WriteByte('\n')
 			blank = false
 		}
-		b.WriteString(l)
+		b.WriteString(l.text)
 		b.WriteByte('\n')
 	}
 	return b.String()

@@ -6,18 +6,144 @@ import (
 	"strings"
 )
 
-// structure applies the passes that look at more than one line, to lines
-// already cleaned and masked: the lines of a verbose go test run go back
-// under the test that wrote them, the lines of passing tests go, and
-// independent failure blocks are put in order. Each pass is linear in the
-// number of lines, but for the sorting of blocks.
-func structure(lines []string) []string {
-	lines = goVerbose(lines)
-	lines = slices.DeleteFunc(lines, isNoise)
-	lines = tapBlocks(lines)
-	lines = sortIndented(lines)
-	lines = sortPython(lines)
-	lines = sortRaces(lines)
+// A line is a cleaned and masked line of output, with what the passes over
+// several lines need to know about it, worked out by classify while the text
+// is at hand. The passes then look at these and not at the text, which keeps
+// a long output's text out of the cache until it is joined.
+type line struct {
+	text   string
+	indent int // leading spaces and tabs
+	kind   kind
+}
+
+// kind is a set of facts about a line.
+type kind uint32
+
+const (
+	kBlank       kind = 1 << iota
+	kNoise            // a line that only says that something passed (isNoise)
+	kGoRun            // "=== RUN Test", which starts a go test -v output
+	kGoEvent          // "=== RUN/PAUSE/CONT/NAME Test"
+	kGoResult         // "--- FAIL/PASS/SKIP: Test (…", at any indentation
+	kGoEnd            // the end of a package's output: "FAIL", "PASS", "FAIL\tpkg", "ok pkg"
+	kFailHeader       // isFailHeader
+	kTestAt           // node's "test at file:line"
+	kTAPSubtest       // "# Subtest: name"
+	kTAPPoint         // "ok N - name" or "not ok N - name"
+	kTAPPass          // "ok N - name"
+	kYAMLStart        // "---"
+	kYAMLEnd          // "..."
+	kEqualsRule       // twenty "=" or more
+	kDashRule         // twenty "-" or more
+	kPyFail           // "FAIL: test", "ERROR: test", "UNEXPECTED SUCCESS: test"
+	kPyRan            // "Ran N tests in …"
+	kPyVerbose        // "test (…) ... FAIL"
+	kRaceRule         // "==================", around a data race report
+	kRaceWarning      // "WARNING: DATA RACE"
+)
+
+func classify(text string) line {
+	l := line{text: text, indent: indent(text)}
+	if text == "" {
+		l.kind = kBlank
+		return l
+	}
+	t := text[l.indent:]
+	var k kind
+	if isNoise(text) {
+		k |= kNoise
+	}
+	if strings.HasPrefix(t, "--- ") && reGoResult.MatchString(text) {
+		k |= kGoResult
+	}
+	if isFailHeader(text) {
+		k |= kFailHeader
+	}
+	if isTAPPoint(text) {
+		k |= kTAPPoint
+		if strings.HasPrefix(t, "ok") {
+			k |= kTAPPass
+		}
+	}
+	switch {
+	case strings.HasPrefix(t, "test at "):
+		k |= kTestAt
+	case strings.HasPrefix(t, "# Subtest: "):
+		k |= kTAPSubtest
+	case t == "---":
+		k |= kYAMLStart
+	case t == "...":
+		k |= kYAMLEnd
+	}
+	if l.indent > 0 {
+		l.kind = k
+		return l
+	}
+	switch {
+	case strings.HasPrefix(text, "=== "):
+		if strings.HasPrefix(text, "=== RUN ") {
+			k |= kGoRun
+		}
+		if reGoEvent.MatchString(text) {
+			k |= kGoEvent
+		}
+	case text == "FAIL", text == "PASS", strings.HasPrefix(text, "FAIL\t"), strings.HasPrefix(text, "ok "):
+		k |= kGoEnd
+	case strings.HasPrefix(text, "FAIL: "), strings.HasPrefix(text, "ERROR: "), strings.HasPrefix(text, "UNEXPECTED SUCCESS: "):
+		k |= kPyFail
+	case strings.HasPrefix(text, "Ran ") && rePyRan.MatchString(text):
+		k |= kPyRan
+	case text == "WARNING: DATA RACE":
+		k |= kRaceWarning
+	case strings.Contains(text, " ... ") && rePyVerbose.MatchString(text):
+		k |= kPyVerbose
+	}
+	if text == "==================" {
+		k |= kRaceRule
+	}
+	if isRule(text, '=', 20) {
+		k |= kEqualsRule
+	}
+	if isRule(text, '-', 20) {
+		k |= kDashRule
+	}
+	l.kind = k
+	return l
+}
+
+func kinds(lines []line) kind {
+	var k kind
+	for _, l := range lines {
+		k |= l.kind
+	}
+	return k
+}
+
+// structure applies the passes that look at more than one line: the lines of
+// a verbose go test run go back under the test that wrote them, the lines of
+// passing tests go, and independent failure blocks are put in order. Each
+// pass is linear in the number of lines, but for the sorting of blocks.
+func structure(lines []line) []line {
+	has := kinds(lines)
+	if has&kGoRun != 0 {
+		lines = goVerbose(lines)
+		has = kinds(lines)
+	}
+	if has&kNoise != 0 {
+		lines = slices.DeleteFunc(lines, func(l line) bool { return l.kind&kNoise != 0 })
+	}
+	if has&kTAPSubtest != 0 {
+		lines = tapBlocks(lines)
+	}
+	if has&kFailHeader != 0 {
+		lines = sortIndented(lines)
+	}
+	if has&(kPyFail|kPyVerbose) != 0 {
+		lines = sortPython(lines)
+	}
+	if has&kRaceWarning != 0 {
+		lines = sortRaces(lines)
+	}
 	return lines
 }
 
@@ -27,6 +153,9 @@ var (
 	reGoOK     = regexp.MustCompile(`^ok\s+\S+\s+(?:<dur>|\(cached\)|\[no tests to run\])`)
 	reGoNoTest = regexp.MustCompile(`^\?\s+\S+\s+\[no test files\]$`)
 	rePyDots   = regexp.MustCompile(`^[.FEsxu]+$`)
+	rePyRan    = regexp.MustCompile(`^Ran \d+ tests? in `)
+	// unittest -v: "test_add (__main__.CalcTest.test_add) ... FAIL".
+	rePyVerbose = regexp.MustCompile(`^\S+ \(\S+\) \.\.\. (?:FAIL|ERROR|skipped|expected failure|unexpected success)`)
 )
 
 // isNoise reports whether a line only says that something passed, or varies
@@ -51,25 +180,53 @@ func isNoise(l string) bool {
 	return false
 }
 
+// isFailHeader reports whether a line opens an indented failure block: go
+// test's "--- FAIL: TestX (…)" (and "--- SKIP"), node's "✖ test (…)".
+func isFailHeader(l string) bool {
+	t := trimIndent(l)
+	return strings.HasPrefix(t, "--- FAIL: ") || strings.HasPrefix(t, "--- SKIP: ") ||
+		strings.HasPrefix(t, "✖ ") && t != "✖ failing tests:"
+}
+
+// isTAPPoint reports whether l is a TAP test point, numbered N by the tap rule.
+func isTAPPoint(l string) bool {
+	t := trimIndent(l)
+	t, _ = strings.CutPrefix(t, "not ")
+	return strings.HasPrefix(t, "ok N") && (len(t) == 4 || !isWordByte(t[4]))
+}
+
+func isRule(l string, c byte, n int) bool {
+	if len(l) < n {
+		return false
+	}
+	for i := 0; i < len(l); i++ {
+		if l[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
+func indent(l string) int {
+	i := 0
+	for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// trimIndent returns l without its indentation (spaces and tabs).
+func trimIndent(l string) string { return l[indent(l):] }
+
 // goVerbose rewrites the output of go test -v into the shape of go test
 // without -v, so that the interleaving of parallel tests does not matter:
 // the lines a test logged (indented, after "=== RUN/CONT/NAME Test") move
 // under its "--- FAIL" or "--- SKIP" line, indented one level deeper than it,
 // and the lines of passing tests go. Lines of a test that never reported
 // (a panic, a timeout) stay, at the end of their package's output.
-func goVerbose(lines []string) []string {
-	verbose := false
-	for _, l := range lines {
-		if strings.HasPrefix(l, "=== RUN ") {
-			verbose = true
-			break
-		}
-	}
-	if !verbose {
-		return lines
-	}
-	out := make([]string, 0, len(lines))
-	logs := map[string][]string{}
+func goVerbose(lines []line) []line {
+	out := make([]line, 0, len(lines))
+	logs := map[string][]line{}
 	var order []string // test names, in the order they started to log (repeats are harmless)
 	flush := func() {
 		for _, name := range order {
@@ -80,36 +237,30 @@ func goVerbose(lines []string) []string {
 	}
 	cur := ""
 	for _, l := range lines {
-		if strings.HasPrefix(l, "=== ") {
-			if m := reGoEvent.FindStringSubmatch(l); m != nil {
-				cur = m[1]
-				continue
-			}
-		}
-		if strings.Contains(l, "--- ") {
-			if m := reGoResult.FindStringSubmatch(l); m != nil {
-				out = append(out, l)
-				if m[2] != "PASS" {
-					for _, b := range logs[m[3]] {
-						out = append(out, m[1]+"    "+strings.TrimPrefix(b, "    "))
-					}
+		switch {
+		case l.kind&kGoEvent != 0:
+			cur = reGoEvent.FindStringSubmatch(l.text)[1]
+		case l.kind&kGoResult != 0:
+			m := reGoResult.FindStringSubmatch(l.text)
+			out = append(out, l)
+			if m[2] != "PASS" {
+				for _, b := range logs[m[3]] {
+					out = append(out, classify(m[1]+"    "+strings.TrimPrefix(b.text, "    ")))
 				}
-				delete(logs, m[3])
-				cur = ""
-				continue
 			}
-		}
-		if cur != "" && (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")) {
+			delete(logs, m[3])
+			cur = ""
+		case cur != "" && l.indent > 0:
 			if _, ok := logs[cur]; !ok {
 				order = append(order, cur)
 			}
 			logs[cur] = append(logs[cur], l)
-			continue
+		default:
+			if l.kind&kGoEnd != 0 {
+				flush() // the end of a package
+			}
+			out = append(out, l)
 		}
-		if l == "FAIL" || l == "PASS" || strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "ok ") {
-			flush() // the end of a package
-		}
-		out = append(out, l)
 	}
 	flush()
 	return out
@@ -119,14 +270,16 @@ func goVerbose(lines []string) []string {
 // and writes each run out sorted (and, with dedupe, without repeats). The
 // blank lines between blocks keep their places.
 type regrouper struct {
-	out     []string
-	blocks  [][]string
-	gaps    [][]string // gaps[k] lies between blocks[k] and blocks[k+1]
-	pending []string   // blank lines since the last block or line
+	out     []line
+	blocks  [][]line
+	gaps    [][]line // gaps[k] lies between blocks[k] and blocks[k+1]
+	pending []line   // blank lines since the last block or line
 	dedupe  bool
 }
 
-func (g *regrouper) block(b []string) {
+func newRegrouper(n int) *regrouper { return &regrouper{out: make([]line, 0, n)} }
+
+func (g *regrouper) block(b []line) {
 	if len(g.blocks) > 0 {
 		g.gaps = append(g.gaps, g.pending)
 	} else {
@@ -136,8 +289,8 @@ func (g *regrouper) block(b []string) {
 	g.blocks = append(g.blocks, b)
 }
 
-func (g *regrouper) line(l string) {
-	if l == "" {
+func (g *regrouper) line(l line) {
+	if l.kind&kBlank != 0 {
 		g.pending = append(g.pending, l)
 		return
 	}
@@ -148,8 +301,14 @@ func (g *regrouper) line(l string) {
 func (g *regrouper) flush() {
 	if len(g.blocks) > 1 {
 		keys := make([]string, len(g.blocks))
-		for i, b := range g.blocks {
-			keys[i] = strings.Join(b, "\n")
+		var b strings.Builder
+		for i, block := range g.blocks {
+			b.Reset()
+			for _, l := range block {
+				b.WriteString(l.text)
+				b.WriteByte('\n')
+			}
+			keys[i] = b.String()
 		}
 		idx := make([]int, len(g.blocks))
 		for i := range idx {
@@ -161,7 +320,7 @@ func (g *regrouper) flush() {
 			}
 			return a - b // stable, and O(n log n) moves
 		})
-		sorted := make([][]string, 0, len(idx))
+		sorted := make([][]line, 0, len(idx))
 		for k, i := range idx {
 			if g.dedupe && k > 0 && keys[i] == keys[idx[k-1]] {
 				g.gaps = g.gaps[:len(g.gaps)-1]
@@ -181,35 +340,24 @@ func (g *regrouper) flush() {
 	g.blocks, g.gaps, g.pending = nil, nil, nil
 }
 
-func (g *regrouper) result() []string {
+func (g *regrouper) result() []line {
 	g.flush()
 	return g.out
 }
 
-func indent(l string) int {
-	i := 0
-	for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// trimIndent returns l without its indentation (spaces and tabs).
-func trimIndent(l string) string { return l[indent(l):] }
-
 // nextShallower returns, for each line, the index of the first non-blank
 // line after it indented no deeper than it (len(lines) if none): where an
 // indented block that starts there ends. Linear, with a monotonic stack.
-func nextShallower(lines []string) []int {
+func nextShallower(lines []line) []int {
 	next := make([]int, len(lines))
 	var stack []int // indices of non-blank lines, indentation increasing from the bottom
 	for i := len(lines) - 1; i >= 0; i-- {
 		next[i] = len(lines)
-		if lines[i] == "" {
+		if lines[i].kind&kBlank != 0 {
 			continue
 		}
-		d := indent(lines[i])
-		for len(stack) > 0 && indent(lines[stack[len(stack)-1]]) > d {
+		d := lines[i].indent
+		for len(stack) > 0 && lines[stack[len(stack)-1]].indent > d {
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) > 0 {
@@ -220,56 +368,37 @@ func nextShallower(lines []string) []int {
 	return next
 }
 
-// isFailHeader reports whether a line opens an indented failure block: go
-// test's "--- FAIL: TestX (…)" (and "--- SKIP"), node's "✖ test (…)".
-func isFailHeader(l string) bool {
-	t := trimIndent(l)
-	return strings.HasPrefix(t, "--- FAIL: ") || strings.HasPrefix(t, "--- SKIP: ") ||
-		strings.HasPrefix(t, "✖ ") && t != "✖ failing tests:"
-}
-
 // sortIndented sorts sibling failure blocks: a block is an isFailHeader line
 // and the lines after it that are blank or indented deeper (the output of its
 // subtests among them, sorted the same way); siblings have the same
 // indentation and nothing but blank lines between them. In node's summary of
 // failing tests, the "test at file:line" line before a block belongs to it.
-func sortIndented(lines []string) []string {
-	has := false
-	for _, l := range lines {
-		if isFailHeader(l) {
-			has = true
-			break
-		}
-	}
-	if !has {
-		return lines
-	}
+func sortIndented(lines []line) []line {
 	next := nextShallower(lines)
-	var level func(lo, hi int) []string
-	level = func(lo, hi int) []string {
-		g := &regrouper{out: make([]string, 0, hi-lo)}
+	var level func(lo, hi int) []line
+	level = func(lo, hi int) []line {
+		g := newRegrouper(hi - lo)
 		groupIndent := -1
 		for i := lo; i < hi; {
 			head := i
-			if strings.HasPrefix(trimIndent(lines[i]), "test at ") && i+1 < hi &&
-				isFailHeader(lines[i+1]) && indent(lines[i+1]) == indent(lines[i]) {
+			if lines[i].kind&kTestAt != 0 && i+1 < hi &&
+				lines[i+1].kind&kFailHeader != 0 && lines[i+1].indent == lines[i].indent {
 				head = i + 1
 			}
-			if !isFailHeader(lines[head]) {
+			if lines[head].kind&kFailHeader == 0 {
 				g.line(lines[i])
 				i++
 				continue
 			}
 			end := min(next[head], hi)
-			for end > head+1 && lines[end-1] == "" {
+			for end > head+1 && lines[end-1].kind&kBlank != 0 {
 				end--
 			}
-			if d := indent(lines[head]); d != groupIndent {
+			if d := lines[head].indent; d != groupIndent {
 				g.flush() // not a sibling of the blocks before
 				groupIndent = d
 			}
-			block := append(slices.Clip(lines[i:head+1]), level(head+1, end)...)
-			g.block(block)
+			g.block(append(slices.Clip(lines[i:head+1]), level(head+1, end)...))
 			i = end
 		}
 		return g.result()
@@ -277,32 +406,11 @@ func sortIndented(lines []string) []string {
 	return level(0, len(lines))
 }
 
-func isTAPSubtest(l string) bool {
-	return strings.HasPrefix(trimIndent(l), "# Subtest: ")
-}
-
-// isTAPPoint reports whether l is a TAP test point, numbered N by the tap rule.
-func isTAPPoint(l string) bool {
-	t := trimIndent(l)
-	t, _ = strings.CutPrefix(t, "not ")
-	return strings.HasPrefix(t, "ok N") && (len(t) == 4 || !isWordByte(t[4]))
-}
-
 // tapBlocks drops the blocks of passing TAP subtests and sorts the blocks of
 // failing siblings. A block is a "# Subtest: name" line, its own subtests,
 // its "ok N - name" or "not ok N - name" line at the same indentation, and
 // the YAML diagnostics ("---" to "...") after it, indented two more.
-func tapBlocks(lines []string) []string {
-	has := false
-	for _, l := range lines {
-		if isTAPSubtest(l) {
-			has = true
-			break
-		}
-	}
-	if !has {
-		return lines
-	}
+func tapBlocks(lines []line) []line {
 	// point[i]: for a line, the first TAP point at the same indentation
 	// after it with no shallower line between (-1 if none).
 	point := make([]int, len(lines))
@@ -310,14 +418,14 @@ func tapBlocks(lines []string) []string {
 	var stack []entry // indentation increasing from the bottom
 	for i := len(lines) - 1; i >= 0; i-- {
 		point[i] = -1
-		if lines[i] == "" {
+		if lines[i].kind&kBlank != 0 {
 			continue
 		}
-		d := indent(lines[i])
+		d := lines[i].indent
 		for len(stack) > 0 && stack[len(stack)-1].indent > d {
 			stack = stack[:len(stack)-1]
 		}
-		isPoint := isTAPPoint(lines[i])
+		isPoint := lines[i].kind&kTAPPoint != 0
 		if top := len(stack) - 1; top >= 0 && stack[top].indent == d {
 			// A line at the same indentation does not end the search.
 			point[i] = stack[top].point
@@ -332,22 +440,22 @@ func tapBlocks(lines []string) []string {
 			stack = append(stack, e)
 		}
 	}
-	var level func(lo, hi int) []string
-	level = func(lo, hi int) []string {
-		g := &regrouper{out: make([]string, 0, hi-lo)}
+	var level func(lo, hi int) []line
+	level = func(lo, hi int) []line {
+		g := newRegrouper(hi - lo)
 		for i := lo; i < hi; {
 			p := point[i]
-			if !isTAPSubtest(lines[i]) || p < 0 || p >= hi {
+			if lines[i].kind&kTAPSubtest == 0 || p < 0 || p >= hi {
 				g.line(lines[i])
 				i++
 				continue
 			}
 			end := yamlEnd(lines, p, hi)
-			if strings.HasPrefix(trimIndent(lines[p]), "ok") {
+			if lines[p].kind&kTAPPass != 0 {
 				i = end // a passing subtest
 				continue
 			}
-			block := append([]string{lines[i]}, level(i+1, p)...)
+			block := append([]line{lines[i]}, level(i+1, p)...)
 			g.block(append(block, lines[p:end]...))
 			i = end
 		}
@@ -358,57 +466,36 @@ func tapBlocks(lines []string) []string {
 
 // yamlEnd returns the index after the YAML diagnostics block that follows the
 // TAP point at p, or p+1 if there is none.
-func yamlEnd(lines []string, p, hi int) int {
-	d := indent(lines[p]) + 2
-	if p+1 >= hi || trimIndent(lines[p+1]) != "---" || indent(lines[p+1]) != d {
+func yamlEnd(lines []line, p, hi int) int {
+	d := lines[p].indent + 2
+	if p+1 >= hi || lines[p+1].kind&kYAMLStart == 0 || lines[p+1].indent != d {
 		return p + 1
 	}
 	for j := p + 2; j < hi; j++ {
-		if lines[j] == "" {
+		if lines[j].kind&kBlank != 0 {
 			continue
 		}
-		if indent(lines[j]) < d {
+		if lines[j].indent < d {
 			return j // unterminated: stop at the shallower line
 		}
-		if indent(lines[j]) == d && trimIndent(lines[j]) == "..." {
+		if lines[j].indent == d && lines[j].kind&kYAMLEnd != 0 {
 			return j + 1
 		}
 	}
 	return hi
 }
 
-var (
-	rePyRan     = regexp.MustCompile(`^Ran \d+ tests? in `)
-	rePyVerbose = regexp.MustCompile(`^\S+ \(\S+\) \.\.\. (?:FAIL|ERROR|skipped|expected failure|unexpected success)`)
-)
-
-func isRule(l string, c byte, n int) bool {
-	return len(l) >= n && strings.Trim(l, string(c)) == ""
-}
-
 // sortPython sorts unittest's failure blocks (a line of "=", then "FAIL: x" or
 // "ERROR: x", up to the next such block or the "-" line before "Ran N tests"),
 // and runs of its verbose "test (…) ... FAIL" lines.
-func sortPython(lines []string) []string {
+func sortPython(lines []line) []line {
 	isHeader := func(i int) bool {
-		return i+1 < len(lines) && isRule(lines[i], '=', 20) &&
-			(strings.HasPrefix(lines[i+1], "FAIL: ") || strings.HasPrefix(lines[i+1], "ERROR: ") ||
-				strings.HasPrefix(lines[i+1], "UNEXPECTED SUCCESS: "))
+		return i+1 < len(lines) && lines[i].kind&kEqualsRule != 0 && lines[i+1].kind&kPyFail != 0
 	}
 	isEnd := func(i int) bool {
-		return i+1 < len(lines) && isRule(lines[i], '-', 20) && rePyRan.MatchString(lines[i+1])
+		return i+1 < len(lines) && lines[i].kind&kDashRule != 0 && lines[i+1].kind&kPyRan != 0
 	}
-	has := false
-	for i := range lines {
-		if isHeader(i) || strings.Contains(lines[i], " ... ") && rePyVerbose.MatchString(lines[i]) {
-			has = true
-			break
-		}
-	}
-	if !has {
-		return lines
-	}
-	g := &regrouper{out: make([]string, 0, len(lines))}
+	g := newRegrouper(len(lines))
 	verbose := false // whether the blocks being grouped are verbose lines
 	for i := 0; i < len(lines); {
 		switch {
@@ -422,7 +509,7 @@ func sortPython(lines []string) []string {
 				end++
 			}
 			stop := end
-			for stop > i+2 && lines[stop-1] == "" {
+			for stop > i+2 && lines[stop-1].kind&kBlank != 0 {
 				stop--
 			}
 			g.block(lines[i:stop])
@@ -430,7 +517,7 @@ func sortPython(lines []string) []string {
 				g.line(l)
 			}
 			i = end
-		case strings.Contains(lines[i], " ... ") && rePyVerbose.MatchString(lines[i]):
+		case lines[i].kind&kPyVerbose != 0:
 			if !verbose {
 				g.flush()
 				verbose = true
@@ -449,26 +536,16 @@ func sortPython(lines []string) []string {
 // ("==================" / "WARNING: DATA RACE" … "==================") and
 // drops repeats: one race found again, with its accesses in another order,
 // is the same race.
-func sortRaces(lines []string) []string {
-	const rule = "=================="
+func sortRaces(lines []line) []line {
 	isStart := func(i int) bool {
-		return lines[i] == rule && i+1 < len(lines) && lines[i+1] == "WARNING: DATA RACE"
+		return lines[i].kind&kRaceRule != 0 && i+1 < len(lines) && lines[i+1].kind&kRaceWarning != 0
 	}
-	has := false
-	for i := range lines {
-		if isStart(i) {
-			has = true
-			break
-		}
-	}
-	if !has {
-		return lines
-	}
-	g := &regrouper{out: make([]string, 0, len(lines)), dedupe: true}
+	g := newRegrouper(len(lines))
+	g.dedupe = true
 	for i := 0; i < len(lines); {
 		if isStart(i) {
 			end := i + 2
-			for end < len(lines) && lines[end] != rule {
+			for end < len(lines) && lines[end].kind&kRaceRule == 0 {
 				end++
 			}
 			if end < len(lines) {

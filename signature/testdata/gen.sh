@@ -6,12 +6,15 @@
 # ports, addresses and durations differ between runs. The tests read the
 # captured files; they never run this script.
 #
-# Usage: testdata/gen.sh            (from the signature directory)
+# Usage: signature/testdata/gen.sh   (about a minute; needs go, gcc with
+# ASan, python3, node 20, make, curl, script)
 #
 # Each capture is corpus/NAME.txt (stdout and stderr together, as a gate
 # captures them with sh -c) plus a line "NAME<TAB>EXIT<TAB>WORKDIR<TAB>HOME" in
-# corpus/runs.tsv. Re-running changes every file; review the diff of pairs.txt
-# results (go test) rather than the captures.
+# corpus/runs.tsv. Every run differs from the last, so a re-run rewrites
+# every capture; then "go test ./signature -run TestCorpusNormalized -update"
+# rewrites testdata/normalized, whose diff is the one to review, and
+# "go test ./signature" checks the labels in pairs.txt against the new runs.
 set -u
 cd "$(dirname "$0")"
 out=$PWD/corpus
