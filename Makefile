@@ -10,7 +10,7 @@ all: build
 help:
 	@echo "make build   build bin/orchestrate"
 	@echo "make test    vet, gofmt check, and every test with -race"
-	@echo "make demo    run orchestrate on the bundled example"
+	@echo "make demo    the offline demo: a fix, a retry, a halt, the analytics"
 	@echo "make bench   run the benchmarks"
 	@echo "make fuzz    run each fuzz target for FUZZTIME ($(FUZZTIME))"
 	@echo "make check   test, then fuzz"
@@ -28,8 +28,10 @@ test: assets
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) test -race -count=1 ./...
 
+# orchestrate run on a bundled tiny project with a scripted agent, offline,
+# in a new temporary directory that is kept for you to look at.
 demo: build
-	@./scripts/demo.sh $(BIN)
+	@$(BIN) demo
 
 bench: assets
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -199,15 +199,18 @@ func demoEpilogue(e *env, ws loop.Workspace, res *loop.RunResult) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, `
-Where to look:
-  %-52s the issues: one resolved, one halted
-  %-52s one row per event of the run
-  %-52s the report; open it in a browser (it works offline)
-  %-52s the prompts sent, the agent's and the gates' logs, gate-results.json, summary.md
+Where to look, in %s%c:
+  issue_queue.md    the issues: one resolved, one halted
+  history.csv       one row per event of the run
+  analytics.html    the report; open it in a browser (it works offline)
+  runs/%s/
+                    the prompts sent, the agent's and the gates' logs,
+                    gate-results.json and summary.md
 
-Go on by hand: cd %s, then orchestrate status, orchestrate issue show ID,
-orchestrate issue retry ID (counts back to 0) and orchestrate run.
-`, ws.Path(loop.QueueFile), ws.Path(loop.HistoryFile), ws.Path(loop.AnalyticsFile),
-		filepath.Join(ws.Path(loop.RunsDir), res.RunID)+string(filepath.Separator), filepath.Dir(ws.Dir))
+Go on by hand: cd %s
+  orchestrate issue show ISSUE-…   an issue, its failure and its counts
+  orchestrate issue retry ISSUE-…  a person's choice: its counts back to 0
+  orchestrate run                  the loop again, on the open issues
+`, ws.Dir, filepath.Separator, res.RunID, filepath.Dir(ws.Dir))
 	return nil
 }
