@@ -102,7 +102,7 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 	err = w.updateQueue(func(q *queue.Queue) error {
 		a = Added{Signature: sig}
 		if counted {
-			if is := openWithSignature(q, sig); is != nil {
+			if is := openWithSignature(q, sig, fields[FieldSession]); is != nil {
 				r := applyFailure(is, cfg, *ni.Failure, sig, normalized)
 				a.ID, a.Deduplicated, a.Recorded = is.ID, true, &r
 				return nil
@@ -133,10 +133,14 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 }
 
 // openWithSignature returns the first issue not resolved or skipped whose
-// Failure-Signature is sig.
-func openWithSignature(q *queue.Queue, sig string) *queue.Issue {
+// Failure-Signature is sig, of the same agent session (Session field; ""
+// for none): a session never counts another's failures.
+func openWithSignature(q *queue.Queue, sig, session string) *queue.Issue {
 	for _, is := range q.All() {
-		if st := is.Status(); st == queue.StatusResolved || st == queue.StatusSkipped {
+		if !open(is) {
+			continue
+		}
+		if s, _ := is.Get(FieldSession); s != session {
 			continue
 		}
 		if v, _ := is.Get(queue.FieldFailureSignature); v == sig {
