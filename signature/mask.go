@@ -38,13 +38,16 @@ const (
 	tokPort    = "<port>"
 )
 
+// A regexp that starts at a word boundary ends at one too: a match that
+// ended before a letter or digit would leave it after a mask token, where the
+// next Normalize would find a boundary and mask more.
 var (
 	// 2026-11-22, 2026/11/22 03:05:05 (Go's log), 2026-11-22 03:05:07,184
 	// (Python's logging), 2026-11-22T03:05:09.367784328Z (RFC 3339).
-	reDateTime = regexp.MustCompile(`\b\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z\b| ?[+-]\d{2}:?\d{2}\b| UTC\b)?)?`)
+	reDateTime = regexp.MustCompile(`\b\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z\b| ?[+-]\d{2}:?\d{2}\b| UTC\b)?)?\b`)
 	// Sun Nov 22 03:05:09 UTC 2026 (date), Sun, 22 Nov 2026 03:05:09 +0000
 	// (RFC 2822), Nov 22 03:05:09 (syslog).
-	reWordyTime = regexp.MustCompile(`\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? +)?(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?:\d{1,2},? +)?(?:\d{4} +)?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?: ?[AP]M)?(?: +(?:UTC|GMT|[A-Z]{1,3}[SD]?T|[+-]\d{4})\b)?(?: +\d{4}\b)?`)
+	reWordyTime = regexp.MustCompile(`\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? +)?(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?:\d{1,2},? +)?(?:\d{4} +)?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?: ?[AP]M)?(?: +(?:UTC|GMT|[A-Z]{1,3}[SD]?T|[+-]\d{4})\b)?(?: +\d{4})?\b`)
 	// 03:05:09, 03:05:09.123
 	reClock = regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b`)
 
@@ -70,7 +73,7 @@ var (
 	// "after 0 ms" (curl), "took 3s".
 	reDurWord = regexp.MustCompile(`\b(in|after|took|elapsed|Elapsed:?|[Tt]ime:?) \d+(?:\.\d+)? ?(?:ns|µs|μs|us|ms|s|sec|secs|seconds|m|min|mins|minutes|h|hours)\b`)
 	// node's "duration_ms: 1.243374" (TAP) and "ℹ duration_ms 102.97" (spec).
-	reDurMs = regexp.MustCompile(`\b(duration_ms:?) \d+(?:\.\d+)?`)
+	reDurMs = regexp.MustCompile(`\b(duration_ms:?) \d+(?:\.\d+)?\b`)
 	// A throughput: "34.7 GB/s" (dd), "1.2MiB/s".
 	reRate = regexp.MustCompile(`\b\d+(?:\.\d+)? ?[kKMGTP]?i?B/s\b`)
 

@@ -57,6 +57,7 @@ var normalizeTests = []struct {
 	{"time", "Nov 22 03:05:09 host sshd: ERROR", Options{}, "<time> host sshd: ERROR\n"},
 	{"time", "retrying at 03:05:09.123", Options{}, "retrying at <time>\n"},
 	{"date", "report for 2026-11-22 is empty", Options{}, "report for <date> is empty\n"},
+	{"date", "2026-11-222026-11-22 and duration_ms 0duration_ms 0", Options{}, "2026-11-222026-11-22 and duration_ms 0duration_ms 0\n"},
 	{"time", "ratio 3:4 at 12:30", Options{}, "ratio 3:4 at 12:30\n"},
 
 	// Durations and rates.
