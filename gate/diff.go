@@ -58,7 +58,9 @@ func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w
 	if !filepath.IsAbs(index) {
 		index = filepath.Join(root, index)
 	}
-	tmpDir, err := os.MkdirTemp("", "orchestrate-index-*")
+	// Beside the index, in the git directory: git never takes what is there
+	// for a file of the working tree, as it may a temporary directory.
+	tmpDir, err := os.MkdirTemp(filepath.Dir(index), "orchestrate-index-*")
 	if err != nil {
 		return fmt.Errorf("copying the git index: %w", err)
 	}

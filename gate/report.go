@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -191,11 +192,15 @@ func (r *Report) JSON() ([]byte, error) {
 		}
 		out.QualityGates.Attempts = append(out.QualityGates.Attempts, ja)
 	}
-	data, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
+	// Outputs are full of <, > and &: kept as they are, for people to read.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
 		return nil, err
 	}
-	return append(data, '\n'), nil
+	return b.Bytes(), nil
 }
 
 func timestamp(t time.Time) string {

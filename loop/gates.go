@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
@@ -24,7 +25,19 @@ type GateRun struct {
 	Issues   map[string]Added
 	Resolved []string // the issues of gates that passed, resolved
 	Feedback string   // for the agent, when a blocking gate failed
+
+	// AwaitingApproval names the human gates that wait for a person, in
+	// config order, and Approvals the request of each (gate → issue ID).
+	// A gate awaits approval only when every other blocking gate passed, so
+	// when this is not empty and Evaluation.Failures() is, the change is
+	// done but for a person's word: the agent has nothing to fix, and
+	// Feedback is empty. See Workspace.WaitApprovals.
+	AwaitingApproval []string
+	Approvals        map[string]string
 }
+
+// Failed reports whether a blocking gate failed: the agent has work to do.
+func (gr *GateRun) Failed() bool { return len(gr.Evaluation.Failures()) > 0 }
 
 // GateOptions tunes RunGates.
 type GateOptions struct {
@@ -39,7 +52,17 @@ type GateOptions struct {
 // before; a passing gate resolves the issue it filed. The artifacts go to
 // runs/<run-id>/, a row per gate to history.csv, and on a blocking failure
 // the feedback for the agent is rendered from prompts/feedback.md (or the
-// user's .orchestrator/prompts/feedback.md).
+// user's .orchestrator/prompts/feedback.md) and kept in
+// runs/<run-id>/feedback.md.
+//
+// A review gate's failure is filed with its findings at fail_on or worse
+// as the failure's output (gate.SignatureText: no line numbers, no
+// suggestions), so that the same findings twice are the same failure; the
+// whole findings go to the issue's Review Findings section. A human gate
+// that awaits approval files an approval request (see TypeApproval), or
+// brings the open one up to date; a rejected one fails with the person's
+// comment and its request is closed.
+
 func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (*GateRun, error) {
 	cfg, err := w.Config()
 	if err != nil {
@@ -50,29 +73,59 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return nil, err
 	}
 	run := w.runID()
-	gr := &GateRun{Dir: filepath.Join(w.Path(RunsDir), run), Issues: map[string]Added{}}
+	gr := &GateRun{Dir: filepath.Join(w.Path(RunsDir), run), Issues: map[string]Added{}, Approvals: map[string]string{}}
 	if err := os.MkdirAll(gr.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	humans := map[string]*human{}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
 		RepoRoot: w.Root(), LogDir: gr.Dir, Output: cfg.Output,
 		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
+		DiffExclude: w.diffExclude(),
+		Human: func(g config.Gate) gate.Approval {
+			h := w.decideHuman(ctx, g, opt.Tag)
+			humans[g.Name] = h
+			return h.approval
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
+	for _, h := range humans {
+		if h.err != nil {
+			return nil, h.err
+		}
+	}
 	gr.Evaluation = ev
+	feedbackBefore := w.lastFeedback()
 	sigs := map[string]string{}
 	var events []analytics.Event
 	for i := range ev.Results {
 		r := &ev.Results[i]
 		e := analytics.Event{Time: now(), RunID: run, Event: analytics.EventGate, Gate: r.Name(),
 			Outcome: string(r.Outcome), DurationMS: r.Duration.Milliseconds()}
-		if r.Outcome != gate.Skipped {
+		if r.Outcome != gate.Skipped && r.Outcome != gate.AwaitingApproval {
 			code := exitCodeOf(r)
 			e.ExitCode = &code
 		}
+		h := humans[r.Name()]
+		if h != nil && h.approval.Ref != "" {
+			e.Detail = "approval " + h.approval.Ref
+		}
+		if h != nil && h.approval.State == gate.ApprovalRejected && r.Outcome == gate.Fail {
+			if err := w.closeRejection(ctx, h.approval.Ref); err != nil {
+				return gr, err
+			}
+		}
 		switch {
+		case r.Outcome == gate.AwaitingApproval && h != nil:
+			id, err := w.requestApproval(ctx, now(), cfg, h, feedbackBefore, opt.Tag)
+			if err != nil {
+				return gr, err
+			}
+			gr.AwaitingApproval = append(gr.AwaitingApproval, r.Name())
+			gr.Approvals[r.Name()] = id
+			e.Detail = "approval " + id
 		case r.Failed() && r.Gate.AutoRetry:
 			a, err := w.fileGateFailure(ctx, now(), cfg, r, opt.Tag)
 			if err != nil {
@@ -82,6 +135,11 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 			sigs[r.Name()] = a.Signature
 			e.IssueID, e.Signature = a.ID, a.Signature
 		case r.Passed():
+			if h != nil && h.approval.State == gate.ApprovalGiven && h.approval.Ref != "" {
+				if err := w.settleApproval(ctx, h.approval.Ref); err != nil {
+					return gr, err
+				}
+			}
 			ids, err := w.resolveGateIssues(ctx, now(), r.Name())
 			if err != nil {
 				return gr, err
@@ -103,12 +161,15 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 	if err := gate.WriteArtifacts(gr.Dir, report); err != nil {
 		return gr, err
 	}
-	if !ev.Passed {
+	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxAttempts, Output: cfg.Output,
 			Signatures: sigs, Tried: w.tried(gr),
 		})
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
+			return gr, err
+		}
+		if err := w.writeFeedback(gr.Dir, gr.Feedback); err != nil {
 			return gr, err
 		}
 	}
@@ -147,12 +208,24 @@ func exitCodeOf(r *gate.Result) int {
 func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
 	code := exitCodeOf(r)
 	f := Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name()}
+	findings := ""
+	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
+		f.Output = []byte(gate.SignatureText(rev.Blocking()))
+		// One level down: a level-3 heading would end the section.
+		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
+	}
 	if id := w.openGateIssue(r.Name(), tag); id != "" {
 		rec, err := w.Record(ctx, now, id, f)
 		if err != nil {
 			return Added{}, err
 		}
-		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature}, nil
+		if findings != "" {
+			err = w.updateIssue(ctx, id, func(is *queue.Issue) error {
+				is.SetSection(SectionReviewFindings, findings)
+				return nil
+			}, nil)
+		}
+		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature}, err
 	}
 	priority := r.Gate.Priority
 	if priority == "" {
@@ -170,15 +243,25 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 	for k, v := range tag {
 		fields[k] = v
 	}
-	return w.AddIssue(ctx, now, NewIssue{
-		Fields: fields,
-		Sections: map[string]string{
-			queue.SectionSummary:      fmt.Sprintf("Quality gate %s failed: %s", r.Name(), r.Reason()),
-			queue.SectionVerification: "`" + r.Gate.Command + "`",
-		},
-		Failure: &f,
-	})
+	sections := map[string]string{
+		queue.SectionSummary:      fmt.Sprintf("Quality gate %s failed: %s", r.Name(), r.Reason()),
+		queue.SectionVerification: "`" + r.Gate.Command + "`",
+	}
+	switch {
+	case r.Gate.IsHuman():
+		sections[queue.SectionVerification] = "A person approves the change: orchestrate approve, once the gate asks again."
+	case r.Gate.IsReview():
+		sections[queue.SectionVerification] = "The review gate " + r.Name() + " finds nothing at " + r.Gate.FailOn + " or worse."
+	}
+	if findings != "" {
+		sections[SectionReviewFindings] = findings
+	}
+	return w.AddIssue(ctx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
 }
+
+// SectionReviewFindings holds a review gate's findings in the issue its
+// failure filed: all of them, with their lines and suggestions.
+const SectionReviewFindings = "Review Findings"
 
 // openGateIssue returns the ID of the open issue a gate filed (with the
 // same tags), or "".
@@ -188,7 +271,7 @@ func (w Workspace) openGateIssue(name string, tag map[string]string) string {
 		return ""
 	}
 	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g != name || !open(is) {
+		if g, _ := is.Get(FieldGate); g != name || !open(is) || isApproval(is) {
 			continue
 		}
 		match := true
@@ -218,7 +301,7 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 	}
 	var ids []string
 	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && is.Status() != queue.StatusStuck {
+		if g, _ := is.Get(FieldGate); g == name && open(is) && is.Status() != queue.StatusStuck && !isApproval(is) {
 			if _, err := w.Resolve(ctx, now, is.ID, false); err != nil {
 				return ids, err
 			}

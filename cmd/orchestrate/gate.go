@@ -20,6 +20,13 @@ others in parallel (parallelism, default the number of CPUs). Each runs with
 sh -c in its own process group; its timeout kills the whole group. Output is
 kept head and tail in memory, whole in runs/<run-id>/<gate>.log.
 
+A review gate (type: review) runs its command, the reviewer, with the diff
+against diff_base (HEAD; new files included) on stdin, once per dimension in
+parallel, and fails on findings at fail_on (P1) or worse; the feedback lists
+them by priority. A human gate (type: human) asks a person once every other
+blocking gate passes: it files an approval request in the queue, prints it,
+and waits for orchestrate approve or reject (see orchestrate help approve).
+
 Only blocking gates decide: advisory failures are warnings, informational
 ones are only recorded. A failing gate with auto_retry: true files an issue,
 or records the failure against the open issue it filed before; a passing
@@ -33,8 +40,9 @@ Examples:
   orchestrate gate
   orchestrate gate tests lint --json
 
-Exit codes: 0 every blocking gate passed, 12 a blocking gate failed, 1 error
-(a bad config.yaml names its line), 2 usage.
+Exit codes: 0 every blocking gate passed, 12 a blocking gate failed, 11 none
+failed but a human gate awaits a person's approval, 1 error (a bad
+config.yaml names its line), 2 usage.
 `,
 		run: runGate,
 	})
@@ -49,6 +57,14 @@ type gateResultJSON struct {
 	Reason      string  `json:"reason,omitempty"`
 	Log         string  `json:"log,omitempty"`
 	Issue       string  `json:"issue,omitempty"`
+	// A review gate's findings; a human gate's approval request.
+	Findings []gate.Finding `json:"findings,omitempty"`
+	Approval string         `json:"approval,omitempty"`
+}
+
+type awaitingJSON struct {
+	Gate  string `json:"gate"`
+	Issue string `json:"issue"`
 }
 
 func runGate(e *env, args []string) error {
@@ -78,20 +94,35 @@ func runGate(e *env, args []string) error {
 			results = append(results, gateResultJSON{
 				Name: r.Name(), Outcome: string(r.Outcome), Enforcement: string(r.Enforcement()),
 				ExitCode: r.ExitCode, Duration: r.Duration.Seconds(), Reason: r.Reason(),
-				Log: r.LogPath, Issue: gr.Issues[r.Name()].ID,
+				Log: r.LogPath, Issue: gr.Issues[r.Name()].ID, Approval: gr.Approvals[r.Name()],
 			})
+			if r.Review != nil {
+				results[len(results)-1].Findings = r.Review.Findings
+			}
+		}
+		awaiting := []awaitingJSON{}
+		for _, name := range gr.AwaitingApproval {
+			awaiting = append(awaiting, awaitingJSON{Gate: name, Issue: gr.Approvals[name]})
 		}
 		err = e.printJSON(map[string]any{
 			"passed": ev.Passed, "results": results, "warnings": nonNil(ev.Warnings),
 			"resolved": nonNil(gr.Resolved), "feedback": gr.Feedback, "artifacts": gr.Dir,
+			"awaiting_approval": awaiting,
 		})
 	} else {
 		rows := [][]string{}
 		for i := range ev.Results {
 			r := &ev.Results[i]
+			issue := gr.Issues[r.Name()].ID
+			if a := r.Approval; issue == "" && a != nil {
+				issue = a.Ref
+			}
+			if issue == "" {
+				issue = gr.Approvals[r.Name()]
+			}
 			rows = append(rows, []string{
 				r.Name(), string(r.Outcome), string(r.Enforcement()), strconv.Itoa(r.ExitCode),
-				fmt.Sprintf("%.1fs", r.Duration.Seconds()), gr.Issues[r.Name()].ID,
+				fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue,
 			})
 		}
 		if err = renderTable(e.stdout, []string{"Gate", "Outcome", "Enforcement", "Exit", "Time", "Issue"}, rows); err != nil {
@@ -107,10 +138,21 @@ func runGate(e *env, args []string) error {
 			fmt.Fprintln(e.stdout)
 			fmt.Fprintln(e.stdout, gr.Feedback)
 		}
+		for _, name := range gr.AwaitingApproval {
+			id := gr.Approvals[name]
+			fmt.Fprintf(e.stdout, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
+		}
 		fmt.Fprintf(e.stdout, "artifacts: %s\n", gr.Dir)
 	}
-	if err == nil && !ev.Passed {
+	switch {
+	case err != nil:
+		return err
+	case gr.Failed():
+		return withCode(exitGateFailed, nil)
+	case !ev.Passed && len(gr.AwaitingApproval) > 0:
+		return withCode(exitPerson, nil)
+	case !ev.Passed:
 		return withCode(exitGateFailed, nil)
 	}
-	return err
+	return nil
 }

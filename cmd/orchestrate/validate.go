@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		name:    "validate",
 		summary: "list every problem in the queue, the session state and the config",
-		usage: `Usage: orchestrate validate [--json]
+		usage: `Usage: orchestrate validate [--explain] [--json]
 
 Checks issue_queue.md, session_state.md and config.yaml and prints every
 problem as file:line: message: duplicate issue IDs, an issue with no field
@@ -21,10 +21,16 @@ table, a malformed ID, a count that is not a non-negative integer, an unknown
 status, a table row with a missing cell, a boolean that is not true or false,
 an unknown or mistyped config key.
 
-With --json: {"ok": bool, "problems": [{"file": "…", "line": N, "message": "…"}, …]}
+--explain also prints the gates as they run: gates.preset expanded, changed
+and extended by gates.list, every default filled in, as a gates: list that
+config.yaml could hold, each gate with where it came from.
+
+With --json: {"ok": bool, "problems": [{"file": "…", "line": N, "message": "…"}, …]},
+and with --explain "preset", "human_wait" and "gates": [{"name": "…", "type": "…", …}, …].
 
 Examples:
   orchestrate validate
+  orchestrate validate --explain
   orchestrate --dir other/.orchestrator validate --json
 
 Exit codes: 0 no problems, 1 problems found (or an error), 2 usage.
@@ -39,17 +45,80 @@ type problemJSON struct {
 	Message string `json:"message"`
 }
 
+// gateJSON is a gate as validate --explain --json shows it.
+type gateJSON struct {
+	Name        string            `json:"name"`
+	Type        string            `json:"type"`
+	Command     string            `json:"command,omitempty"`
+	Timeout     string            `json:"timeout,omitempty"`
+	WorkingDir  string            `json:"working_dir,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Enforcement string            `json:"enforcement"`
+	MaxRetries  int               `json:"max_retries,omitempty"`
+	Serial      bool              `json:"serial"`
+	FailFast    bool              `json:"fail_fast"`
+	AutoRetry   bool              `json:"auto_retry"`
+	Priority    string            `json:"priority,omitempty"`
+	Hints       []string          `json:"hints,omitempty"`
+	Prompt      string            `json:"prompt,omitempty"`
+	Dimensions  []string          `json:"dimensions,omitempty"`
+	FailOn      string            `json:"fail_on,omitempty"`
+	Synthesis   string            `json:"synthesis,omitempty"`
+	DiffBase    string            `json:"diff_base,omitempty"`
+	When        string            `json:"when,omitempty"`
+	Preset      string            `json:"preset,omitempty"`
+	Line        int               `json:"line,omitempty"`
+}
+
+func gatesJSON(gates []config.Gate) []gateJSON {
+	out := []gateJSON{}
+	for _, g := range gates {
+		j := gateJSON{
+			Name: g.Name, Type: g.Kind(), Command: g.Command, WorkingDir: g.WorkingDir, Env: g.Env,
+			Enforcement: string(g.Enforcement), MaxRetries: g.MaxRetries, Serial: g.Serial, FailFast: g.FailFast,
+			AutoRetry: g.AutoRetry, Priority: g.Priority, Hints: g.Hints, Prompt: g.Prompt, FailOn: g.FailOn,
+			Synthesis: g.Synthesis, DiffBase: g.DiffBase, Preset: g.Preset, Line: g.Line,
+		}
+		if g.Timeout > 0 {
+			j.Timeout = g.Timeout.String()
+		}
+		for _, d := range g.Dimensions {
+			j.Dimensions = append(j.Dimensions, d.Name)
+		}
+		if g.When != nil {
+			j.When = g.When.Text
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
 func runValidate(e *env, args []string) error {
 	fs := e.flags("validate")
+	explain := fs.Bool("explain", false, "")
 	if err := e.parseNone(fs, args); err != nil {
 		return err
 	}
-	problems, issues, err := validateAll(e.ws())
+	ws := e.ws()
+	problems, issues, err := validateAll(ws)
 	if err != nil {
 		return err
 	}
+	var cfg *config.Config
+	configOK := true
+	if *explain {
+		var cps []config.Problem
+		if cfg, cps, err = config.Load(ws.Path(loop.ConfigFile)); err != nil {
+			return err
+		}
+		configOK = len(cps) == 0
+	}
 	if e.json {
-		if err := e.printJSON(map[string]any{"ok": len(problems) == 0, "problems": problems}); err != nil {
+		out := map[string]any{"ok": len(problems) == 0, "problems": problems}
+		if *explain && configOK {
+			out["preset"], out["human_wait"], out["gates"] = cfg.Preset, cfg.Human.Wait, gatesJSON(cfg.Gates)
+		}
+		if err := e.printJSON(out); err != nil {
 			return err
 		}
 	} else {
@@ -58,6 +127,9 @@ func runValidate(e *env, args []string) error {
 		}
 		if len(problems) == 0 {
 			fmt.Fprintf(e.stdout, "ok: %d issues, no problems\n", issues)
+		}
+		if *explain {
+			explainGates(e, ws.Path(loop.ConfigFile), cfg, configOK)
 		}
 	}
 	if len(problems) > 0 {
@@ -93,4 +165,28 @@ func validateAll(ws loop.Workspace) ([]problemJSON, int, error) {
 		problems = append(problems, problemJSON{File: p.File, Line: p.Line, Message: p.Msg})
 	}
 	return problems, len(q.Issues), nil
+}
+
+// explainGates prints the gates as they run, for validate --explain.
+func explainGates(e *env, file string, cfg *config.Config, ok bool) {
+	fmt.Fprintln(e.stdout)
+	if !ok {
+		fmt.Fprintf(e.stdout, "# The gates are not shown: %s has problems.\n", file)
+		return
+	}
+	from := "the gates: list of " + file
+	if cfg.Preset != "" {
+		from = "gates.preset " + cfg.Preset + " of " + file + ", with gates.list"
+	}
+	gates := "gates"
+	if len(cfg.Gates) == 1 {
+		gates = "gate"
+	}
+	fmt.Fprintf(e.stdout, "# %d %s, from %s, every default filled in. human.wait: %s\n",
+		len(cfg.Gates), gates, from, cfg.Human.Wait)
+	if len(cfg.Gates) == 0 {
+		fmt.Fprintln(e.stdout, "gates: []")
+		return
+	}
+	fmt.Fprint(e.stdout, config.FormatGates(file, cfg.Gates))
 }
