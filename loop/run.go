@@ -216,7 +216,6 @@ func (r *runner) nothingToDo() (bool, error) {
 
 func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 	for n := 1; ; n++ {
-		r.res.Loops = n
 		if n > 1 {
 			if r.aborted() {
 				return r.end(ctx, RunAborted, "aborted by orchestrate abort before loop "+strconv.Itoa(n))
@@ -227,6 +226,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 				return r.end(ctx, RunNothing, "auto-retry was disabled before loop "+strconv.Itoa(n)+": "+reason)
 			}
 		}
+		r.res.Loops = n
 		a, err := r.launch(ctx, n)
 		if ctx.Err() != nil {
 			return r.interrupted(ctx)

@@ -1,6 +1,9 @@
 package loop
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,5 +62,46 @@ func TestTitleOf(t *testing.T) {
 		if got := titleOf(tc.task, tc.issues); got != tc.want {
 			t.Errorf("titleOf(%.30q) = %q; want %q", tc.task, got, tc.want)
 		}
+	}
+}
+
+// The decision point before each agent launch: a sentinel or an abort that
+// comes after the check (here, from the Step callback, which runs between
+// the check and the next launch) stops the run before the agent starts.
+func TestRunStopsBeforeLaunch(t *testing.T) {
+	for _, tc := range []struct {
+		file, outcome, reason string
+	}{
+		{SentinelFile, RunNothing, "auto-retry was disabled before loop 2: "},
+		{AbortFile, RunAborted, "aborted by orchestrate abort before loop 2"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			root := t.TempDir()
+			w := Workspace{Dir: filepath.Join(root, DefaultDir)}
+			if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			config := "agent:\n  command: echo ran >> launches\n  resume_command: echo ran >> launches\n" +
+				"gates:\n  - name: never\n    command: 'echo \"got $(wc -l < launches) launches\"; exit 1'\n"
+			if err := os.WriteFile(w.Path(ConfigFile), []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := w.Run(context.Background(), RunOptions{Task: "x", Step: func(s Step) {
+				if s.Kind == StepCheck {
+					if err := os.WriteFile(w.Path(tc.file), nil, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != tc.outcome || !strings.HasPrefix(res.Reason, tc.reason) || res.Loops != 1 {
+				t.Errorf("Run = %s %q after %d loops; want %s %q after 1", res.Outcome, res.Reason, res.Loops, tc.outcome, tc.reason)
+			}
+			if data, _ := os.ReadFile(filepath.Join(root, "launches")); string(data) != "ran\n" {
+				t.Errorf("the agent ran %q; want once", data)
+			}
+		})
 	}
 }
