@@ -1,10 +1,6 @@
 package main
 
-import (
-	"fmt"
-
-	"github.com/orchestrate-dev/orchestrate/loop"
-)
+import "github.com/orchestrate-dev/orchestrate/loop"
 
 func init() {
 	register(&command{
@@ -64,19 +60,7 @@ func runCheck(e *env, args []string) error {
 			return err
 		}
 	} else {
-		switch res.Outcome {
-		case loop.CheckDisabled:
-			fmt.Fprintf(e.stdout, "Auto-retry disabled: %s.\n", res.Reason)
-		case loop.CheckNothing:
-			fmt.Fprintln(e.stdout, "No auto-retry needed: no pending auto-retry issue.")
-		case loop.CheckCapReached:
-			fmt.Fprint(e.stdout, loop.CapMessage(res))
-		case loop.CheckTriggered:
-			fmt.Fprint(e.stdout, loop.TriggeredMessage(res))
-		}
-		if len(res.Exhausted) > 0 {
-			fmt.Fprint(e.stdout, loop.ExhaustedMessage(e.dir, res.Exhausted))
-		}
+		printCheck(e.stdout, e.dir, res)
 	}
 	switch res.Outcome {
 	case loop.CheckTriggered:

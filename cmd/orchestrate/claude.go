@@ -97,14 +97,14 @@ func mergeStopHook(data []byte) (out []byte, changed bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	hooksAt := index(top, "hooks")
+	hooksAt := memberIndex(top, "hooks")
 	var hooks []member
 	if hooksAt >= 0 {
 		if hooks, err = objectMembers(top[hooksAt].value); err != nil {
 			return nil, false, fmt.Errorf("hooks: %v", err)
 		}
 	}
-	stopAt := index(hooks, "Stop")
+	stopAt := memberIndex(hooks, "Stop")
 	var stop []json.RawMessage
 	if stopAt >= 0 {
 		v := bytes.TrimSpace(hooks[stopAt].value)
@@ -138,8 +138,8 @@ func mergeStopHook(data []byte) (out []byte, changed bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	hooks = set(hooks, stopAt, "Stop", stopValue)
-	top = set(top, hooksAt, "hooks", encodeObject(hooks))
+	hooks = setMember(hooks, stopAt, "Stop", stopValue)
+	top = setMember(top, hooksAt, "hooks", encodeObject(hooks))
 	var b bytes.Buffer
 	if err := json.Indent(&b, encodeObject(top), "", "  "); err != nil {
 		return nil, false, err
@@ -167,7 +167,7 @@ func objectMembers(data []byte) ([]member, error) {
 			return nil, fmt.Errorf("invalid JSON: %v", err)
 		}
 		key := t.(string)
-		if index(out, key) >= 0 {
+		if memberIndex(out, key) >= 0 {
 			return nil, fmt.Errorf("the key %q comes twice", key)
 		}
 		var v json.RawMessage
@@ -185,7 +185,7 @@ func objectMembers(data []byte) ([]member, error) {
 	return out, nil
 }
 
-func index(ms []member, key string) int {
+func memberIndex(ms []member, key string) int {
 	for i, m := range ms {
 		if m.key == key {
 			return i
@@ -194,8 +194,8 @@ func index(ms []member, key string) int {
 	return -1
 }
 
-// set changes the member at i, or appends one when i < 0.
-func set(ms []member, i int, key string, v json.RawMessage) []member {
+// setMember changes the member at i, or appends one when i < 0.
+func setMember(ms []member, i int, key string, v json.RawMessage) []member {
 	if i < 0 {
 		return append(ms, member{key, v})
 	}

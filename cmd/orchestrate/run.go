@@ -216,7 +216,7 @@ func (p *runPrinter) step(s loop.Step) {
 	}
 }
 
-// printCheck prints a check's decision as orchestrate check does.
+// printCheck prints a check's decision, for orchestrate check and run.
 func printCheck(w io.Writer, dir string, res loop.CheckResult) {
 	switch res.Outcome {
 	case loop.CheckDisabled:
