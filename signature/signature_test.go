@@ -228,6 +228,14 @@ var structureTests = []struct {
 		want: "✖ failing tests:\n\ntest at t.mjs:N:N\n✖ a (<dur>)\n  Error: a\n\ntest at t.mjs:N:N\n✖ b (<dur>)\n  Error: b\n",
 	},
 	{
+		name: "blocks sort as they will be written, blank-line runs squeezed",
+		in: []string{
+			"--- FAIL: TestA (0s)\n    x\n\n\n    z\n--- FAIL: TestA (0s)\n    x\n\n    y\n",
+			"--- FAIL: TestA (0s)\n    x\n\n    y\n--- FAIL: TestA (0s)\n    x\n\n    z\n",
+		},
+		want: "--- FAIL: TestA (<dur>)\n    x\n\n    y\n--- FAIL: TestA (<dur>)\n    x\n\n    z\n",
+	},
+	{
 		name: "data races: sorted, repeats dropped",
 		in: []string{
 			"==================\nWARNING: DATA RACE\nWrite at 0x00c0000182c8 by goroutine 9:\n  p.f()\n==================\n==================\nWARNING: DATA RACE\nRead at 0x00c0000182c8 by goroutine 7:\n  p.f()\n==================\n--- FAIL: TestRace (0.00s)\n",

@@ -303,8 +303,15 @@ func (g *regrouper) flush() {
 		keys := make([]string, len(g.blocks))
 		var b strings.Builder
 		for i, block := range g.blocks {
+			// The key is the block as joinLines will write it, blank-line
+			// runs squeezed, so that the next Normalize sorts it the same.
 			b.Reset()
+			blank := false
 			for _, l := range block {
+				if l.kind&kBlank != 0 && blank {
+					continue
+				}
+				blank = l.kind&kBlank != 0
 				b.WriteString(l.text)
 				b.WriteByte('\n')
 			}
