@@ -140,7 +140,7 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 					return gr, err
 				}
 			}
-			ids, err := w.resolveGateIssues(ctx, now(), r.Name())
+			ids, err := w.resolveGateIssues(ctx, now(), r.Name(), opt.Tag)
 			if err != nil {
 				return gr, err
 			}
@@ -271,16 +271,7 @@ func (w Workspace) openGateIssue(name string, tag map[string]string) string {
 		return ""
 	}
 	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g != name || !open(is) || isApproval(is) {
-			continue
-		}
-		match := true
-		for k, v := range tag {
-			if got, _ := is.Get(k); got != v {
-				match = false
-			}
-		}
-		if match {
+		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) {
 			return is.ID
 		}
 	}
@@ -292,16 +283,16 @@ func open(is *queue.Issue) bool {
 	return st != queue.StatusResolved && st != queue.StatusSkipped
 }
 
-// resolveGateIssues resolves the open issues a gate filed, now that it
-// passed.
-func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name string) ([]string, error) {
+// resolveGateIssues resolves the open issues a gate filed (with the same
+// tags), now that it passed.
+func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name string, tag map[string]string) ([]string, error) {
 	q, err := queue.Load(w.Path(QueueFile))
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
 	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && is.Status() != queue.StatusStuck && !isApproval(is) {
+		if g, _ := is.Get(FieldGate); g == name && open(is) && is.Status() != queue.StatusStuck && !isApproval(is) && tagged(is, tag) {
 			if _, err := w.Resolve(ctx, now, is.ID, false); err != nil {
 				return ids, err
 			}

@@ -199,14 +199,17 @@ func describeIssue(is *queue.Issue, w *config.When) string {
 	return line
 }
 
-// tagged reports whether an issue has every field of tag, as given.
+// tagged reports whether an issue has every field of tag, as given, and
+// belongs to the same agent session: a Session-tagged issue is only its
+// session's, and an untagged run (orchestrate gate, run) has none.
 func tagged(is *queue.Issue, tag map[string]string) bool {
 	for k, v := range tag {
 		if got, _ := is.Get(k); got != v {
 			return false
 		}
 	}
-	return true
+	s, _ := is.Get(FieldSession)
+	return s == tag[FieldSession]
 }
 
 // diffExclude is the workspace directory, relative to the repository, when
