@@ -56,7 +56,7 @@ type PromptIssue struct {
 // PromptAttempt is one earlier loop of the run.
 type PromptAttempt struct {
 	Loop   int
-	Agent  string   // "fresh" or "resumed"
+	Agent  string   // "fresh", "resumed", or "no": the gates ran alone
 	Failed []string // the blocking gates that failed, with their signatures' first characters
 }
 
@@ -84,12 +84,13 @@ var promptFuncs = template.FuncMap{
 }
 
 // openIssues returns the issues an agent is to work on: those not
-// resolved, skipped or stuck.
+// resolved, skipped or stuck, and not a human gate's approval request,
+// which is a person's.
 func openIssues(q *queue.Queue, maxRetries int) []PromptIssue {
 	var out []PromptIssue
 	for _, is := range q.Issues {
 		st := is.Status()
-		if st != queue.StatusPending && st != queue.StatusInProgress {
+		if st != queue.StatusPending && st != queue.StatusInProgress || isApproval(is) {
 			continue
 		}
 		p := PromptIssue{

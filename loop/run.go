@@ -22,14 +22,15 @@ import (
 // The outcomes of a run: the outcome column of its run_end row in
 // history.csv.
 const (
-	RunPassed      = "passed"           // every blocking gate passed
-	RunNothing     = "nothing_to_retry" // nothing to do, or auto-retry is disabled
-	RunCapReached  = "cap_reached"      // the global cap of auto-retry loops
-	RunHalted      = "halted"           // the failing issues wait for a person
-	RunAborted     = "aborted"          // orchestrate abort
-	RunInterrupted = "interrupted"      // the context ended: Ctrl-C, SIGTERM
-	RunGatesFailed = "gates_failed"     // MaxLoops reached while the check would retry
-	RunError       = "error"            // an error stopped the run
+	RunPassed      = "passed"            // every blocking gate passed
+	RunNothing     = "nothing_to_retry"  // nothing to do, or auto-retry is disabled
+	RunCapReached  = "cap_reached"       // the global cap of auto-retry loops
+	RunHalted      = "halted"            // the failing issues wait for a person
+	RunAborted     = "aborted"           // orchestrate abort
+	RunInterrupted = "interrupted"       // the context ended: Ctrl-C, SIGTERM
+	RunGatesFailed = "gates_failed"      // MaxLoops reached while the check would retry
+	RunAwaiting    = "awaiting_approval" // done but for a person's approval (human.wait: exit)
+	RunError       = "error"             // an error stopped the run
 )
 
 // ErrRunning is returned by Run (and TryRunLock) when another run holds the
@@ -53,10 +54,12 @@ type RunOptions struct {
 
 // The kinds of Step.
 const (
-	StepLaunch = "launch" // an agent is about to start: Agent has its command and prompt
-	StepAgent  = "agent"  // the agent finished: Agent
-	StepGates  = "gates"  // the gates ran: Gates, Resolved
-	StepCheck  = "check"  // the auto-retry check decided: Check
+	StepLaunch    = "launch"     // an agent is about to start: Agent has its command and prompt
+	StepGatesOnly = "gates-only" // the first loop runs the gates alone: the open issues wait on a person
+	StepAgent     = "agent"      // the agent finished: Agent
+	StepGates     = "gates"      // the gates ran: Gates, Resolved
+	StepWait      = "wait"       // human gates await a decision, which the run waits for (human.wait: block): Gates
+	StepCheck     = "check"      // the auto-retry check decided: Check
 )
 
 // Step is one step of a run, reported as it happens.
@@ -181,10 +184,17 @@ type runner struct {
 	feedback     string          // the last evaluation's feedback
 	summary      string          // the end of the last agent's output
 	sameFailures int             // failed loops since the last fresh agent
+	launched     int             // agents launched
+	// gatesFirst: the first loop runs the gates without an agent, as the
+	// only open issues wait on a person's decision (approval requests, human
+	// gates' failures), which the gates read.
+	gatesFirst bool
 }
 
 // nothingToDo ends the run before it starts when there is no task and no
 // open issue: RunHalted when issues wait for a person, RunNothing if not.
+// When the only open issues wait on a person's decision, the run goes on
+// with the gates first.
 func (r *runner) nothingToDo() (bool, error) {
 	if r.task != "" {
 		return false, nil
@@ -196,7 +206,23 @@ func (r *runner) nothingToDo() (bool, error) {
 	if len(q.Problems) > 0 {
 		return false, &queue.ValidationError{Path: r.w.Path(QueueFile), Problems: q.Problems}
 	}
-	if len(openIssues(q, r.cfg.Retry.MaxRetries)) > 0 {
+	// Open issues are the agent's work, unless they wait on a person's
+	// decision: approval requests, and the failures of human gates, which
+	// the gates read before any agent is launched.
+	human := map[string]bool{}
+	for _, g := range r.cfg.Gates {
+		human[g.Name] = g.IsHuman()
+	}
+	for _, is := range q.Issues {
+		if st := is.Status(); st != queue.StatusPending && st != queue.StatusInProgress {
+			continue
+		}
+		if g, _ := is.Get(FieldGate); !isApproval(is) && !human[g] {
+			return false, nil
+		}
+		r.gatesFirst = true
+	}
+	if r.gatesFirst {
 		return false, nil
 	}
 	for _, is := range q.Issues {
@@ -227,26 +253,41 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			}
 		}
 		r.res.Loops = n
-		a, err := r.launch(ctx, n)
-		if ctx.Err() != nil {
-			return r.interrupted(ctx)
-		}
-		if err != nil {
-			return r.fail(ctx, err)
-		}
-		if a.ExitCode == 126 || a.ExitCode == 127 {
-			return r.fail(ctx, fmt.Errorf("the agent could not run (%s): check agent.command in %s", a.Reason, r.w.Path(ConfigFile)))
+		var a *AgentRun
+		if n == 1 && r.gatesFirst {
+			r.step(Step{Kind: StepGatesOnly, Loop: n})
+		} else {
+			var err error
+			a, err = r.launch(ctx, n)
+			if ctx.Err() != nil {
+				return r.interrupted(ctx)
+			}
+			if err != nil {
+				return r.fail(ctx, err)
+			}
+			if a.ExitCode == 126 || a.ExitCode == 127 {
+				return r.fail(ctx, fmt.Errorf("the agent could not run (%s): check agent.command in %s", a.Reason, r.w.Path(ConfigFile)))
+			}
 		}
 
-		gr, err := r.w.RunGates(ctx, r.opt.Now, GateOptions{Progress: r.opt.Progress, Previous: r.attempts})
+		gr, err := r.gates(ctx, n)
+		// Human gates ask only once every other blocking gate passes: the
+		// agent has nothing to fix, a person has to decide.
+		for err == nil && !gr.Failed() && len(gr.AwaitingApproval) > 0 {
+			if r.cfg.Human.Wait != config.HumanWaitBlock {
+				return r.end(ctx, RunAwaiting, "awaiting a person's approval: "+approvals(gr))
+			}
+			r.step(Step{Kind: StepWait, Loop: n, Gates: gr})
+			if err = r.w.WaitApprovals(ctx, approvalIDs(gr), 0); err == nil {
+				gr, err = r.gates(ctx, n)
+			}
+		}
 		if ctx.Err() != nil {
 			return r.interrupted(ctx)
 		}
 		if err != nil {
 			return r.fail(ctx, err)
 		}
-		r.attempts, r.res.Gates = gr.Attempts, gr
-		r.step(Step{Kind: StepGates, Loop: n, Gates: gr, Resolved: r.w.resolutions(gr.Resolved)})
 		if gr.Evaluation.Passed {
 			return r.end(ctx, RunPassed, "every blocking quality gate passes")
 		}
@@ -287,12 +328,42 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 	}
 }
 
+// gates runs the gates for loop n.
+func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
+	gr, err := r.w.RunGates(ctx, r.opt.Now, GateOptions{Progress: r.opt.Progress, Previous: r.attempts})
+	if err != nil {
+		return nil, err
+	}
+	r.attempts, r.res.Gates = gr.Attempts, gr
+	r.step(Step{Kind: StepGates, Loop: n, Gates: gr, Resolved: r.w.resolutions(gr.Resolved)})
+	return gr, nil
+}
+
+// approvalIDs returns the approval requests the gates wait on.
+func approvalIDs(gr *GateRun) []string {
+	var out []string
+	for _, name := range gr.AwaitingApproval {
+		out = append(out, gr.Approvals[name])
+	}
+	return out
+}
+
+// approvals says which gates wait on which request, and how to decide.
+func approvals(gr *GateRun) string {
+	var parts []string
+	for _, name := range gr.AwaitingApproval {
+		id := gr.Approvals[name]
+		parts = append(parts, fmt.Sprintf("gate %s in %s (orchestrate approve %s, or orchestrate reject %s --comment \"what to change\")", name, id, id, id))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // fresh says whether loop n starts a fresh agent rather than resuming the
 // last one: always with strategy fresh, only the first with same, and with
 // auto after fresh_after_failures failed loops of the same agent.
 func (r *runner) fresh(n int) bool {
 	switch {
-	case n == 1 || r.cfg.Agent.ResumeCommand == "":
+	case r.launched == 0 || r.cfg.Agent.ResumeCommand == "":
 		return true
 	case r.cfg.Retry.Strategy == config.StrategyFresh:
 		return true
@@ -308,6 +379,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if fresh {
 		r.sameFailures = 0
 	}
+	r.launched++
 	q, err := queue.Load(r.w.Path(QueueFile))
 	if err != nil {
 		return nil, err
@@ -401,10 +473,14 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	return a, nil
 }
 
-// remember keeps what a failed loop tried, for the next prompts.
+// remember keeps what a failed loop tried, for the next prompts. a is nil
+// for a loop that ran the gates only.
 func (r *runner) remember(n int, a *AgentRun, gr *GateRun) {
 	at := PromptAttempt{Loop: n, Agent: "resumed"}
-	if a.Fresh {
+	switch {
+	case a == nil:
+		at.Agent = "no"
+	case a.Fresh:
 		at.Agent = "fresh"
 	}
 	for _, f := range gr.Evaluation.Failures() {
@@ -416,7 +492,9 @@ func (r *runner) remember(n int, a *AgentRun, gr *GateRun) {
 	}
 	r.tried = append(r.tried, at)
 	r.feedback = gr.Feedback
-	r.sameFailures++
+	if a != nil {
+		r.sameFailures++
+	}
 }
 
 // exhausted applies on_exhaustion to the last attempt's changes.

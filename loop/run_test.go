@@ -36,6 +36,7 @@ func TestFresh(t *testing.T) {
 			} else {
 				got += "s"
 			}
+			r.launched++
 			r.sameFailures++ // the loop failed
 		}
 		if got != tc.want {

@@ -42,7 +42,10 @@ run begins a session (a new run_id) and holds .orchestrator/.run.lock: a
 second run exits at once. The no_auto_retry sentinel, auto_retry_enabled
 and orchestrate abort are looked at before every agent launch and every
 check. Ctrl-C stops the agent and the gates and records the interruption.
-With on_exhaustion: stash, a run that stops for issues that wait for a
+Human gates ask a person once every other blocking gate passes: with
+human.wait: exit (the default) the run stops (11), and the next one goes
+on once the request is decided (orchestrate approve or reject); with
+block it waits, then runs the gates again. With on_exhaustion: stash, a run that stops for issues that wait for a
 person keeps the last attempt's changes in a git stash entry
 ("orchestrate: ISSUE-… exhausted") and restores the tree.
 
@@ -57,7 +60,8 @@ Examples:
 
 Exit codes: 0 every blocking gate passes, 10 nothing to do (no task and no
 open issue, nothing left to retry, auto-retry disabled), 11 a person is
-needed (issues halted or exhausted, the global cap reached, aborted), 12
+needed (issues halted or exhausted, the global cap reached, aborted, a
+human gate awaits approval with human.wait: exit), 12
 gates still fail after --once or --max-loops, 1 error (another run in
 progress, interrupted, a malformed file), 2 usage.
 `,
@@ -166,7 +170,7 @@ func runExitCode(outcome string) int {
 		return exitOK
 	case loop.RunNothing:
 		return exitNothing
-	case loop.RunHalted, loop.RunCapReached, loop.RunAborted:
+	case loop.RunHalted, loop.RunCapReached, loop.RunAborted, loop.RunAwaiting:
 		return exitPerson
 	case loop.RunGatesFailed:
 		return exitGateFailed
@@ -190,6 +194,8 @@ func (p *runPrinter) step(s loop.Step) {
 		}
 		fmt.Fprintf(p.w, "\n── loop %d: %s: %s\n", s.Loop, how, s.Agent.Command)
 		fmt.Fprintf(p.w, "prompt: %s\n", s.Agent.Prompt)
+	case loop.StepGatesOnly:
+		fmt.Fprintf(p.w, "\n── loop %d: the gates only, no agent: the open issues wait on a person's decision\n", s.Loop)
 	case loop.StepAgent:
 		a := s.Agent
 		what := a.Outcome
@@ -204,8 +210,12 @@ func (p *runPrinter) step(s loop.Step) {
 		rows := [][]string{}
 		for i := range s.Gates.Evaluation.Results {
 			r := &s.Gates.Evaluation.Results[i]
+			issue := s.Gates.Issues[r.Name()].ID
+			if issue == "" {
+				issue = s.Gates.Approvals[r.Name()]
+			}
 			rows = append(rows, []string{r.Name(), string(r.Outcome), strconv.Itoa(r.ExitCode),
-				fmt.Sprintf("%.1fs", r.Duration.Seconds()), s.Gates.Issues[r.Name()].ID})
+				fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue})
 		}
 		_ = renderTable(p.w, []string{"Gate", "Outcome", "Exit", "Time", "Issue"}, rows)
 		for _, r := range s.Resolved {
@@ -213,6 +223,12 @@ func (p *runPrinter) step(s loop.Step) {
 		}
 	case loop.StepCheck:
 		printCheck(p.w, p.dir, *s.Check)
+	case loop.StepWait:
+		for _, name := range s.Gates.AwaitingApproval {
+			id := s.Gates.Approvals[name]
+			fmt.Fprintf(p.w, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
+		}
+		fmt.Fprintln(p.w, "Waiting for a person's decision (human.wait: block); Ctrl-C stops the run.")
 	}
 }
 
