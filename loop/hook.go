@@ -43,6 +43,7 @@ const (
 	HookPassed     = "passed"      // every blocking gate passed
 	HookExhausted  = "exhausted"   // gates failed and the session's issues wait for a person
 	HookNotRetried = "not_retried" // gates failed, but none of them files auto-retry issues
+	HookAwaiting   = "awaiting"    // a human gate awaits a person's approval: nothing for the agent to do
 	HookSkipped    = "skipped"     // the gates did not run: disabled, no gates, bad input
 )
 
@@ -167,6 +168,11 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		return res, nil
 	}
 
+	if !gr.Failed() && len(gr.AwaitingApproval) > 0 {
+		res.Outcome = HookAwaiting
+		res.Output.SystemMessage = "orchestrate: the quality gates pass but for a person's approval, so the agent may stop: " + approvals(gr) + "."
+		return res, nil
+	}
 	var filed, unfiled []string
 	for _, f := range gr.Evaluation.Failures() {
 		if a, ok := gr.Issues[f.Name()]; ok {
