@@ -40,9 +40,14 @@ func benchmarkCompute(b *testing.B, size int) {
 // The cost is linear in the size of the output: 10 MB must take at most 12
 // times as long as 1 MB. With
 //
-//	go test -run '^$' -bench 'Compute.*MB' -count 10 ./signature/
+//	go test -run '^$' -bench 'Compute.*MB' -cpu 1,2 -count 8 ./signature/
 //
 // on a shared 2-core AMD EPYC (go1.26.8, linux/amd64) the medians were
-// 27.5 ms for 1 MB (38 MB/s) and 283 ms for 10 MB: 10.3 times as long.
+//
+//	GOMAXPROCS  1 MB      10 MB     ratio
+//	2           32.1 ms   306.9 ms   9.6 (wall clock; 9.3 in CPU time)
+//	1           32.1 ms   323.0 ms  10.1 (wall clock; 10.5 in CPU time)
+//
+// about 33 MB/s. On a busy machine, compare cpu-ns/op rather than ns/op.
 func BenchmarkCompute1MB(b *testing.B)  { benchmarkCompute(b, 1<<20) }
 func BenchmarkCompute10MB(b *testing.B) { benchmarkCompute(b, 10<<20) }
