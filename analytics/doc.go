@@ -25,8 +25,10 @@
 //
 //	run_start        a run began (session start, orchestrate run)
 //	run_end          outcome: why it stopped: passed, nothing_to_retry, cap_reached,
-//	                 halted, aborted, interrupted
-//	agent            one agent launch: loop, attempt, outcome ok|fail|timeout,
+//	                 halted, aborted, interrupted, gates_failed (after --once or
+//	                 --max-loops), awaiting_approval, error; detail says more
+//	                 (a disabled run is nothing_to_retry, with the reason)
+//	agent            one agent launch: loop, attempt, outcome ok|fail|timeout|error,
 //	                 exit_code, duration_ms
 //	gate             one gate run: gate, outcome pass|fail|timeout|error|skipped,
 //	                 exit_code, duration_ms, signature; issue_id when it filed or

@@ -46,7 +46,8 @@ type CheckResult struct {
 // state; each candidate's Retry-Count + 1 and status in_progress;
 // total_auto_retries + 1 and last_retry_reason; both files written. The
 // issues that wait for a person (halted, exhausted, non-retryable) are
-// reported with it.
+// reported with it. Issues a Stop hook filed for an agent session (a
+// Session field) are that session's to retry, and left out.
 func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error) {
 	cfg, err := w.Config()
 	if err != nil {
@@ -77,6 +78,9 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 	err = w.updateQueue(func(q *queue.Queue) error {
 		res.Retried, res.Exhausted, held = nil, nil, 0
 		for _, is := range q.Issues {
+			if s, _ := is.Get(FieldSession); s != "" {
+				continue // an agent session's own, retried by its Stop hook
+			}
 			ref := IssueRef{
 				ID: is.ID, Summary: summaryOf(is),
 				RetryCount: is.Int(queue.FieldRetryCount, 0),
