@@ -457,3 +457,24 @@ func (w Workspace) WaitApprovals(ctx context.Context, ids []string, poll time.Du
 		}
 	}
 }
+
+// ApprovalInfo is where one approval request stands.
+type ApprovalInfo struct {
+	ID    string             `json:"id"`
+	Gate  string             `json:"gate"`
+	State gate.ApprovalState `json:"state"`
+}
+
+// Approvals lists the queue's approval requests and their states, read as
+// the human gates read them: an approval made by editing the queue by hand
+// counts as one made with orchestrate approve.
+func Approvals(q *queue.Queue) []ApprovalInfo {
+	var out []ApprovalInfo
+	for _, is := range q.Issues {
+		if isApproval(is) {
+			g, _ := is.Get(FieldGate)
+			out = append(out, ApprovalInfo{ID: is.ID, Gate: g, State: approvalState(is)})
+		}
+	}
+	return out
+}

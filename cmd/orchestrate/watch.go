@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/orchestrate-dev/orchestrate/gate"
 	"os"
 	"os/signal"
 	"slices"
@@ -38,6 +39,10 @@ has changed for --debounce (default 150ms); a steady stream of events is
 shown at least every ten debounces (and at least every second). Its own
 writes (analytics.html) and temporary files never trigger a refresh.
 If the directory itself goes away, it waits for it to come back.
+
+The approval requests of human gates are listed when they change: an
+approval or a rejection made by editing the queue by hand shows at once
+("approval ISSUE-… for gate sign-off: approved (was pending)").
 
 A malformed file is not an error here: its problems are shown and the
 watch goes on. Stop it with Ctrl-C (or SIGTERM).
@@ -88,6 +93,7 @@ func runWatch(e *env, args []string) error {
 
 	ws := e.ws()
 	n := 0
+	seen := map[string]gate.ApprovalState{} // approval states at the last refresh
 	opt := loop.WatchOptions{
 		Debounce: *debounce,
 		Notice:   func(msg string) { fmt.Fprintf(e.stderr, "orchestrate: %s\n", msg) },
@@ -101,6 +107,7 @@ func runWatch(e *env, args []string) error {
 			writeWatchJSON(e, &out, ws, n, changed)
 		} else {
 			writeWatchText(e, &out, ws, n, changed)
+			writeApprovals(&out, ws, seen)
 		}
 		// One write a refresh: a reader never sees half of one.
 		if _, err := e.stdout.Write(out.Bytes()); err != nil {
@@ -115,6 +122,27 @@ func runWatch(e *env, args []string) error {
 		return nil
 	}
 	return err
+}
+
+// writeApprovals lists the approval requests of human gates that changed
+// since the last refresh (all of them at the first): an approval made by
+// editing the queue by hand shows at once.
+func writeApprovals(out *bytes.Buffer, ws loop.Workspace, seen map[string]gate.ApprovalState) {
+	q, err := queue.Load(ws.Path(loop.QueueFile))
+	if err != nil {
+		return
+	}
+	for _, a := range loop.Approvals(q) {
+		if seen[a.ID] == a.State {
+			continue
+		}
+		was := ""
+		if old, ok := seen[a.ID]; ok {
+			was = fmt.Sprintf(" (was %s)", old)
+		}
+		fmt.Fprintf(out, "approval %s for gate %s: %s%s\n", a.ID, a.Gate, a.State, was)
+		seen[a.ID] = a.State
+	}
 }
 
 // watchAnalytics regenerates analytics.html when history.csv changed and

@@ -374,3 +374,28 @@ func TestWatchErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchApproval: an approval made by editing the queue by hand, while
+// watch runs, is shown at once.
+func TestWatchApproval(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), ".orchestrator")
+	os.MkdirAll(ws, 0o755)
+	request := func(approved string) string {
+		return fmt.Sprintf(`## ISSUE-20241213-001
+
+| Field | Value |
+|-------|-------|
+| Type | approval |
+| Status | pending |
+| Gate | sign-off |
+| Approved | %s |
+`, approved)
+	}
+	path := filepath.Join(ws, "issue_queue.md")
+	os.WriteFile(path, []byte(request("")), 0o644)
+	p := startWatch(t, ws)
+	at := p.out.waitFor(t, 0, "approval ISSUE-20241213-001 for gate sign-off: pending", p.exited)
+	os.WriteFile(path, []byte(request("true")), 0o644)
+	p.out.waitFor(t, at, "approval ISSUE-20241213-001 for gate sign-off: approved (was pending)", p.exited)
+	p.stop(t, os.Interrupt)
+}
