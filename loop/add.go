@@ -50,6 +50,9 @@ type Added struct {
 	Deduplicated bool      `json:"deduplicated"`
 	Recorded     *Recorded `json:"recorded,omitempty"`
 	Signature    string    `json:"signature,omitempty"`
+	// Status is the issue's status now: stuck when it needs a person.
+	Status string `json:"status"`
+	reason string // why it is stuck
 }
 
 // AddIssue files a new issue, or records its failure against the open
@@ -86,11 +89,6 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 			fields[FieldGate] = f.Gate
 		}
 		counted = f.Class() != signature.Infra && !signature.Empty(normalized)
-		if counted {
-			fields[queue.FieldFailureSignature] = sig
-			fields[queue.FieldSignatureRepeatCount] = "1"
-			fields[FieldRecentSignatures] = queue.FormatList([]string{sig[:shortSig]})
-		}
 	}
 
 	unlock, err := w.Lock(ctx)
@@ -104,11 +102,18 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 		if counted {
 			if is := openWithSignature(q, sig, fields[FieldSession]); is != nil {
 				r := applyFailure(is, cfg, *ni.Failure, sig, normalized)
-				a.ID, a.Deduplicated, a.Recorded = is.ID, true, &r
+				a.ID, a.Deduplicated, a.Recorded, a.Status = is.ID, true, &r, r.Status
 				return nil
 			}
 		}
-		a.ID = q.Add(now, fields, sections).ID
+		is := q.Add(now, fields, sections)
+		a.ID, a.Status = is.ID, is.Status()
+		if ni.Failure != nil {
+			// Its first sighting, by the rules of record: a command not
+			// found is stuck at once.
+			r := applyFailure(is, cfg, *ni.Failure, sig, normalized)
+			a.Status, a.reason = r.Status, r.Reason
+		}
 		return nil
 	})
 	if err != nil {
@@ -128,8 +133,12 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 		}
 		return a, w.appendHistory(ev...)
 	}
-	return a, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventIssueAdd, IssueID: a.ID,
-		Gate: gate, ExitCode: exit, Signature: sig, Detail: ni.Sections[queue.SectionSummary]})
+	ev := []analytics.Event{{Time: now, RunID: run, Event: analytics.EventIssueAdd, IssueID: a.ID,
+		Gate: gate, ExitCode: exit, Signature: sig, Detail: ni.Sections[queue.SectionSummary]}}
+	if a.Status == queue.StatusStuck && a.reason != "" {
+		ev = append(ev, analytics.Event{Time: now, RunID: run, Event: analytics.EventHalt, IssueID: a.ID, Detail: a.reason})
+	}
+	return a, w.appendHistory(ev...)
 }
 
 // openWithSignature returns the first issue not resolved or skipped whose

@@ -129,6 +129,8 @@ func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failu
 // applyFailure changes an issue as a failure with signature sig says.
 func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalized string) Recorded {
 	class := f.Class()
+	// Only a person reopens an issue that waits for one (issue retry).
+	wasStuck := is.Status() == queue.StatusStuck || is.Bool(queue.FieldHalted, false)
 	r := Recorded{
 		ID: is.ID, Signature: sig, Class: string(class),
 		RetryCount:  is.Int(queue.FieldRetryCount, 0),
@@ -182,10 +184,14 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 	case is.Bool(queue.FieldAutoRetry, false) && r.RetryCount >= r.MaxRetries:
 		r.Reason = ReasonExhausted
 		r.Status = queue.StatusStuck
+	case wasStuck:
+		r.Status = queue.StatusStuck
+		r.Halted = is.Bool(queue.FieldHalted, false)
+		r.Reason, _ = is.Get(FieldHaltReason)
 	default:
 		r.Status = queue.StatusPending
 	}
-	if r.Reason != "" {
+	if r.Reason != "" && !wasStuck {
 		is.Set(FieldHaltReason, r.Reason)
 	}
 	is.Set(queue.FieldStatus, r.Status)

@@ -65,16 +65,12 @@ func (w Workspace) Lock(ctx context.Context) (func(), error) {
 	return fsx.Lock(ctx, w.Path(LockFile))
 }
 
-// TryLock takes the workspace's lock if it is free; fsx.ErrLocked if not.
-func (w Workspace) TryLock() (func(), error) {
-	if err := w.mustExist(); err != nil {
-		return nil, err
-	}
-	return fsx.TryLock(w.Path(LockFile))
-}
-
 // ErrNoWorkspace is returned when the workspace directory does not exist.
 var ErrNoWorkspace = errors.New("no workspace")
+
+// Exists returns an error matching ErrNoWorkspace unless the workspace
+// directory exists.
+func (w Workspace) Exists() error { return w.mustExist() }
 
 func (w Workspace) mustExist() error {
 	fi, err := os.Stat(w.Dir)

@@ -159,6 +159,11 @@ func Parse(data []byte) *Queue {
 				q.Issues = append(q.Issues, cur)
 			}
 		case cur == nil:
+			if b.Kind == mdpatch.Heading && b.Level == 3 && len(q.Issues) > 0 {
+				// Most often text pasted into an issue with a line of
+				// dashes under it, which markdown reads as a heading.
+				q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, q.Issues[len(q.Issues)-1].ID)
+			}
 		case b.Kind == mdpatch.Heading && b.Level == 3:
 			closeSection(b.Start)
 			sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), q: q, headEnd: b.End}
@@ -177,8 +182,11 @@ func Parse(data []byte) *Queue {
 	return q
 }
 
+// isIssueTitle reports whether a level-2 heading is an issue's: its text
+// starts with ISSUE- (a malformed ID after it is a problem); any other
+// level-2 heading is a person's, kept as it is.
 func isIssueTitle(title string) bool {
-	return len(title) >= 5 && strings.EqualFold(title[:5], "issue")
+	return len(title) >= 6 && strings.EqualFold(title[:6], "issue-")
 }
 
 // body returns the text between from and to without the blank lines around it.

@@ -51,8 +51,10 @@ Examples:
   orchestrate issue set ISSUE-20241213-001 Priority=high Max-Retries=5
   orchestrate issue retry ISSUE-20241213-001
 
-Exit codes: 0 done, 1 error (an unknown ID, or a malformed queue: its first
-problem as file:line: message, and no file is changed), 2 usage.
+Exit codes: 0 done, 11 issue add filed (or recorded) a failure whose issue
+now needs a person (not retryable, halted, out of retries), 1 error (an
+unknown ID, or a malformed queue: its first problem as file:line: message,
+and no file is changed), 2 usage.
 `,
 		run: runIssue,
 	})
@@ -151,11 +153,19 @@ func runIssueAdd(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON(a)
+		if err := e.printJSON(a); err != nil || a.Status != queue.StatusStuck {
+			return err
+		}
+		return withCode(exitPerson, nil)
 	}
 	fmt.Fprintln(e.stdout, a.ID)
 	if a.Deduplicated {
 		fmt.Fprintf(e.stderr, "%s has the same failure signature: recorded against it (%s)\n", a.ID, describeRecord(*a.Recorded))
+	} else if a.Status == queue.StatusStuck {
+		fmt.Fprintf(e.stderr, "%s is stuck at once: its failure is not retryable (command not found or not executable)\n", a.ID)
+	}
+	if a.Status == queue.StatusStuck {
+		return withCode(exitPerson, nil)
 	}
 	return nil
 }

@@ -68,6 +68,9 @@ func runStatus(e *env, args []string) error {
 		return err
 	}
 	ws := e.ws()
+	if err := ws.Exists(); err != nil {
+		return err
+	}
 	q, err := queue.Load(ws.Path(loop.QueueFile))
 	if err != nil {
 		return err

@@ -100,6 +100,9 @@ func runValidate(e *env, args []string) error {
 		return err
 	}
 	ws := e.ws()
+	if err := ws.Exists(); err != nil {
+		return err
+	}
 	problems, issues, err := validateAll(ws)
 	if err != nil {
 		return err

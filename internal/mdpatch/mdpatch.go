@@ -76,13 +76,6 @@ func (s *Source) LineEnd(off int) int {
 	return len(s.Text)
 }
 
-// NextLine returns the start of the line after the one holding off, or
-// len(Text) at the last line.
-func (s *Source) NextLine(off int) int { return s.LineEnd(off) }
-
-// HasEOL reports whether the line ending at end (a LineEnd) has a line ending.
-func (s *Source) HasEOL(end int) bool { return end > 0 && s.Text[end-1] == '\n' }
-
 // BlockKind says what a top-level block is.
 type BlockKind int
 
@@ -155,17 +148,15 @@ func Unescape(v string) string {
 	return strings.ReplaceAll(v, `\|`, "|")
 }
 
-// Escape writes a value for a cell: pipes escaped, line breaks as spaces.
+// Escape writes a value for a cell: every pipe escaped (so that a
+// backslash before a pipe stays a backslash: Unescape(Escape(v)) == v),
+// line breaks as spaces.
 func Escape(v string) string {
 	b := make([]byte, 0, len(v))
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; c {
 		case '|':
-			if i > 0 && v[i-1] == '\\' {
-				b = append(b, c)
-			} else {
-				b = append(b, '\\', '|')
-			}
+			b = append(b, '\\', '|')
 		case '\r', '\n':
 			b = append(b, ' ')
 		default:
@@ -489,19 +480,19 @@ func (s *Source) SetCell(c Cell, value string, keepWidth bool) Edit {
 
 func (s *Source) rawWidth(c Cell) int { return width(s.Text[c.RawStart:c.RawEnd]) }
 
+// rightPad returns the right padding of value in cell c: the cell's own,
+// or, in an aligned column, what keeps the column's width (at least one
+// space where the column had one).
 func (s *Source) rightPad(c Cell, left int, value string, keepWidth bool) int {
 	_, right := s.padding(c)
 	if c.Start == c.End {
-		right = left // an empty cell: pad as on the left
-	}
-	if right > 1 {
-		right = 1
+		right = min(left, 1) // an empty cell: pad as on the left
 	}
 	if keepWidth {
-		if r := s.rawWidth(c) - left - runewidth.StringWidth(value); r >= 1 {
+		if r := s.rawWidth(c) - left - runewidth.StringWidth(value); r >= min(right, 1) {
 			return r
 		}
-		return 1
+		return min(right, 1)
 	}
 	return right
 }
@@ -529,7 +520,10 @@ func (s *Source) NewRow(model Row, aligned func(col int) bool, cells []string) s
 		last := i == len(cells)-1
 		right := 0
 		if c.Closed || !last {
-			right = max(s.rightPad(c, left, v, aligned(col)), 1)
+			right = s.rightPad(c, left, v, aligned(col))
+			if !c.Closed && !last {
+				right = max(right, 1) // before a separator the last cell lacked
+			}
 		}
 		if last && !c.Closed {
 			v = closeEscapedPipe(v)

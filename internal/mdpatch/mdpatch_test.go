@@ -98,7 +98,7 @@ func TestSameName(t *testing.T) {
 func TestEscape(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"a|b", `a\|b`},
-		{`a\|b`, `a\|b`},
+		{`a\|b`, `a\\|b`},
 		{"two\nlines", "two lines"},
 		{"  padded  ", "padded"},
 	} {
