@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -201,6 +202,7 @@ Shows the usage of COMMAND, with examples and exit codes, or the list of
 commands.
 `,
 		run: func(e *env, args []string) error {
+			args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-") })
 			if len(args) == 0 {
 				fmt.Fprint(e.stdout, mainUsage())
 				return nil
