@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/session"
 )
@@ -76,33 +77,11 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
 	held := 0 // candidates the cap holds back
 	err = w.updateQueue(func(q *queue.Queue) error {
-		res.Retried, res.Exhausted, held = nil, nil, 0
-		for _, is := range q.Issues {
-			if s, _ := is.Get(FieldSession); s != "" {
-				continue // an agent session's own, retried by its Stop hook
-			}
-			ref := IssueRef{
-				ID: is.ID, Summary: summaryOf(is),
-				RetryCount: is.Int(queue.FieldRetryCount, 0),
-				MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries),
-			}
-			if reason := needsPerson(is, ref); reason != "" {
-				ref.Reason = reason
-				res.Exhausted = append(res.Exhausted, ref)
-				continue
-			}
-			if !candidate(is, ref) {
-				continue
-			}
-			if capped {
-				held++
-				continue
-			}
-			ref.RetryCount++
-			is.SetInt(queue.FieldRetryCount, ref.RetryCount)
-			is.Set(queue.FieldStatus, queue.StatusInProgress)
-			res.Retried = append(res.Retried, ref)
-		}
+		res.Retried, res.Exhausted, held = retryStep(q, cfg, func(is *queue.Issue) bool {
+			// An agent session's own issues are retried by its Stop hook.
+			s, _ := is.Get(FieldSession)
+			return s == ""
+		}, capped)
 		return nil
 	})
 	if err != nil {
@@ -133,18 +112,61 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		if err != nil {
 			return res, err
 		}
-		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckTriggered, Detail: ids(res.Retried)})
-		for _, r := range res.Retried {
-			events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventRetryTriggered, IssueID: r.ID, Attempt: r.RetryCount})
-		}
+		events = checkEvents(now, run, res.Retried, nil)
 	case len(res.Exhausted) > 0:
 		res.Outcome = CheckExhausted
-		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckExhausted, Detail: ids(res.Exhausted)})
+		events = checkEvents(now, run, nil, res.Exhausted)
 	default:
 		res.Outcome = CheckNothing
 		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckNothing})
 	}
 	return res, w.appendHistory(events...)
+}
+
+// retryStep is the heart of checkAutoRetry, over the issues sel picks:
+// those that wait for a person are reported; each candidate gets
+// Retry-Count + 1 and status in_progress, unless hold (the cap is
+// reached), when the candidates held back are only counted.
+func retryStep(q *queue.Queue, cfg *config.Config, sel func(*queue.Issue) bool, hold bool) (retried, exhausted []IssueRef, held int) {
+	for _, is := range q.Issues {
+		if !sel(is) {
+			continue
+		}
+		ref := IssueRef{
+			ID: is.ID, Summary: summaryOf(is),
+			RetryCount: is.Int(queue.FieldRetryCount, 0),
+			MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries),
+		}
+		if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
+			exhausted = append(exhausted, ref)
+			continue
+		}
+		if !candidate(is, ref) {
+			continue
+		}
+		if hold {
+			held++
+			continue
+		}
+		ref.RetryCount++
+		is.SetInt(queue.FieldRetryCount, ref.RetryCount)
+		is.Set(queue.FieldStatus, queue.StatusInProgress)
+		retried = append(retried, ref)
+	}
+	return retried, exhausted, held
+}
+
+// checkEvents are the history rows of a check that retried issues, or
+// found them exhausted.
+func checkEvents(now time.Time, run string, retried, exhausted []IssueRef) []analytics.Event {
+	if len(retried) == 0 {
+		return []analytics.Event{{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckExhausted, Detail: ids(exhausted)}}
+	}
+	events := []analytics.Event{{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckTriggered, Detail: ids(retried)}}
+	for _, r := range retried {
+		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventRetryTriggered, IssueID: r.ID, Attempt: r.RetryCount})
+	}
+	return events
 }
 
 // disabled says why auto-retry is off, or "".

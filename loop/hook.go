@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
@@ -218,44 +217,20 @@ func (w Workspace) retrySession(ctx context.Context, now time.Time, issues []str
 		return nil, nil, err
 	}
 	defer unlock()
+	want := map[string]bool{}
+	for _, id := range issues {
+		want[id] = true
+	}
 	err = w.updateQueue(func(q *queue.Queue) error {
-		retried, exhausted = nil, nil
-		for _, id := range issues {
-			is := q.Issue(id)
-			if is == nil {
-				continue
-			}
-			ref := IssueRef{ID: id, Summary: summaryOf(is),
-				RetryCount: is.Int(queue.FieldRetryCount, 0), MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries)}
-			if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
-				exhausted = append(exhausted, ref)
-				continue
-			}
-			if !candidate(is, ref) {
-				continue
-			}
-			ref.RetryCount++
-			is.SetInt(queue.FieldRetryCount, ref.RetryCount)
-			is.Set(queue.FieldStatus, queue.StatusInProgress)
-			retried = append(retried, ref)
-		}
+		retried, exhausted, _ = retryStep(q, cfg, func(is *queue.Issue) bool { return want[is.ID] }, false)
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	run := w.runID()
-	var events []analytics.Event
-	switch {
-	case len(retried) > 0:
-		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckTriggered, Detail: ids(retried)})
-		for _, r := range retried {
-			events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventRetryTriggered, IssueID: r.ID, Attempt: r.RetryCount})
-		}
-	case len(exhausted) > 0:
-		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckExhausted, Detail: ids(exhausted)})
-	default:
-		return retried, exhausted, nil
+	if len(retried) == 0 && len(exhausted) == 0 {
+		return nil, nil, nil
 	}
+	events := checkEvents(now, w.runID(), retried, exhausted)
 	return retried, exhausted, w.appendHistory(events...)
 }
