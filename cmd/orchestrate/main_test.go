@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -10,6 +12,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script")
 
 func TestMain(m *testing.M) {
+	// A binary built with -race sleeps a second as it exits; the commands
+	// these tests run (this binary, as orchestrate) need not.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	// The command as users run it: main, with its signal handling, which
 	// TestRunInterrupted sends SIGINT to.
 	testscript.Main(m, map[string]func(){"orchestrate": main})
