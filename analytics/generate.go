@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // Generate reads the history at historyPath and writes analytics.html to outPath.
@@ -21,7 +23,10 @@ func Generate(historyPath, outPath string) error {
 		return err
 	}
 	opt := RenderOptions{Source: historyPath, Generated: time.Now()}
-	return writeAtomic(outPath, func(w *bufio.Writer) error { return Render(w, m, opt) })
+	if err := fsx.WriteFileFunc(outPath, 0o644, func(w io.Writer) error { return Render(w, m, opt) }); err != nil {
+		return fmt.Errorf("writing analytics: %w", err)
+	}
+	return nil
 }
 
 // computeFile is Compute on a file; a missing file gives nil Metrics.
@@ -39,41 +44,4 @@ func computeFile(path string) (*Metrics, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
-}
-
-func writeAtomic(path string, write func(*bufio.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing analytics: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(f, 256<<10)
-	if err := write(w); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("writing analytics: %w", err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing analytics: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing analytics: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing analytics: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing analytics: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("writing analytics: %w", err)
-	}
-	return nil
 }

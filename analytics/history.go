@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // Event names: the values of history.csv's event column (see the package doc).
@@ -149,7 +151,7 @@ func AppendHistory(path string, events ...Event) error {
 	}
 	if created {
 		// The new name must survive a crash as well as the rows.
-		if err := syncDir(filepath.Dir(path)); err != nil {
+		if err := fsx.SyncDir(filepath.Dir(path)); err != nil {
 			return fmt.Errorf("appending history: %w", err)
 		}
 	}
@@ -261,15 +263,6 @@ func tail(f *os.File, size int64) (torn []byte, whole bool, err error) {
 		end = start
 	}
 	return torn, true, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // RowError describes a row of history.csv that could not be read.

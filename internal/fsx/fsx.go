@@ -4,6 +4,7 @@
 package fsx
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -65,7 +66,16 @@ func ReadFile(path string) (data []byte, exists bool, err error) {
 // WriteFile replaces path atomically: a temporary file in the same
 // directory, fsynced, renamed over path, and the directory fsynced.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := writeTemp(path, data, perm)
+	return WriteFileFunc(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileFunc is WriteFile for content written as a stream by write,
+// through a buffer. When write fails, path is left as it was.
+func WriteFileFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	tmp, err := writeTempFunc(path, perm, write)
 	if err != nil {
 		return err
 	}
@@ -76,7 +86,18 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// SyncDir fsyncs a directory, so that a file created or renamed in it
+// survives a crash.
+func SyncDir(dir string) error { return syncDir(dir) }
+
 func writeTemp(path string, data []byte, perm fs.FileMode) (string, error) {
+	return writeTempFunc(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+func writeTempFunc(path string, perm fs.FileMode, write func(io.Writer) error) (string, error) {
 	if fi, err := os.Stat(path); err == nil {
 		perm = fi.Mode().Perm()
 	}
@@ -85,7 +106,11 @@ func writeTemp(path string, data []byte, perm fs.FileMode) (string, error) {
 		return "", err
 	}
 	name := f.Name()
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil {
 		err = f.Chmod(perm)
 	}
