@@ -18,7 +18,7 @@ help:
 # The pinned echarts script, fetched from the npm registry and embedded in
 # the binary so that analytics.html draws its charts offline.
 assets:
-	@sh analytics/assets/fetch-echarts.sh
+	@sh analytics/assets/fetch-echarts.sh || echo "make: echarts not fetched (npm needed): analytics.html will load it from a CDN; its tables show either way" >&2
 
 build: assets
 	$(GO) build -o $(BIN) ./cmd/orchestrate
