@@ -36,10 +36,12 @@ demo: build
 bench: assets
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Minimizing each new input for at most a second keeps a short -fuzztime
+# from ending in the middle of one ("context deadline exceeded").
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg; \
 	  done; \
 	done
 
