@@ -63,7 +63,14 @@ type GateOptions struct {
 // brings the open one up to date; a rejected one fails with the person's
 // comment and its request is closed.
 
-func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (*GateRun, error) {
+func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
+	// Each gate's issue appends history: the report is made once, at the end.
+	w, regenerate := w.batch(ctx)
+	defer func() {
+		if rerr := regenerate(); err == nil {
+			err = rerr
+		}
+	}()
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err
@@ -73,7 +80,7 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return nil, err
 	}
 	run := w.runID()
-	gr := &GateRun{Dir: filepath.Join(w.Path(RunsDir), run), Issues: map[string]Added{}, Approvals: map[string]string{}}
+	gr = &GateRun{Dir: filepath.Join(w.Path(RunsDir), run), Issues: map[string]Added{}, Approvals: map[string]string{}}
 	if err := os.MkdirAll(gr.Dir, 0o755); err != nil {
 		return nil, err
 	}
