@@ -119,26 +119,19 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 	if err != nil {
 		return a, err
 	}
-	run := w.runID()
-	var gate string
-	var exit *int
-	if ni.Failure != nil {
-		gate, exit = ni.Failure.Gate, ni.Failure.ExitCode
-	}
 	if a.Deduplicated {
-		ev := []analytics.Event{{Time: now, RunID: run, Event: analytics.EventRecord, IssueID: a.ID, Gate: gate,
-			Attempt: a.Recorded.RetryCount, Outcome: recordOutcome(*ni.Failure), ExitCode: exit, Signature: sig, Detail: recordDetail(*a.Recorded)}}
-		if a.Recorded.Status == queue.StatusStuck {
-			ev = append(ev, analytics.Event{Time: now, RunID: run, Event: analytics.EventHalt, IssueID: a.ID, Detail: a.Recorded.Reason})
-		}
-		return a, w.appendHistory(ev...)
+		return a, w.appendHistory(w.afterRecord(now, *ni.Failure, normalized, a.Recorded)...)
 	}
-	ev := []analytics.Event{{Time: now, RunID: run, Event: analytics.EventIssueAdd, IssueID: a.ID,
-		Gate: gate, ExitCode: exit, Signature: sig, Detail: ni.Sections[queue.SectionSummary]}}
+	ev := analytics.Event{Time: now, RunID: w.runID(), Event: analytics.EventIssueAdd, IssueID: a.ID,
+		Signature: sig, Detail: ni.Sections[queue.SectionSummary]}
+	if ni.Failure != nil {
+		ev.Gate, ev.ExitCode = ni.Failure.Gate, ni.Failure.ExitCode
+	}
+	events := []analytics.Event{ev}
 	if a.Status == queue.StatusStuck && a.reason != "" {
-		ev = append(ev, analytics.Event{Time: now, RunID: run, Event: analytics.EventHalt, IssueID: a.ID, Detail: a.reason})
+		events = append(events, analytics.Event{Time: now, RunID: ev.RunID, Event: analytics.EventHalt, IssueID: a.ID, Detail: a.reason})
 	}
-	return a, w.appendHistory(ev...)
+	return a, w.appendHistory(events...)
 }
 
 // openWithSignature returns the first issue not resolved or skipped whose

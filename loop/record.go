@@ -73,6 +73,8 @@ type Recorded struct {
 	Halted      bool   `json:"halted"`
 	Reason      string `json:"halt_reason,omitempty"`
 	Normalized  string `json:"normalized_path,omitempty"`
+
+	stopped bool // this failure made the issue stuck: it was not before
 }
 
 // Record records a failed verification against an issue, by the seed's
@@ -106,9 +108,17 @@ func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failu
 	if err != nil {
 		return r, err
 	}
+	return r, w.appendHistory(w.afterRecord(now, f, normalized, &r)...)
+}
+
+// afterRecord keeps the normalized text of a recorded failure in
+// runs/<run-id>/, so that a person can see why two failures did or did not
+// match, and returns its history rows: the record, and the halt when this
+// failure stopped the issue.
+func (w Workspace) afterRecord(now time.Time, f Failure, normalized string, r *Recorded) []analytics.Event {
 	run := w.runID()
 	if !signature.Empty(normalized) {
-		path := filepath.Join(w.Path(RunsDir), run, fmt.Sprintf("%s.%d.normalized.txt", id, r.RetryCount))
+		path := filepath.Join(w.Path(RunsDir), run, fmt.Sprintf("%s.%d.normalized.txt", r.ID, r.RetryCount))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
 			if fsx.WriteFile(path, []byte(normalized), 0o644) == nil {
 				r.Normalized = path
@@ -116,14 +126,14 @@ func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failu
 		}
 	}
 	events := []analytics.Event{{
-		Time: now, RunID: run, Event: analytics.EventRecord, IssueID: id, Gate: f.Gate,
-		Attempt: r.RetryCount, Outcome: recordOutcome(f), ExitCode: f.ExitCode, Signature: sig,
-		Detail: recordDetail(r),
+		Time: now, RunID: run, Event: analytics.EventRecord, IssueID: r.ID, Gate: f.Gate,
+		Attempt: r.RetryCount, Outcome: recordOutcome(f), ExitCode: f.ExitCode, Signature: r.Signature,
+		Detail: recordDetail(*r),
 	}}
-	if r.Halted || r.Status == queue.StatusStuck {
-		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventHalt, IssueID: id, Detail: r.Reason})
+	if r.stopped {
+		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventHalt, IssueID: r.ID, Detail: r.Reason})
 	}
-	return r, w.appendHistory(events...)
+	return events
 }
 
 // applyFailure changes an issue as a failure with signature sig says.
@@ -194,6 +204,7 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 	if r.Reason != "" && !wasStuck {
 		is.Set(FieldHaltReason, r.Reason)
 	}
+	r.stopped = r.Status == queue.StatusStuck && !wasStuck
 	is.Set(queue.FieldStatus, r.Status)
 	return r
 }
