@@ -68,7 +68,7 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		return res, &queue.ValidationError{Path: w.Path(StateFile), Problems: state.Problems}
 	}
 	res.TotalAutoRetries = state.TotalAutoRetries()
-	run := w.runID()
+	run := runIDOf(state)
 	if reason := w.disabled(state); reason != "" {
 		res.Outcome, res.Reason = CheckDisabled, reason
 		return res, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckDisabled, Detail: reason})

@@ -252,6 +252,11 @@ func (w Workspace) runID() string {
 	if err != nil {
 		return "norun"
 	}
+	return runIDOf(s)
+}
+
+// runIDOf is runID for a state already read.
+func runIDOf(s *session.State) string {
 	if id, ok := s.Get(session.RunID); ok && !strings.ContainsAny(id, `/\`) {
 		return id
 	}
