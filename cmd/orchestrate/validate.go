@@ -103,19 +103,12 @@ func runValidate(e *env, args []string) error {
 	if err := ws.Exists(); err != nil {
 		return err
 	}
-	problems, issues, err := validateAll(ws)
+	st, err := validateAll(ws)
 	if err != nil {
 		return err
 	}
-	var cfg *config.Config
-	configOK := true
-	if *explain {
-		var cps []config.Problem
-		if cfg, cps, err = config.Load(ws.Path(loop.ConfigFile)); err != nil {
-			return err
-		}
-		configOK = len(cps) == 0
-	}
+	problems, issues := st.problems, len(st.queue.Issues)
+	cfg, configOK := st.config, st.configOK
 	if e.json {
 		out := map[string]any{"ok": len(problems) == 0, "problems": problems}
 		if *explain && configOK {
@@ -141,9 +134,18 @@ func runValidate(e *env, args []string) error {
 	return nil
 }
 
-// validateAll returns every problem of the workspace's files and the number
-// of issues in the queue.
-func validateAll(ws loop.Workspace) ([]problemJSON, int, error) {
+// workspaceState is the queue and the session state as read once, with
+// every problem of them and of the config.
+type workspaceState struct {
+	queue    *queue.Queue
+	state    *session.State
+	config   *config.Config
+	configOK bool // config.yaml has no problem
+	problems []problemJSON
+}
+
+// validateAll reads the workspace's files and finds all their problems.
+func validateAll(ws loop.Workspace) (*workspaceState, error) {
 	problems := []problemJSON{}
 	add := func(path string, ps []queue.Problem) {
 		for _, p := range ps {
@@ -152,22 +154,22 @@ func validateAll(ws loop.Workspace) ([]problemJSON, int, error) {
 	}
 	q, err := queue.Load(ws.Path(loop.QueueFile))
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	add(ws.Path(loop.QueueFile), q.Problems)
 	s, err := session.Load(ws.Path(loop.StateFile))
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	add(ws.Path(loop.StateFile), s.Problems)
-	_, cps, err := config.Load(ws.Path(loop.ConfigFile))
+	cfg, cps, err := config.Load(ws.Path(loop.ConfigFile))
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	for _, p := range cps {
 		problems = append(problems, problemJSON{File: p.File, Line: p.Line, Message: p.Msg})
 	}
-	return problems, len(q.Issues), nil
+	return &workspaceState{queue: q, state: s, config: cfg, configOK: len(cps) == 0, problems: problems}, nil
 }
 
 // explainGates prints the gates as they run, for validate --explain.

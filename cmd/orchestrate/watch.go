@@ -16,7 +16,6 @@ import (
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
-	"github.com/orchestrate-dev/orchestrate/session"
 )
 
 func init() {
@@ -106,8 +105,7 @@ func runWatch(e *env, args []string) error {
 		if e.json {
 			writeWatchJSON(e, &out, ws, n, changed)
 		} else {
-			writeWatchText(e, &out, ws, n, changed)
-			writeApprovals(&out, ws, seen)
+			writeWatchText(e, &out, ws, n, changed, seen)
 		}
 		// One write a refresh: a reader never sees half of one.
 		if _, err := e.stdout.Write(out.Bytes()); err != nil {
@@ -127,11 +125,7 @@ func runWatch(e *env, args []string) error {
 // writeApprovals lists the approval requests of human gates that changed
 // since the last refresh (all of them at the first): an approval made by
 // editing the queue by hand shows at once.
-func writeApprovals(out *bytes.Buffer, ws loop.Workspace, seen map[string]gate.ApprovalState) {
-	q, err := queue.Load(ws.Path(loop.QueueFile))
-	if err != nil {
-		return
-	}
+func writeApprovals(out *bytes.Buffer, q *queue.Queue, seen map[string]gate.ApprovalState) {
 	for _, a := range loop.Approvals(q) {
 		if seen[a.ID] == a.State {
 			continue
@@ -173,7 +167,7 @@ func watchHeader(e *env, ws loop.Workspace, n int, changed []string) string {
 	return fmt.Sprintf("\n== %s refresh %d: %s changed ==\n", t, n, strings.Join(changed, ", "))
 }
 
-func writeWatchText(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed []string) {
+func writeWatchText(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed []string, seen map[string]gate.ApprovalState) {
 	pe := *e
 	pe.stdout = out
 	out.WriteString(watchHeader(e, ws, n, changed))
@@ -185,21 +179,15 @@ func writeWatchText(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed
 	if !watchFileExists(ws.Path(loop.QueueFile)) {
 		fmt.Fprintf(out, "(%s does not exist)\n", ws.Path(loop.QueueFile))
 	}
-	problems, issues, err := validateAll(ws)
+	st, err := validateAll(ws)
 	if err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
 		return
 	}
-	q, err := queue.Load(ws.Path(loop.QueueFile))
-	if err == nil {
-		var s *session.State
-		if s, err = session.Load(ws.Path(loop.StateFile)); err == nil {
-			err = printStatus(&pe, q, s)
-		}
-	}
-	if err != nil {
+	if err := printStatus(&pe, st.queue, st.state); err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
 	}
+	problems, issues := st.problems, len(st.queue.Issues)
 	for _, p := range problems {
 		fmt.Fprintf(out, "%s:%d: %s\n", p.File, p.Line, p.Message)
 	}
@@ -208,6 +196,7 @@ func writeWatchText(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed
 	} else {
 		fmt.Fprintf(out, "%d problem(s)\n", len(problems))
 	}
+	writeApprovals(out, st.queue, seen)
 }
 
 // watchJSON is one refresh as a line of JSON.
@@ -237,15 +226,12 @@ func writeWatchJSON(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed
 	} else {
 		j.Analytics = path
 	}
-	problems, issues, err := validateAll(ws)
-	if err != nil {
+	if st, err := validateAll(ws); err != nil {
 		errs = append(errs, err.Error())
 	} else {
-		j.Problems, j.Issues = problems, issues
-		j.OK = len(problems) == 0
-	}
-	if q, err := queue.Load(ws.Path(loop.QueueFile)); err == nil {
-		for _, is := range q.Issues {
+		j.Problems, j.Issues = st.problems, len(st.queue.Issues)
+		j.OK = len(st.problems) == 0
+		for _, is := range st.queue.Issues {
 			j.Statuses[is.Status()]++
 		}
 	}
