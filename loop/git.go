@@ -41,7 +41,11 @@ func (w Workspace) inGit(ctx context.Context) bool {
 // directory: the agent's changes are the tree's, the tool's own files are
 // not (a stash of them would roll the queue back).
 func (w Workspace) outsideWorkspace() []string {
-	return []string{"--", ".", ":(exclude)" + filepath.Base(w.Dir)}
+	spec := []string{"--", "."}
+	for _, dir := range w.diffExclude() {
+		spec = append(spec, ":(exclude)"+filepath.ToSlash(dir))
+	}
+	return spec
 }
 
 // filesChanged returns git diff --stat against HEAD and the new files not
