@@ -52,6 +52,10 @@
 //	skip             a person skipped issue_id
 //	retry            a person reset issue_id's counts (orchestrate issue retry)
 //	abort            a person aborted the run
+//	usage            what one agent launch reported of its own use: loop and attempt
+//	                 as its agent row, detail = key=value pairs (FormatUsage):
+//	                 session, turns, input_tokens, output_tokens,
+//	                 cache_read_tokens, cost_usd
 //
 // Unknown event names are counted and otherwise ignored, so writers can add events
 // before the report knows them.
