@@ -63,13 +63,6 @@ func TestPageInChromium(t *testing.T) {
 	if testing.Short() && !requireChromium() {
 		t.Skip("skipped in -short mode")
 	}
-	if embeddedEcharts() == nil {
-		if requireChromium() {
-			t.Fatal("echarts.min.js is not embedded: run make assets (analytics/assets/fetch-echarts.sh) first")
-		}
-		t.Skip("echarts.min.js is not embedded (make assets fetches it): the charts cannot draw offline")
-	}
-
 	dir := t.TempDir()
 	history := filepath.Join(dir, "history.csv")
 	writeHostileHistory(t, history)
