@@ -31,7 +31,7 @@ func writeHostileHistory(t testing.TB, path string) {
 	for i, p := range payloads {
 		issue := "ISSUE-" + p
 		run := "run-" + p
-		at := at.Add(time.Duration(i) * time.Hour)
+		at := at.Add(time.Duration(i) * 25 * time.Hour) // over two weeks: Sunday the 1st to Wednesday
 		events = append(events,
 			Event{Time: at, RunID: run, Event: EventRunStart},
 			Event{Time: at, RunID: run, Loop: 1, Event: EventAgent, Outcome: "ok", ExitCode: exit(0), DurationMS: 1000},
