@@ -64,13 +64,6 @@ type GateOptions struct {
 // comment and its request is closed.
 
 func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
-	// Each gate's issue appends history: the report is made once, at the end.
-	w, regenerate := w.batch(ctx)
-	defer func() {
-		if rerr := regenerate(); err == nil {
-			err = rerr
-		}
-	}()
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err

@@ -43,11 +43,6 @@ const DefaultDir = ".orchestrator"
 // Workspace is a .orchestrator/ directory.
 type Workspace struct {
 	Dir string
-
-	// stale, when set, holds back the regeneration of analytics.html that
-	// each history append does, for an operation that appends many times
-	// (RunGates) to do once at its end: see batch.
-	stale *bool
 }
 
 // Path returns the path of a file of the workspace.
