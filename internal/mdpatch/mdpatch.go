@@ -192,6 +192,29 @@ func (s *Source) Walk(fn func(Block)) {
 	}
 }
 
+// WalkSome is Walk over the pieces for which keep, given each piece's
+// text, returns true; skip is called with the start and end of each other
+// piece. Every piece after the first begins with a level-2 heading, so
+// that what a piece holds is whole in it: a reader can find what it needs
+// with a look at each piece's bytes, and parse only those pieces.
+func (s *Source) WalkSome(keep func(piece []byte) bool, skip func(start, end int), fn func(Block)) {
+	cuts := s.cuts()
+	for i, start := range cuts {
+		end := len(s.Text)
+		if i+1 < len(cuts) {
+			end = cuts[i+1]
+		}
+		if keep(s.Text[start:end]) {
+			s.walkPiece(start, end, fn)
+		} else {
+			skip(start, end)
+		}
+	}
+}
+
+// WalkPiece is Walk over one piece WalkSome skipped, from start to end.
+func (s *Source) WalkPiece(start, end int, fn func(Block)) { s.walkPiece(start, end, fn) }
+
 // Blocks returns what Walk finds.
 func (s *Source) Blocks() []Block {
 	var blocks []Block
