@@ -272,6 +272,17 @@ func (w Workspace) appendHistory(events ...analytics.Event) error {
 	return nil
 }
 
+// loadQueue reads the queue. A Stop hook's workspace reads only the
+// pieces of it that hold its session's key (queue.LoadSome), as every
+// issue it looks at is tagged with it: its cost does not grow with the
+// other issues.
+func (w Workspace) loadQueue() (*queue.Queue, error) {
+	if w.session != "" {
+		return queue.LoadSome(w.Path(QueueFile), w.session)
+	}
+	return queue.Load(w.Path(QueueFile))
+}
+
 // updateQueue runs fn on the queue; the caller holds the lock.
 func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
 	return queue.Update(w.Path(QueueFile), fn)

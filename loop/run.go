@@ -581,7 +581,7 @@ func (w Workspace) resolutions(resolved []string) []Resolution {
 	if len(resolved) == 0 {
 		return nil
 	}
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return nil
 	}

@@ -43,6 +43,11 @@ const DefaultDir = ".orchestrator"
 // Workspace is a .orchestrator/ directory.
 type Workspace struct {
 	Dir string
+
+	// session, when set, is the key of the agent session whose Stop hook
+	// works on the workspace: every issue it reads carries it (see
+	// loadQueue).
+	session string
 }
 
 // Path returns the path of a file of the workspace.

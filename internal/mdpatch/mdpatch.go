@@ -45,10 +45,13 @@ func NewSource(data []byte) *Source {
 		s.Text = data[len(bom):]
 	}
 	s.lineStarts = make([]int32, 1, bytes.Count(s.Text, []byte{'\n'})+1)
-	for i, c := range s.Text {
-		if c == '\n' {
-			s.lineStarts = append(s.lineStarts, int32(i+1))
+	for i := 0; ; {
+		j := bytes.IndexByte(s.Text[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		s.lineStarts = append(s.lineStarts, int32(i))
 	}
 	if i := bytes.IndexByte(s.Text, '\n'); i > 0 && s.Text[i-1] == '\r' {
 		s.EOL = "\r\n"
@@ -262,7 +265,7 @@ func (s *Source) cuts() []int {
 		line := t[ls:le]
 		trimmed := bytes.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
-		isBlank := len(bytes.TrimSpace(line)) == 0
+		isBlank := blankLine(trimmed)
 		switch {
 		case fence != 0:
 			if indent <= 3 && fenceRun(trimmed, fence) >= fenceLen && len(bytes.TrimSpace(trimmed[fenceRun(trimmed, fence):])) == 0 {
@@ -286,6 +289,20 @@ func (s *Source) cuts() []int {
 		blank = isBlank && fence == 0 && htmlEnd == ""
 	}
 	return cuts
+}
+
+// blankLine is len(bytes.TrimSpace(line)) == 0, quick for the lines that
+// start with something else than white space, as most do.
+func blankLine(line []byte) bool {
+	if len(line) > 0 {
+		switch c := line[0]; {
+		case c >= 0x80:
+		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+		default:
+			return false
+		}
+	}
+	return len(bytes.TrimSpace(line)) == 0
 }
 
 func fenceRun(b []byte, c byte) int {
