@@ -123,8 +123,8 @@ type Result struct {
 	Digest *signature.Digest
 	// Marks are the failure lines of the whole output (failing tests'
 	// names and messages), wherever they were: see Excerpt.
-	Marks []string
-	LogPath     string // the whole output; "" when not logged
+	Marks   []string
+	LogPath string // the whole output; "" when not logged
 
 	Review   *Review   // a review gate's findings and reviewers; nil for other gates
 	Approval *Approval // a human gate's approval as it stood; nil for other gates
