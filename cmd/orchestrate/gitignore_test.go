@@ -45,7 +45,7 @@ func TestInitGitignore(t *testing.T) {
 
 	tracked := []string{loop.QueueFile, loop.StateFile, loop.ConfigFile, loop.HistoryFile, loop.TaskFile,
 		loop.SentinelFile, loop.PromptsDir + "/feedback.md", ".gitignore"}
-	ignored := []string{loop.LockFile, loop.RunLockFile, loop.AnalyticsFile, loop.AbortFile,
+	ignored := []string{loop.LockFile, loop.RunLockFile, loop.AnalyticsLockFile, loop.AnalyticsStampFile, loop.AnalyticsFile, loop.AbortFile,
 		loop.RunsDir + "/20241213-100000-1/gate-results.json", loop.RunsDir + "/20241213-100000-1/agent.log",
 		"." + loop.QueueFile + ".tmp123456", "." + loop.HistoryFile + ".tmp9"}
 	for _, f := range append(slices.Clone(tracked), ignored...) {
