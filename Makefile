@@ -55,5 +55,5 @@ check: test fuzz
 # and tested against its packages; fails when one survives or no longer
 # fits the code. Long (the command-line scenarios run for some): not in CI.
 MUTANTS ?=
-mutate: assets
+mutate:
 	python3 mutation/mutate.py -only '$(MUTANTS)'
