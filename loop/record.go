@@ -283,7 +283,13 @@ func (w Workspace) loadQueue() (*queue.Queue, error) {
 	return queue.Load(w.Path(QueueFile))
 }
 
-// updateQueue runs fn on the queue; the caller holds the lock.
+// updateQueue runs fn on the queue; the caller holds the lock. A Stop
+// hook's workspace reads and changes only the pieces of it that hold its
+// session's key, or the IDs of its day, for the issues it files
+// (queue.UpdateSome): a problem in another issue does not stop it.
 func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
+	if w.session != "" {
+		return queue.UpdateSome(w.Path(QueueFile), []string{w.session, "ISSUE-" + w.day + "-"}, fn)
+	}
 	return queue.Update(w.Path(QueueFile), fn)
 }

@@ -45,9 +45,10 @@ type Workspace struct {
 	Dir string
 
 	// session, when set, is the key of the agent session whose Stop hook
-	// works on the workspace: every issue it reads carries it (see
-	// loadQueue).
-	session string
+	// works on the workspace: every issue it reads or changes carries it
+	// (see loadQueue and updateQueue); day is the hook's day, which the IDs
+	// of the issues it files start with.
+	session, day string
 }
 
 // Path returns the path of a file of the workspace.
