@@ -266,6 +266,10 @@ func runIDOf(s *session.State) string {
 // appendHistory adds events to history.csv; the caller holds the lock.
 // It leaves analytics.html as it is (see AnalyticsStampFile).
 func (w Workspace) appendHistory(events ...analytics.Event) error {
+	if w.rows != nil {
+		*w.rows = append(*w.rows, events...)
+		return nil
+	}
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
 		return fmt.Errorf("appending history: %w", err)
 	}
