@@ -44,6 +44,9 @@ type Failure struct {
 	Output   []byte
 	ExitCode *int   // nil when unknown: an ordinary failure
 	Gate     string // the gate that failed, if any
+	// Digest, when set, is what normalizing the whole output found, where
+	// Output holds only its head and tail: the signature comes from it.
+	Digest *signature.Digest
 }
 
 // Class returns the failure's exit class.
@@ -56,8 +59,17 @@ func (f Failure) Class() signature.Class {
 
 // Signature computes the failure's signature and normalized text.
 func (w Workspace) Signature(f Failure) (sig, normalized string) {
+	if f.Digest != nil {
+		return f.Digest.Signature(f.Class()), f.Digest.Normalized
+	}
+	return signature.Of(f.Output, f.Class(), w.SignatureOptions())
+}
+
+// SignatureOptions are the paths a failure's output is normalized with: the
+// workspace's root and the user's home.
+func (w Workspace) SignatureOptions() signature.Options {
 	home, _ := os.UserHomeDir()
-	return signature.Of(f.Output, f.Class(), signature.Options{Workdir: w.Root(), Home: home})
+	return signature.Options{Workdir: w.Root(), Home: home}
 }
 
 // Recorded is what recording a failure did to an issue.
