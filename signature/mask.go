@@ -82,7 +82,6 @@ var (
 	// (node:18206) Warning: …
 	reNodePID = regexp.MustCompile(`\(node:\d+\)`)
 
-
 	// goroutine 7 [running]:, created by x in goroutine 6, by goroutine 9:,
 	// Goroutine 9 (running) created at: (the race detector).
 	reGoroutine     = regexp.MustCompile(`\b([Gg]oroutine) \d+\b`)
