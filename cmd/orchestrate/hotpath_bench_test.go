@@ -41,7 +41,6 @@ func hotWorkspace(b *testing.B, issues, rows int, command string) (root string, 
 	if rows > 0 {
 		writeHistory(b, filepath.Join(dir, "history.csv"), rows)
 	}
-	cleanupAnalytics(b, dir)
 	return root, src
 }
 
