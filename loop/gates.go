@@ -214,10 +214,12 @@ func exitCodeOf(r *gate.Result) int {
 // the open issue the gate filed before.
 func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
 	code := exitCodeOf(r)
-	f := Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name()}
+	// The whole output was signed as it streamed (r.Digest); r.Output is
+	// its head and tail.
+	f := Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name(), Digest: r.Digest}
 	findings := ""
 	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
-		f.Output = []byte(gate.SignatureText(rev.Blocking()))
+		f.Output, f.Digest = []byte(gate.SignatureText(rev.Blocking())), nil
 		// One level down: a level-3 heading would end the section.
 		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
 	}
@@ -343,8 +345,9 @@ func (w Workspace) tried(gr *GateRun) []gate.Tried {
 			}
 			counts[s]++
 		}
+		seen := failuresSeen(is)
 		for _, s := range order {
-			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s]})
+			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
 		}
 	}
 	return out

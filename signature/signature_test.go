@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestClassOf(t *testing.T) {
@@ -427,4 +428,32 @@ func noBlankLines(s string) string {
 		}
 	}
 	return b.String()
+}
+
+func TestHeadline(t *testing.T) {
+	corpus := loadCorpus(t)
+	for name, want := range map[string]string{
+		"go-assert.1.txt":     "--- FAIL: TestAdd",
+		"pytest.1.txt":        "FAILED test_calc.py::test_add - assert 3 == 4",
+		"cargo-test.1.txt":    "tests::adds --- FAILED",
+		"py-unittest-v.1.txt": "test_add (__main__.CalcTest.test_add) ... FAIL",
+		"node-tap.1.txt":      "not ok N - ",
+		"gcc.1.txt":           "error:",
+		"empty-silent.2.txt":  "",
+	} {
+		c := corpus[name]
+		got := Headline(Normalize(c.output, c.opt))
+		if want == "" && got != "" || !strings.Contains(got, want) || strings.Contains(got, "\n") || len(got) > maxHeadline+len("…") {
+			t.Errorf("Headline(%s) = %q; want it to hold %q", name, got, want)
+		}
+	}
+	if got := Headline("--- FAIL: TestX (<dur>)\n    x_test.go:N: got 3 want 4\n"); got != "--- FAIL: TestX (<dur>): x_test.go:N: got 3 want 4" {
+		t.Errorf("Headline = %q", got)
+	}
+	if got := Headline("____ test_add ____\n    def test_add():\n>       assert add(1, 2) == 4\nE       assert 3 == 4\n"); got != "____ test_add ____: assert 3 == 4" {
+		t.Errorf("Headline(pytest block) = %q", got)
+	}
+	if got := Headline("FAIL: " + strings.Repeat("é", 200)); len(got) > maxHeadline+len("…") || !utf8.ValidString(got) {
+		t.Errorf("Headline of a long line = %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
 }
