@@ -86,7 +86,7 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 	}
 	humans := map[string]*human{}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
-		RepoRoot: w.Root(), LogDir: gr.Dir, Output: cfg.Output,
+		RepoRoot: w.Root(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
 		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
 		DiffExclude: w.diffExclude(),
 		Human: func(g config.Gate) gate.Approval {
@@ -181,6 +181,32 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 	}
 	return gr, nil
+}
+
+// logLoop returns the number of this loop's gate logs in a run's
+// directory, so that no loop overwrites an earlier one's: 1 (plain
+// <name>.log) for the first, then one more than the highest
+// <name>.loop<N>.log there.
+func logLoop(dir string, gates []config.Gate) int {
+	n := 1
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".log")
+		if i := strings.LastIndex(name, ".loop"); i >= 0 && name != e.Name() {
+			if k, err := strconv.Atoi(name[i+len(".loop"):]); err == nil {
+				n = max(n, k)
+			}
+		}
+	}
+	if n > 1 {
+		return n + 1
+	}
+	for _, name := range gate.LogNames(gates) {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return 2
+		}
+	}
+	return 1
 }
 
 func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {

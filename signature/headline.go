@@ -43,8 +43,9 @@ const maxHeadline = 240
 // earlier failure recognizes it. It is pytest's first "FAILED x - message"
 // line when there is one; else the first FailureLine and, after it, the
 // first line that reads as a message (pytest's "E" lines, an error, an
-// assertion, got and want), or else the next line. It is "" when the text
-// has no failure line, and never longer than 240 bytes.
+// assertion, got and want), or else the next line. Without a failure line
+// it is the first line (and "" for an empty text); never longer than 240
+// bytes.
 func Headline(normalized string) string {
 	lines := strings.Split(normalized, "\n")
 	for _, l := range lines {
@@ -65,6 +66,11 @@ func Headline(normalized string) string {
 			head += ": " + msg
 		}
 		return clip(strings.TrimSpace(head))
+	}
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t != "" {
+			return clip(t)
+		}
 	}
 	return ""
 }
