@@ -3,13 +3,14 @@ package gate
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strings"
 	"text/template"
 	"unicode/utf8"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/prompts"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // FeedbackTemplate is the name of the feedback template in prompts (and of
@@ -45,7 +46,7 @@ type FailedGate struct {
 	ExitCode  int
 	Reason    string   // "exit code 1", "timed out after 5m0s", "command not found (exit 127)"
 	Error     string   // the tail of its output, bounded by output.feedback_lines and feedback_bytes
-	Cut       bool     // Error is only the end of the output
+	Cut       bool     // Error is an excerpt: failure lines and the end of the output
 	Fence     string   // a code fence longer than any run of backticks in Error
 	Hints     []string // the gate's improvement hints
 	LogPath   string   // where its whole output is
@@ -61,7 +62,8 @@ type FailedGate struct {
 type Tried struct {
 	Gate      string
 	Signature string
-	Count     int // how many attempts it came back in
+	Count     int    // how many attempts it came back in
+	Failure   string // what it was, in a line: its first failing test and message (signature.Headline); "" if unknown
 }
 
 // FeedbackInput is what the caller knows that an evaluation does not.
@@ -84,7 +86,7 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 		Tried:       in.Tried,
 	}
 	failed := func(r Result) FailedGate {
-		excerpt, cut := Excerpt(r.Output, out.FeedbackLines, out.FeedbackBytes)
+		excerpt, cut := FailureExcerpt(r.Output, r.Marks, out.FeedbackLines, out.FeedbackBytes)
 		f := FailedGate{
 			Name:      r.Name(),
 			Command:   r.Gate.Command,
@@ -135,7 +137,8 @@ func RenderFeedback(overrideDir string, d FeedbackData) (string, error) {
 	return d.Render(text)
 }
 
-// Render executes a feedback template with d. Besides the standard
+// Render executes a feedback template with d, and returns clean text
+// (textclean.Text). Besides the standard
 // functions, templates may use short (the first 12 characters of a
 // signature), plural (plural 2 "time" is "times") and join (strings.Join).
 func (d FeedbackData) Render(text string) (string, error) {
@@ -147,7 +150,9 @@ func (d FeedbackData) Render(text string) (string, error) {
 	if err := t.Execute(&b, d); err != nil {
 		return "", fmt.Errorf("rendering feedback: %w", err)
 	}
-	return b.String(), nil
+	// Text, whatever a gate printed or a template holds: it goes to the
+	// agent and into files.
+	return textclean.Text(b.String()), nil
 }
 
 var templateFuncs = template.FuncMap{
@@ -166,26 +171,17 @@ var templateFuncs = template.FuncMap{
 	},
 }
 
-var ansiEscape = regexp.MustCompile(`\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+// cleanText is output as text: escapes stripped, carriage-return progress
+// resolved, control bytes made visible, valid UTF-8.
+func cleanText(s string) string { return textclean.Text(s) }
 
 // Excerpt returns the end of output for a person or an agent to read: at
 // most maxLines lines and maxBytes bytes, cut at a line (or else a UTF-8)
-// boundary, with terminal escapes and carriage-return progress removed. cut
+// boundary, as clean text (textclean.Text: terminal escapes and
+// carriage-return progress removed, control bytes made visible). cut
 // reports whether anything was left out.
 func Excerpt(output string, maxLines, maxBytes int) (excerpt string, cut bool) {
-	s := ansiEscape.ReplaceAllString(output, "")
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	if strings.Contains(s, "\r") {
-		lines := strings.Split(s, "\n")
-		for i, l := range lines {
-			// What a terminal would show: the text after the last carriage return.
-			if j := strings.LastIndexByte(strings.TrimRight(l, "\r"), '\r'); j >= 0 {
-				lines[i] = l[j+1:]
-			}
-		}
-		s = strings.Join(lines, "\n")
-	}
-	s = strings.TrimRight(s, "\n")
+	s := strings.TrimRight(cleanText(output), "\n")
 	whole := len(s)
 	if maxLines > 0 {
 		n := 0
@@ -199,16 +195,138 @@ func Excerpt(output string, maxLines, maxBytes int) (excerpt string, cut bool) {
 		}
 	}
 	if maxBytes > 0 && len(s) > maxBytes {
-		s = s[len(s)-maxBytes:]
-		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
-			s = s[i+1:]
-		} else {
-			for len(s) > 0 && !utf8.RuneStart(s[0]) {
-				s = s[1:]
+		s = tailBytes(s, maxBytes)
+	}
+	return s, len(s) < whole
+}
+
+// tailBytes returns the last max bytes of s, from a line start when there is
+// one in them, else from a UTF-8 boundary.
+func tailBytes(s string, max int) string {
+	s = s[len(s)-max:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+		return s[i+1:]
+	}
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
+}
+
+// failureLine reports whether a line of output names a failure or says
+// what it was (signature.FailureLine).
+func failureLine(l string) bool { return signature.FailureLine(l) }
+
+// FailureExcerpt returns what of a failing gate's output the agent reads:
+// at most maxLines lines and maxBytes bytes, chosen so that the failures are
+// always in it, where a tail would lose them above its top. It takes, in
+// this order while room is left: every failure line (failureLine: the
+// failing tests' names and messages, up to half the lines), the few lines
+// after each (the message, the assertion values), then the last lines of
+// the output. marks are failure lines from parts of the output that output
+// no longer holds (the middle a capture dropped); the ones output lacks come
+// first. Left-out runs of lines show as "…". cut reports whether anything
+// was left out.
+func FailureExcerpt(output string, marks []string, maxLines, maxBytes int) (excerpt string, cut bool) {
+	text := strings.TrimRight(cleanText(output), "\n")
+	var lines []string
+	if text != "" {
+		lines = strings.Split(text, "\n")
+	}
+	var extra []string
+	for _, m := range marks {
+		m = cleanText(m)
+		if m != "" && !strings.Contains(text, m) {
+			extra = append(extra, m)
+		}
+	}
+	if len(extra) > 0 {
+		lines = append(append(extra, "…"), lines...)
+	}
+	if maxLines <= 0 {
+		maxLines = len(lines)
+	}
+	const (
+		prioFailure = iota + 1
+		prioContext
+		prioTail
+	)
+	prio := make([]int, len(lines))
+	n := 0
+	for i, l := range lines {
+		if n < max(maxLines/2, 1) && failureLine(l) {
+			prio[i] = prioFailure
+			n++
+		}
+	}
+	for i := 0; i < len(lines) && n < maxLines*3/4; i++ {
+		if prio[i] != prioFailure {
+			continue
+		}
+		for j := i + 1; j < len(lines) && j <= i+3 && n < maxLines*3/4; j++ {
+			if prio[j] != 0 || strings.TrimSpace(lines[j]) == "" {
+				break
+			}
+			prio[j] = prioContext
+			n++
+		}
+	}
+	for i := len(lines) - 1; i >= 0 && n < maxLines; i-- {
+		if prio[i] == 0 {
+			prio[i] = prioTail
+			n++
+		}
+	}
+	size := func() int {
+		total := 0
+		for i, l := range lines {
+			if prio[i] != 0 {
+				total += len(l) + 1
+			}
+		}
+		return total
+	}
+	// Over maxBytes: drop the tail's lines from its top, then the context
+	// from the bottom, then the failure lines from the bottom.
+	if maxBytes > 0 {
+		for _, p := range []int{prioTail, prioContext, prioFailure} {
+			for size() > maxBytes {
+				k := -1
+				for i := range lines {
+					if prio[i] == p {
+						k = i
+						if p == prioTail {
+							break
+						}
+					}
+				}
+				if k < 0 {
+					break
+				}
+				prio[k] = 0
 			}
 		}
 	}
-	return s, len(s) < whole
+	var b strings.Builder
+	gap := false
+	for i, l := range lines {
+		if prio[i] == 0 {
+			gap, cut = true, true
+			continue
+		}
+		if gap && b.Len() > 0 {
+			b.WriteString("…\n")
+		}
+		gap = false
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	s := strings.TrimRight(b.String(), "\n")
+	if s == "" && len(lines) > 0 && maxBytes > 0 {
+		// One line longer than maxBytes: its end.
+		return tailBytes(lines[len(lines)-1], maxBytes), true
+	}
+	return s, cut || len(extra) > 0
 }
 
 // fence returns a markdown code fence that the text cannot close.

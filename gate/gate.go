@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // Outcome is how a gate's run ended.
@@ -46,6 +47,7 @@ const DefaultKillGrace = 2 * time.Second
 type Options struct {
 	RepoRoot    string        // working_dir is relative to it; "" is the current directory
 	LogDir      string        // each gate's whole output goes to LogDir/<name>.log; "" for none
+	LogLoop     int           // from 2, the logs are <name>.loop<N>.log: each loop of a run keeps its own
 	Output      config.Output // head and tail kept in memory; the zero Output means the defaults
 	Parallelism int           // gates run at once in the parallel phase; 0 = runtime.NumCPU()
 	Env         []string      // environment the gates' env is laid over; nil = os.Environ()
@@ -117,7 +119,13 @@ type Result struct {
 	Output      string // stdout and stderr interleaved: head and tail, the middle replaced by a marker
 	OutputBytes int64  // all the bytes the gate wrote
 	Omitted     int64  // bytes of Output's middle that were dropped
-	LogPath     string // the whole output; "" when not logged
+	// Digest is the normalization of the whole output, for its signature;
+	// nil when the gate ran no command.
+	Digest *signature.Digest
+	// Marks are the failure lines of the whole output (failing tests'
+	// names and messages), wherever they were: see Excerpt.
+	Marks   []string
+	LogPath string // the whole output; "" when not logged
 
 	Review   *Review   // a review gate's findings and reviewers; nil for other gates
 	Approval *Approval // a human gate's approval as it stood; nil for other gates
@@ -220,6 +228,9 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 			return nil, fmt.Errorf("making gate log directory: %w", err)
 		}
 		for i, name := range LogNames(gates) {
+			if opts.LogLoop > 1 {
+				name = strings.TrimSuffix(name, ".log") + fmt.Sprintf(".loop%d.log", opts.LogLoop)
+			}
 			logs[i] = filepath.Join(opts.LogDir, name)
 		}
 	}

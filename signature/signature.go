@@ -17,28 +17,41 @@
 //     UUIDs (<uuid>), long hex IDs (<hex>), goroutine IDs (N);
 //   - masks the line and column numbers of file references (N), keeping
 //     the file name;
+//   - masks syslog's "name[pid]:" (<pid>), the random part of directory
+//     names that mktemp makes outside the temporary directory (<rand>),
+//     Rust's thread IDs (<tid>) and pytest-xdist's workers;
+//   - keeps of a test runner's counts only those of failures: pytest's and
+//     cargo's summaries lose "N passed", node's its test and pass counts,
+//     pytest its collected count and its progress lines; go test -json
+//     becomes the output it carries;
 //
-// and then drops the lines of passing tests and sorts independent failure
-// blocks (go test, Python's unittest, node --test in TAP and spec, data race
-// reports), so that test order and parallelism do not matter.
+// and then drops the lines of passing tests and blank lines, and sorts
+// independent failure blocks (go test, Python's unittest, pytest, node
+// --test in TAP and spec, cargo test, data race reports), so that test order
+// and parallelism do not matter.
 //
 // Every rule comes from real output of real tools, kept in testdata/corpus
-// with the script that made it, and testdata/pairs.txt says which captures
+// with the scripts that made it (gen.sh, gen2.sh), and testdata/pairs.txt says which captures
 // are one failure and which are not. The rules never look across a line but
-// to find blocks, and the cost is linear in the size of the output. Version
+// to find blocks, and the cost is linear in the size of the output: a
+// Writer normalizes a stream window by window, in bounded memory. Version
 // names the rules: change a rule, change Version.
 package signature
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
+	"hash/maphash"
+	"io"
 	"strings"
 )
 
 // Version names the normalization rules and the hash layout. It is the first
 // part of every signature's header, so that signatures made by other rules
 // never compare equal by accident.
-const Version = "sig-v1"
+const Version = "sig-v2"
 
 // Class is the exit class of a failure, part of the signature's header.
 type Class string
@@ -84,34 +97,34 @@ type Options struct {
 // Normalize returns the output with everything that varies between runs
 // masked, the lines of passing tests dropped and independent failure blocks
 // sorted: the text that is hashed, and what "signature --explain" prints.
-// Lines end in "\n" (never "\r\n"), blank-line runs become one blank line, and
-// the result has no leading or trailing blank lines; it is "" when nothing is
-// left (see Empty).
+// Lines end in "\n" (never "\r\n") and blank lines go: where a tool's
+// progress output ends moves them from run to run. The result is "" when
+// nothing is left (see Empty).
 func Normalize(output []byte, opt Options) string {
-	paths := newPathMasker(opt)
-	text := string(output)
-	lines := make([]line, 0, strings.Count(text, "\n")+1)
-	for len(text) > 0 {
-		raw, rest, _ := strings.Cut(text, "\n")
-		text = rest
-		lines = append(lines, classify(maskLine(cleanLine(raw), paths)))
-	}
-	lines = structure(lines)
-	return joinLines(lines)
+	var b strings.Builder
+	w := NewWriter(opt)
+	w.Explain(&b)
+	w.Write(output)
+	w.Digest()
+	return b.String()
 }
 
-// Compute returns the hex SHA256 of the header ("sig-v1 <class>\n") and
-// Normalize(output, opt). An empty class counts as Fail.
+// Compute returns the signature of output (see Digest.Signature). An empty
+// class counts as Fail.
 func Compute(output []byte, class Class, opt Options) string {
-	sig, _ := Of(output, class, opt)
-	return sig
+	w := NewWriter(opt)
+	w.Write(output)
+	return w.Digest().Signature(class)
 }
 
 // Of normalizes output once and returns both its signature (as Compute) and
 // the normalized text (as Normalize).
 func Of(output []byte, class Class, opt Options) (sig string, normalized string) {
-	normalized = Normalize(output, opt)
-	return hash(class, normalized), normalized
+	var b strings.Builder
+	w := NewWriter(opt)
+	w.Explain(&b)
+	w.Write(output)
+	return w.Digest().Signature(class), b.String()
 }
 
 // Empty reports whether a normalized text holds nothing: the output was blank
@@ -120,37 +133,215 @@ func Empty(normalized string) bool {
 	return strings.TrimSpace(normalized) == ""
 }
 
-func hash(class Class, normalized string) string {
+// Limits of the streaming normalization, which keep its memory bounded
+// whatever the size of the output.
+const (
+	// MaxLine is the longest line normalized as one: a longer run of bytes
+	// without a newline is cut into lines of MaxLine bytes.
+	MaxLine = 64 << 10
+	// Window is how much text the passes over several lines (dropping
+	// passing tests, sorting failure blocks) see at once. An output longer
+	// than that is normalized window by window: blocks are sorted within a
+	// window, which ends at the first line after Window bytes that starts
+	// no block (or at twice Window bytes, whatever the line).
+	Window = 1 << 20
+	// KeepNormalized is how much of the normalized text a Digest keeps.
+	KeepNormalized = 1 << 20
+)
+
+// The Writer keeps the lines it normalized last in a direct-mapped cache:
+// output repeats itself (stack frames, warnings, log lines), and a line seen
+// again is not normalized again.
+const (
+	cacheSize = 16384
+	maxCached = 512 // bytes: longer lines are not cached
+)
+
+var cacheSeed = maphash.MakeSeed()
+
+type cacheEntry struct {
+	raw  string
+	line line
+	ok   bool
+}
+
+// A Writer normalizes an output as it is written, in bounded memory, and
+// hashes the normalized text: write the output to it, then call Digest once.
+// Normalize, Of and Compute are a Writer over one slice; a gate's output is
+// written to one as it runs, so that the whole output is signed, not only
+// the excerpt kept in memory.
+type Writer struct {
+	paths   *pathMasker
+	partial []byte // the start of a line whose "\n" has not come yet
+	lines   []line // the current window
+	out     []byte // the current window, normalized
+	size    int    // bytes of text in lines
+	h       hash.Hash
+	explain io.Writer
+	keep    strings.Builder // the first KeepNormalized bytes of the normalized text
+	cut     bool            // normalized text went beyond keep
+	started bool            // a line was written out
+	total   int64
+	done    bool
+	digest  Digest
+	cache   *[cacheSize]cacheEntry
+}
+
+// NewWriter returns a Writer for an output from a command run with opt.
+func NewWriter(opt Options) *Writer {
+	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: new([cacheSize]cacheEntry)}
+}
+
+// Explain makes the Writer copy the normalized text to out as it goes, all
+// of it (a Digest keeps only its start). Call it before the first Write.
+func (w *Writer) Explain(out io.Writer) { w.explain = out }
+
+// Write normalizes p. It never fails.
+func (w *Writer) Write(p []byte) (int, error) {
+	n := len(p)
+	w.total += int64(n)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.partial = append(w.partial, p...)
+			for len(w.partial) >= MaxLine {
+				w.addLine(w.partial[:MaxLine])
+				w.partial = append(w.partial[:0], w.partial[MaxLine:]...)
+			}
+			break
+		}
+		if len(w.partial) > 0 {
+			w.partial = append(w.partial, p[:i]...)
+			w.addRaw(w.partial)
+			w.partial = w.partial[:0]
+		} else {
+			w.addRaw(p[:i])
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// addRaw adds one line of output, cut into lines of MaxLine bytes.
+func (w *Writer) addRaw(raw []byte) {
+	for len(raw) > MaxLine {
+		w.addLine(raw[:MaxLine])
+		raw = raw[MaxLine:]
+	}
+	w.addLine(raw)
+}
+
+func (w *Writer) addLine(raw []byte) {
+	if len(raw) > 0 && raw[0] == '{' {
+		if lines, ok := goJSONLine(raw); ok {
+			for _, text := range lines {
+				w.addText(text)
+			}
+			return
+		}
+	}
+	w.addOne(raw)
+}
+
+// addText adds a line of text that stood for a line of output.
+func (w *Writer) addText(text string) {
+	if len(text) > MaxLine {
+		text = text[:MaxLine]
+	}
+	w.addOne([]byte(text))
+}
+
+func (w *Writer) addOne(raw []byte) {
+	var l line
+	if len(raw) <= maxCached {
+		h := maphash.Bytes(cacheSeed, raw)
+		e := &w.cache[h%cacheSize]
+		if e.ok && e.raw == string(raw) {
+			l = e.line
+		} else {
+			r := string(raw)
+			l = classify(maskLine(cleanLine(r), w.paths))
+			*e = cacheEntry{raw: r, line: l, ok: true}
+		}
+	} else {
+		l = classify(maskLine(cleanLine(string(raw)), w.paths))
+	}
+	w.lines = append(w.lines, l)
+	w.size += len(l.text) + 1
+	if w.size >= Window && (l.kind&blockKinds == 0 && l.indent == 0 && l.text != "" || w.size >= 2*Window) {
+		w.flush()
+	}
+}
+
+// blockKinds are the kinds of lines that may start or belong to a block that
+// the passes over several lines look at as a whole.
+const blockKinds = kFailHeader | kTestAt | kTAPSubtest | kTAPPoint | kYAMLStart | kYAMLEnd | kEqualsRule |
+	kDashRule | kPyFail | kPyRan | kPyVerbose | kRaceRule | kRaceWarning | kGoRun | kGoEvent | kGoResult |
+	kPytestHead | kPytestEnd | kFailedLine
+
+// flush applies the passes over several lines to the window and writes it
+// out.
+func (w *Writer) flush() {
+	out := w.out[:0]
+	for _, l := range structure(w.lines) {
+		if l.text == "" {
+			continue // blank lines come and go with progress output
+		}
+		start := len(out)
+		out = append(out, l.text...)
+		out = append(out, '\n')
+		w.started = true
+		if !w.cut && KeepNormalized-w.keep.Len() >= len(out)-start {
+			w.keep.Write(out[start:])
+		} else {
+			w.cut = true
+		}
+	}
+	w.h.Write(out)
+	if w.explain != nil {
+		w.explain.Write(out)
+	}
+	w.out = out
+	clear(w.lines)
+	w.lines, w.size = w.lines[:0], 0
+}
+
+// Digest finishes the normalization and returns its result. Later calls
+// return the same; writes after the first call are ignored.
+func (w *Writer) Digest() Digest {
+	if w.done {
+		return w.digest
+	}
+	if len(w.partial) > 0 {
+		w.addLine(w.partial)
+		w.partial = nil
+	}
+	w.flush()
+	w.done = true
+	w.digest = Digest{Normalized: w.keep.String(), Cut: w.cut, Empty: !w.started, Bytes: w.total}
+	w.h.Sum(w.digest.sum[:0])
+	return w.digest
+}
+
+// A Digest is what normalizing an output found: the hash of its normalized
+// text, and the start of that text.
+type Digest struct {
+	sum        [sha256.Size]byte
+	Normalized string // the normalized text, its first KeepNormalized bytes at most (cut at a line)
+	Cut        bool   // Normalized is only the start of the normalized text
+	Empty      bool   // the normalized text is empty: blank output, or only noise
+	Bytes      int64  // the size of the output
+}
+
+// Signature returns the failure signature: the hex SHA256 of a header
+// naming the rules and the exit class ("sig-v2 fail\n") followed by the
+// SHA256 of the normalized text. An empty class counts as Fail.
+func (d Digest) Signature(class Class) string {
 	if class == "" {
 		class = Fail
 	}
 	h := sha256.New()
 	h.Write([]byte(Version + " " + string(class) + "\n"))
-	h.Write([]byte(normalized))
+	h.Write(d.sum[:])
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// joinLines joins lines with "\n", squeezing runs of blank lines into one and
-// dropping blank lines at both ends.
-func joinLines(lines []line) string {
-	var b strings.Builder
-	n := 0
-	for _, l := range lines {
-		n += len(l.text) + 1
-	}
-	b.Grow(n)
-	blank := false
-	for _, l := range lines {
-		if l.text == "" {
-			blank = b.Len() > 0
-			continue
-		}
-		if blank {
-			b.WriteByte('\n')
-			blank = false
-		}
-		b.WriteString(l.text)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
