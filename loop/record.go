@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
@@ -118,8 +117,8 @@ func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failu
 func (w Workspace) afterRecord(now time.Time, f Failure, normalized string, r *Recorded) []analytics.Event {
 	run := w.runID()
 	if !signature.Empty(normalized) {
-		path := filepath.Join(w.Path(RunsDir), run, fmt.Sprintf("%s.%d.normalized.txt", r.ID, r.RetryCount))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+		if dir, err := w.RunDir(run); err == nil {
+			path := filepath.Join(dir, fmt.Sprintf("%s.%d.normalized.txt", r.ID, r.RetryCount))
 			if fsx.WriteFile(path, []byte(normalized), 0o644) == nil {
 				r.Normalized = path
 			}
@@ -256,8 +255,10 @@ func (w Workspace) runID() string {
 }
 
 // runIDOf is runID for a state already read.
+// A run ID that could not be one (a path, a shell command, …) is "norun":
+// it names a directory, runs/<run-id>/, and history rows.
 func runIDOf(s *session.State) string {
-	if id, ok := s.Get(session.RunID); ok && !strings.ContainsAny(id, `/\`) {
+	if id, ok := s.Get(session.RunID); ok && analytics.ValidID(id) {
 		return id
 	}
 	return "norun"
@@ -266,14 +267,21 @@ func runIDOf(s *session.State) string {
 // appendHistory adds events to history.csv and regenerates analytics.html,
 // or, in a batch, leaves that to the batch's end. The caller holds the lock.
 func (w Workspace) appendHistory(events ...analytics.Event) error {
+	// The command's own write is done: what follows may warn, never fail
+	// it (see Notify).
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
-		return fmt.Errorf("appending history: %w", err)
+		return w.warn(fmt.Errorf("appending history: %w", err))
 	}
 	if w.stale != nil {
 		*w.stale = true
 		return nil
 	}
-	return w.regenerate()
+	return w.warn(w.regenerate())
+}
+
+// Regenerate writes analytics.html from history.csv, under the lock.
+func (w Workspace) Regenerate(ctx context.Context) error {
+	return w.withLock(ctx, w.regenerate)
 }
 
 func (w Workspace) regenerate() error {

@@ -405,8 +405,8 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(r.w.Path(RunsDir), r.res.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := r.w.RunDir(r.res.RunID)
+	if err != nil {
 		return nil, err
 	}
 	a := &AgentRun{

@@ -34,10 +34,16 @@ func runAnalytics(e *env, args []string) error {
 		return err
 	}
 	ws := e.ws()
+	var err error
 	if *out == "" {
+		// The workspace's own report is written under its lock, as every
+		// other file of it is.
 		*out = ws.Path(loop.AnalyticsFile)
+		err = ws.Regenerate(e.ctx)
+	} else {
+		err = analytics.Generate(ws.Path(loop.HistoryFile), *out)
 	}
-	if err := analytics.Generate(ws.Path(loop.HistoryFile), *out); err != nil {
+	if err != nil {
 		return err
 	}
 	return e.report(map[string]any{"path": *out}, "wrote %s\n", *out)

@@ -102,7 +102,7 @@ func stopHook(e *env) loop.HookOutput {
 		fmt.Fprintf(e.stderr, "orchestrate hook stop: no %s; the agent may stop\n", dir)
 		return loop.HookOutput{}
 	}
-	res, err := loop.Workspace{Dir: dir}.StopHook(e.ctx, e.now, in.SessionID)
+	res, err := loop.Workspace{Dir: dir, Notify: e.notify}.StopHook(e.ctx, e.now, in.SessionID)
 	if err != nil {
 		return allow("%v; the agent may stop", err)
 	}

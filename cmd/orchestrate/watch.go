@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
@@ -150,7 +150,7 @@ func watchAnalytics(ws loop.Workspace, changed []string) (string, error) {
 	if !watchFileExists(ws.Path(loop.HistoryFile)) && !watchFileExists(path) {
 		return "", nil
 	}
-	return path, analytics.Generate(ws.Path(loop.HistoryFile), path)
+	return path, ws.Regenerate(context.Background())
 }
 
 func watchFileExists(path string) bool {
