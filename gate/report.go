@@ -3,7 +3,9 @@ package gate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // The artifact files of a run, in .orchestrator/runs/<run-id>/.
@@ -342,7 +345,7 @@ func WriteSummary(path string, r *Report) error {
 
 // WriteArtifacts writes ResultsFile and SummaryFile in dir, making dir if need be.
 func WriteArtifacts(dir string, r *Report) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := makeDir(dir); err != nil {
 		return fmt.Errorf("making run directory: %w", err)
 	}
 	if err := WriteResultsJSON(filepath.Join(dir, ResultsFile), r); err != nil {
@@ -351,41 +354,22 @@ func WriteArtifacts(dir string, r *Report) error {
 	return WriteSummary(filepath.Join(dir, SummaryFile), r)
 }
 
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory, synced, renamed over path, and the directory synced.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", base, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("replacing %s: %w", base, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // the rename is durable once the directory is; not all systems allow it
-		d.Close()
+// writeFileAtomic replaces path with data atomically (a temporary file
+// in the same directory, synced, renamed over path, the directory synced),
+// never through a symbolic link.
+func writeFileAtomic(path string, data []byte) error {
+	if err := fsx.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// makeDir makes dir if it is missing; one that is there must be a
+// directory, not a symbolic link to one.
+func makeDir(dir string) error {
+	err := fsx.CheckDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.MkdirAll(dir, 0o755)
+	}
+	return err
 }
