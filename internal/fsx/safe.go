@@ -19,9 +19,13 @@ var ErrNotRegular = errors.New("not a regular file")
 type NotRegularError struct {
 	Path string
 	What string // "a symbolic link", "a directory", "a named pipe", …
+	Dir  bool   // a directory was wanted
 }
 
 func (e *NotRegularError) Error() string {
+	if e.Dir {
+		return fmt.Sprintf("%s is %s, not a directory: orchestrate writes only into real directories here (remove it)", e.Path, e.What)
+	}
 	return fmt.Sprintf("%s is %s, not a regular file: orchestrate reads and writes only regular files here (remove it or replace it with a file)", e.Path, e.What)
 }
 
@@ -114,7 +118,7 @@ func MkdirBeneath(root, rel string) (string, error) {
 			return "", err
 		}
 		if !fi.IsDir() {
-			return "", &NotRegularError{Path: dir, What: kind(fi.Mode()) + ", where a directory should be,"}
+			return "", &NotRegularError{Path: dir, What: kind(fi.Mode()), Dir: true}
 		}
 	}
 	return dir, nil
@@ -127,7 +131,7 @@ func CheckDir(dir string) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return &NotRegularError{Path: dir, What: kind(fi.Mode()) + ", where a directory should be,"}
+		return &NotRegularError{Path: dir, What: kind(fi.Mode()), Dir: true}
 	}
 	return nil
 }
