@@ -85,7 +85,7 @@ func supervise(spec, script string) int {
 
 	// Best effort: without it, descendants that leave the group go to init
 	// and only the group is stopped, as on other systems.
-	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	subreaper := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
 	stop := make(chan os.Signal, 8)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	chld := make(chan os.Signal, 1)
@@ -138,10 +138,13 @@ func supervise(spec, script string) int {
 	if stopping.IsZero() {
 		stopping = time.Now()
 	}
-	signalBelow(self, syscall.SIGTERM)
+	if !(reap(0, nil) && subreaper) {
+		signalBelow(self, syscall.SIGTERM)
+	}
 	for {
-		reap(0, nil)
-		if len(below(self)) == 0 {
+		// A subreaper with no child left has nothing below it: every
+		// orphan of its descendants would have become its child.
+		if none := reap(0, nil); none && subreaper || len(below(self)) == 0 {
 			break
 		}
 		if time.Since(stopping) >= grace {
@@ -173,8 +176,9 @@ func supervise(spec, script string) int {
 	return 125
 }
 
-// reap reaps every child that has exited, and reports whether pid was one
-// of them, its status in *status.
+// reap reaps every child that has exited. With pid > 0 it reports
+// whether pid was one of them, its status in *status; with pid 0, whether
+// no child is left.
 func reap(pid int, status *syscall.WaitStatus) bool {
 	found := false
 	for {
@@ -182,6 +186,9 @@ func reap(pid int, status *syscall.WaitStatus) bool {
 		wpid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
 		if err == syscall.EINTR {
 			continue
+		}
+		if err == syscall.ECHILD && pid == 0 {
+			return true
 		}
 		if err != nil || wpid <= 0 {
 			return found

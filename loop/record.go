@@ -231,6 +231,9 @@ func recordDetail(r Recorded) string {
 // Config loads config.yaml; a config with problems is an error naming the
 // first one.
 func (w Workspace) Config() (*config.Config, error) {
+	if err := w.mustExist(); err != nil {
+		return nil, err
+	}
 	cfg, problems, err := config.Load(w.Path(ConfigFile))
 	if err != nil {
 		return nil, err
