@@ -102,8 +102,11 @@ func TestGroupAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid := cmd.Process.Pid
-	if !GroupAlive(pgid, "ORCHESTRATE_RUN_ID=r-1") {
-		t.Error("GroupAlive(its group, its mark) = false")
+	// Until it has exec'd sleep, the child shows this process's environment.
+	for deadline := time.Now().Add(10 * time.Second); !GroupAlive(pgid, "ORCHESTRATE_RUN_ID=r-1"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("GroupAlive(its group, its mark) = false")
+		}
 	}
 	if GroupAlive(pgid, "ORCHESTRATE_RUN_ID=r-2") {
 		t.Error("GroupAlive(its group, another run's mark) = true")

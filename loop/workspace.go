@@ -52,10 +52,10 @@ type Workspace struct {
 	// fails the operation.
 	Notify func(msg string)
 
-	// stale, when set, holds back the regeneration of analytics.html that
-	// each history append does, for an operation that appends many times
-	// (RunGates) to do once at its end: see batch.
-	stale *bool
+	// session, when set, is the key of the agent session whose Stop hook
+	// works on the workspace: every issue it reads carries it (see
+	// loadQueue).
+	session string
 }
 
 // Path returns the path of a file of the workspace.
@@ -80,7 +80,7 @@ const DefaultLockTimeout = 2 * time.Minute
 
 // tempKinds are the files written under the lock whose temporary files a
 // crash may leave: the next holder of the lock removes them.
-var tempKinds = []string{QueueFile, StateFile, AnalyticsFile, intentFile}
+var tempKinds = []string{QueueFile, StateFile, AnalyticsFile, AnalyticsStampFile, intentFile}
 
 // Lock takes the workspace's lock, waiting until ctx ends or the lock
 // timeout (LockTimeoutEnv) passes. After a second of waiting, Notify hears

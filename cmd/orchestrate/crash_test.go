@@ -44,7 +44,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	}
 	orch := func(ws, stdin string, env []string, args ...string) (*exec.Cmd, []byte, error) {
 		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
-		cmd.Env = append(append(os.Environ(), "ORCHESTRATE_NOW=2024-12-13T10:00:00Z"), env...)
+		cmd.Env = append(append(os.Environ(), "ORCHESTRATE_NOW=2024-12-13T10:00:00Z", "ORCHESTRATE_NO_BACKGROUND=1"), env...)
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
 		return cmd, out, err
@@ -107,7 +107,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 				}
 
 				// The next command, under the lock, completes and cleans.
-				if _, out, err := orch(ws, "", nil, "analytics"); err != nil {
+				if _, out, err := orch(ws, "", nil, "issue", "set", "ISSUE-20241213-003", "Type=bug"); err != nil {
 					t.Fatalf("killed at step %d: the next command: %v\n%s", k, err, out)
 				}
 				if temps := tempFiles(t, ws); len(temps) > 0 {
