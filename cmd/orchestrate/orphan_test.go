@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // orphanAgent is an agent that starts a grandchild and a setsid daemon,
@@ -67,9 +68,17 @@ func waitPIDsGone(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	deadline := time.Now().Add(10 * time.Second)
 	for _, f := range strings.Fields(string(pids)) {
 		pid, _ := strconv.Atoi(f)
-		waitFor(t, "process "+f+" to be gone", func() bool { return !running(pid) })
+		for running(pid) {
+			if time.Now().After(deadline) {
+				syscall.Kill(pid, syscall.SIGKILL) // no orphan outlives the test
+				t.Errorf("process %d outlived orchestrate", pid)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 
