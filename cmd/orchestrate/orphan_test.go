@@ -206,3 +206,27 @@ else:
 		t.Errorf("history.csv lacks %q:\n%s", want, history)
 	}
 }
+
+// TestHookStopKilledLeavesNoOrphans: the Stop hook killed (SIGKILL) while
+// its gate runs takes the gate with it, the gate's setsid daemon too.
+func TestHookStopKilledLeavesNoOrphans(t *testing.T) {
+	dir, orch := orphanWorkspace(t)
+	gate := strings.Replace(orphanAgent, "cat > /dev/null; ", "", 1)
+	if err := os.WriteFile(filepath.Join(dir, "gate.sh"), []byte(gate), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := "gates:\n  - name: unit\n    command: sh gate.sh\n"
+	if err := os.WriteFile(filepath.Join(dir, ".orchestrator", "config.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := orch("hook", "stop")
+	cmd.Stdin = strings.NewReader(fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"Stop"}`, dir))
+	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitStarted(t, dir)
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitPIDsGone(t, dir)
+}
