@@ -127,9 +127,13 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 			return nil
 		})
 		if err != nil {
-			return res, err
-		}
-		if err := w.dropIntent(); err != nil {
+			// The queue, the commit point, is written: the intent makes
+			// the next command write the state.
+			err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
+			if werr := w.warn(err); werr != nil {
+				return res, werr
+			}
+		} else if err := w.dropIntent(); err != nil {
 			return res, w.warn(err)
 		}
 		events = checkEvents(now, run, res.Retried, nil)
