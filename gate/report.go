@@ -343,22 +343,55 @@ func WriteSummary(path string, r *Report) error {
 	return writeFileAtomic(path, []byte(r.Markdown()))
 }
 
-// WriteArtifacts writes ResultsFile and SummaryFile in dir, making dir if need be.
-func WriteArtifacts(dir string, r *Report) error {
+// File is a file of a run's directory: its name and content.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// WriteArtifacts writes ResultsFile, SummaryFile and the extra files in
+// dir, making dir if need be: each atomically and synced, and the
+// directory synced once for all.
+func WriteArtifacts(dir string, r *Report, extra ...File) error {
 	if err := makeDir(dir); err != nil {
 		return fmt.Errorf("making run directory: %w", err)
 	}
-	if err := WriteResultsJSON(filepath.Join(dir, ResultsFile), r); err != nil {
+	data, err := r.JSON()
+	if err != nil {
+		return fmt.Errorf("encoding gate results: %w", err)
+	}
+	// Each file synced, and the directory once for both.
+	if err := writeFile(filepath.Join(dir, ResultsFile), data, false); err != nil {
 		return err
 	}
-	return WriteSummary(filepath.Join(dir, SummaryFile), r)
+	if err := writeFile(filepath.Join(dir, SummaryFile), []byte(r.Markdown()), false); err != nil {
+		return err
+	}
+	for _, f := range extra {
+		if err := writeFile(filepath.Join(dir, f.Name), f.Data, false); err != nil {
+			return err
+		}
+	}
+	syncDir(dir)
+	return nil
 }
 
-// writeFileAtomic replaces path with data atomically (a temporary file
-// in the same directory, synced, renamed over path, the directory synced),
-// never through a symbolic link.
-func writeFileAtomic(path string, data []byte) error {
-	if err := fsx.WriteFile(path, data, 0o644); err != nil {
+// writeFileAtomic replaces path with data: a temporary file in the same
+// directory, synced, renamed over path, and the directory synced; never
+// through a symbolic link.
+func writeFileAtomic(path string, data []byte) error { return writeFile(path, data, true) }
+
+// syncDir syncs a directory, so that the renames in it are durable; not
+// all systems allow it.
+func syncDir(dir string) { fsx.SyncDir(dir) }
+
+// writeFile is writeFileAtomic, with the directory synced or not.
+func writeFile(path string, data []byte, sync bool) error {
+	write := fsx.WriteFileNoDirSync
+	if sync {
+		write = fsx.WriteFile
+	}
+	if err := write(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
 	}
 	return nil

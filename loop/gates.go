@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +64,23 @@ type GateOptions struct {
 // comment and its request is closed.
 
 func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
+	// The rows of the issues the gates file, record and resolve go to the
+	// history with the gates' own, in one append (one sync) at the end.
+	// Each comes after the write of the queue it tells of, as before.
+	direct := w
+	var held []analytics.Event
+	w.rows = &held
+	defer func() {
+		if len(held) > 0 {
+			// Written also when ctx ended: an interrupted step still says
+			// what it did.
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if herr := direct.withLock(hctx, func() error { return direct.appendHistory(held...) }); err == nil {
+				err = herr
+			}
+		}
+	}()
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err
@@ -77,7 +96,7 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 	}
 	humans := map[string]*human{}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
-		RepoRoot: w.Root(), LogDir: gr.Dir, Output: cfg.Output,
+		RepoRoot: w.Root(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
 		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
 		DiffExclude: w.diffExclude(),
 		Human: func(g config.Gate) gate.Approval {
@@ -149,16 +168,13 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 		events = append(events, e)
 	}
-	if err := w.withLock(ctx, func() error { return w.appendHistory(events...) }); err != nil {
-		return gr, err
-	}
+	held = append(held, events...)
 
 	attempt, maxAttempts := w.attemptOf(cfg, gr, len(opt.Previous)+1)
 	gr.Attempts = append(append([]gate.Attempt(nil), opt.Previous...), gate.Attempt{Number: len(opt.Previous) + 1, Timestamp: ev.Started, Evaluation: ev})
 	report := &gate.Report{ExecutionID: run, MaxRetries: maxAttempts, Attempts: gr.Attempts, Output: cfg.Output}
-	if err := gate.WriteArtifacts(gr.Dir, report); err != nil {
-		return gr, err
-	}
+	// The feedback of a failed evaluation is kept with the artifacts.
+	var extra []gate.File
 	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxAttempts, Output: cfg.Output,
@@ -167,11 +183,38 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
 			return gr, err
 		}
-		if err := w.writeFeedback(gr.Dir, gr.Feedback); err != nil {
-			return gr, err
-		}
+		extra = append(extra, gate.File{Name: FeedbackFile, Data: []byte(gr.Feedback)})
+	}
+	if err := gate.WriteArtifacts(gr.Dir, report, extra...); err != nil {
+		return gr, err
 	}
 	return gr, nil
+}
+
+// logLoop returns the number of this loop's gate logs in a run's
+// directory, so that no loop overwrites an earlier one's: 1 (plain
+// <name>.log) for the first, then one more than the highest
+// <name>.loop<N>.log there.
+func logLoop(dir string, gates []config.Gate) int {
+	n := 1
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".log")
+		if i := strings.LastIndex(name, ".loop"); i >= 0 && name != e.Name() {
+			if k, err := strconv.Atoi(name[i+len(".loop"):]); err == nil {
+				n = max(n, k)
+			}
+		}
+	}
+	if n > 1 {
+		return n + 1
+	}
+	for _, name := range gate.LogNames(gates) {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return 2
+		}
+	}
+	return 1
 }
 
 func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {
@@ -205,10 +248,12 @@ func exitCodeOf(r *gate.Result) int {
 // the open issue the gate filed before.
 func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
 	code := exitCodeOf(r)
-	f := Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name()}
+	// The whole output was signed as it streamed (r.Digest); r.Output is
+	// its head and tail.
+	f := Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name(), Digest: r.Digest}
 	findings := ""
 	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
-		f.Output = []byte(gate.SignatureText(rev.Blocking()))
+		f.Output, f.Digest = []byte(gate.SignatureText(rev.Blocking())), nil
 		// One level down: a level-3 heading would end the section.
 		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
 	}
@@ -334,8 +379,9 @@ func (w Workspace) tried(gr *GateRun) []gate.Tried {
 			}
 			counts[s]++
 		}
+		seen := failuresSeen(is)
 		for _, s := range order {
-			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s]})
+			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
 		}
 	}
 	return out

@@ -95,7 +95,8 @@ type Queue struct {
 	Problems []Problem
 
 	added   []*Issue
-	partial bool // read by ParseSome
+	partial bool     // read by ParseSome
+	skipped [][2]int // the pieces ParseSome did not read
 }
 
 // Issue is one issue of the queue.
@@ -242,6 +243,7 @@ func parse(data []byte, keep func(piece []byte) bool) *Queue {
 			// issue before it.
 			closeIssue(start)
 			skipped = append(skipped, [2]int{start, end})
+			q.skipped = append(q.skipped, [2]int{start, end})
 		}, walk)
 	}
 	closeIssue(len(q.src.Text))
@@ -632,6 +634,36 @@ func (q *Queue) Changed() bool {
 	return false
 }
 
+// elsewhere reports whether an issue this change touches or adds has its
+// ID in a piece ParseSome did not read: the ID may be given twice, which
+// only a whole parse can tell.
+func (q *Queue) elsewhere() bool {
+	if len(q.skipped) == 0 {
+		return false
+	}
+	var ids [][]byte
+	for _, is := range q.Issues {
+		changed := is.table != nil && is.table.Changed()
+		for _, s := range is.sections {
+			changed = changed || s.pending || s.replaced
+		}
+		if changed {
+			ids = append(ids, []byte(is.ID))
+		}
+	}
+	for _, is := range q.added {
+		ids = append(ids, []byte(is.ID))
+	}
+	for _, r := range q.skipped {
+		for _, id := range ids {
+			if bytes.Contains(q.src.Text[r[0]:r[1]], id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Bytes returns the file with every change applied. Bytes the changes do not
 // touch are the ones parsed.
 func (q *Queue) Bytes() []byte {
@@ -850,4 +882,23 @@ func structureFree(body string) bool {
 		}
 	})
 	return ok && n == 2
+}
+
+// TextProblems returns a problem for each line of the file that is not
+// clean text: a NUL or other control byte (but tab, and a carriage return
+// that ends a line), an escape sequence's ESC, invalid UTF-8. Such bytes make
+// git and grep read the file as binary and reach the agent and the terminal;
+// orchestrate never writes them (textclean), so they came from elsewhere.
+func (q *Queue) TextProblems() []Problem {
+	var out []Problem
+	text := string(q.src.Text)
+	for n := 1; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimSuffix(line, "\r")
+		if what, at, bad := textclean.Problem(line); bad {
+			out = append(out, Problem{Line: n, Msg: fmt.Sprintf("%s at column %d: not text (remove it; orchestrate writes such bytes as \\xNN)", what, at+1)})
+		}
+	}
+	return out
 }

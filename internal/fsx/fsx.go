@@ -41,10 +41,24 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	})
 }
 
+// WriteFileNoDirSync is WriteFile without the sync of the directory, for a
+// caller that writes several files in one directory and syncs it once
+// (SyncDir) for all.
+func WriteFileNoDirSync(path string, data []byte, perm fs.FileMode) error {
+	return writeFileFunc(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, false)
+}
+
 // WriteFileFunc is WriteFile for content written as a stream by write,
 // through a buffer. When write fails, path is left as it was.
 // A path that exists and is not a regular file is refused.
 func WriteFileFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	return writeFileFunc(path, perm, write, true)
+}
+
+func writeFileFunc(path string, perm fs.FileMode, write func(io.Writer) error, sync bool) error {
 	if err := checkTarget(path); err != nil {
 		return err
 	}
@@ -61,6 +75,9 @@ func WriteFileFunc(path string, perm fs.FileMode, write func(io.Writer) error) e
 		return err
 	}
 	Step("renamed " + path)
+	if !sync {
+		return nil
+	}
 	return syncDir(filepath.Dir(path))
 }
 
