@@ -40,7 +40,7 @@ func (w Workspace) runLock() (*fsx.Held, error) {
 		}
 		pgid, err := strconv.Atoi(f[1])
 		if err == nil && gate.GroupAlive(pgid, runEnv+"="+f[2]) {
-			h.Unlock()
+			h.Abandon() // the record stays, for the next try
 			return nil, fmt.Errorf("%w: process group %d of run %s (stop it with kill -- -%d, then run again)",
 				ErrLeftover, pgid, f[2], pgid)
 		}

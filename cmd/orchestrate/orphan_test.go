@@ -136,10 +136,17 @@ func TestRunRefusesWhileAKilledRunsAgentLives(t *testing.T) {
 	if err := os.WriteFile(lock, []byte(record), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := orch("run", "--once", "--task", "t").CombinedOutput()
 	want := fmt.Sprintf("orchestrate: a previous run's agent is still running: process group %d of run 20241213-100000-aaaaaa (stop it with kill -- -%d, then run again)", pgid, pgid)
-	if exitOf(err) != 1 || !strings.Contains(string(out), want) {
-		t.Errorf("run with a live leftover group: %v\n%s\nwant exit 1 and %q", err, out, want)
+	// Refused, and again: neither the refusal nor abort's look at the
+	// lock forgets the group.
+	for _, args := range [][]string{{"run", "--once", "--task", "t"}, {"abort"}, {"run", "--once", "--task", "t"}} {
+		out, err := orch(args...).CombinedOutput()
+		if args[0] == "abort" {
+			continue
+		}
+		if exitOf(err) != 1 || !strings.Contains(string(out), want) {
+			t.Errorf("run with a live leftover group: %v\n%s\nwant exit 1 and %q", err, out, want)
+		}
 	}
 	// A group of the same ID that is not the run's (another run's mark) is
 	// no reason to refuse; nor is one that is gone.

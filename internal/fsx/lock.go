@@ -85,13 +85,25 @@ func LockWith(ctx context.Context, path string, opt LockOptions) (func(), error)
 	}
 }
 
-// TryLock takes the lock at path if it is free, and returns ErrLocked if not.
+// TryLock takes the lock at path if it is free, and returns ErrLocked if
+// not. It leaves the lock file's content as it is: a look at whether
+// someone holds it must not erase what a crashed holder left there.
 func TryLock(path string) (func(), error) {
-	h, err := TryLockHeld(path)
+	f, err := openLock(path)
 	if err != nil {
 		return nil, err
 	}
-	return h.Unlock, nil
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrLocked
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 // Held is a lock taken by TryLockHeld.
@@ -121,7 +133,19 @@ func (h *Held) Unlock() {
 	h.f.Close()
 }
 
-// TryLockHeld is TryLock that also says what the last holder left.
+// Abandon releases the lock and puts back what the last holder left
+// (Previous), for the next holder to find: for a holder that takes the
+// lock only to refuse to go on.
+func (h *Held) Abandon() {
+	if h.f.Truncate(0) == nil {
+		h.f.WriteAt([]byte(h.Previous), 0)
+	}
+	unix.Flock(int(h.f.Fd()), unix.LOCK_UN)
+	h.f.Close()
+}
+
+// TryLockHeld takes the lock at path as TryLock does, says what the last
+// holder left, and records this process as the holder.
 func TryLockHeld(path string) (*Held, error) {
 	f, err := openLock(path)
 	if err != nil {
