@@ -217,8 +217,11 @@ func Holder(f *os.File) string {
 func ParseHolder(s string) (pid int, cmd string) {
 	line, _, _ := strings.Cut(s, "\n")
 	p, c, _ := strings.Cut(line, " ")
+	if p == "" || strings.Trim(p, "0123456789") != "" {
+		return 0, ""
+	}
 	pid, err := strconv.Atoi(p)
-	if err != nil {
+	if err != nil || pid <= 0 {
 		return 0, ""
 	}
 	return pid, strings.TrimSpace(c)

@@ -228,3 +228,28 @@ func TestHeldKeepsNotesForTheNextHolder(t *testing.T) {
 		t.Errorf("Previous = %q", h2.Previous)
 	}
 }
+
+// FuzzParseHolder: whatever a lock file holds (a crash mid-write, a hand
+// edit), reading its holder never fails, and a PID it reports is the
+// first word of its first line.
+func FuzzParseHolder(f *testing.F) {
+	f.Add("123 orchestrate check\n")
+	f.Add("123 orchestrate run\ngroup 456 20241213-100000-abcdef\n")
+	f.Add("")
+	f.Add("12x y")
+	f.Add("-1 x\n")
+	f.Add("0 00") // once read as PID 0 with a command
+	f.Fuzz(func(t *testing.T, s string) {
+		pid, cmd := ParseHolder(s)
+		if pid == 0 {
+			if cmd != "" {
+				t.Errorf("ParseHolder(%q) = 0, %q", s, cmd)
+			}
+			return
+		}
+		line, _, _ := strings.Cut(s, "\n")
+		if word, _, _ := strings.Cut(line, " "); strings.TrimLeft(word, "0") != strconv.Itoa(pid) {
+			t.Errorf("ParseHolder(%q) = %d; not its first word %q", s, pid, word)
+		}
+	})
+}
