@@ -90,8 +90,8 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return nil, err
 	}
 	run := w.runID()
-	gr = &GateRun{Dir: filepath.Join(w.Path(RunsDir), run), Issues: map[string]Added{}, Approvals: map[string]string{}}
-	if err := os.MkdirAll(gr.Dir, 0o755); err != nil {
+	gr = &GateRun{Issues: map[string]Added{}, Approvals: map[string]string{}}
+	if gr.Dir, err = w.RunDir(run); err != nil {
 		return nil, err
 	}
 	humans := map[string]*human{}

@@ -84,6 +84,12 @@ func refreshAnalytics(ws loop.Workspace) {
 	if ws.Exists() != nil || ws.AnalyticsCurrent() || ws.AnalyticsRefreshing() {
 		return
 	}
+	// A caller that must know when every process of a command is done (a
+	// test that kills commands, a script that copies the workspace) can
+	// have none left behind.
+	if os.Getenv("ORCHESTRATE_NO_BACKGROUND") != "" {
+		return
+	}
 	if startRefresh != nil {
 		startRefresh(ws)
 		return

@@ -102,7 +102,7 @@ func stopHook(e *env) loop.HookOutput {
 		fmt.Fprintf(e.stderr, "orchestrate hook stop: no %s; the agent may stop\n", dir)
 		return loop.HookOutput{}
 	}
-	ws := loop.Workspace{Dir: dir}
+	ws := loop.Workspace{Dir: dir, Notify: e.notify}
 	res, err := ws.StopHook(e.ctx, e.now, in.SessionID)
 	refreshAnalytics(ws)
 	if err != nil {

@@ -63,7 +63,7 @@ func runInit(e *env, args []string) error {
 	if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return err
 	}
-	unlock, err := e.ws().Lock(e.ctx)
+	unlock, err := e.ws().LockNew(e.ctx)
 	if err != nil {
 		return err
 	}
