@@ -161,7 +161,7 @@ func BenchmarkHotPaths(b *testing.B) {
 	ratio := func(a, b string) float64 { return float64(best[a]) / float64(best[b]) }
 	for _, r := range []struct {
 		a, b, unit string
-		most      float64 // 0: reported only
+		most       float64 // 0: reported only
 	}{
 		{"hook-1M", "hook-empty", "hook-1M/empty", 1.2},
 		{"record-1M", "record-empty", "record-1M/empty", 1.2},
