@@ -47,6 +47,7 @@ const DefaultKillGrace = 2 * time.Second
 type Options struct {
 	RepoRoot    string        // working_dir is relative to it; "" is the current directory
 	LogDir      string        // each gate's whole output goes to LogDir/<name>.log; "" for none
+	LogLoop     int           // from 2, the logs are <name>.loop<N>.log: each loop of a run keeps its own
 	Output      config.Output // head and tail kept in memory; the zero Output means the defaults
 	Parallelism int           // gates run at once in the parallel phase; 0 = runtime.NumCPU()
 	Env         []string      // environment the gates' env is laid over; nil = os.Environ()
@@ -227,6 +228,9 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 			return nil, fmt.Errorf("making gate log directory: %w", err)
 		}
 		for i, name := range LogNames(gates) {
+			if opts.LogLoop > 1 {
+				name = strings.TrimSuffix(name, ".log") + fmt.Sprintf(".loop%d.log", opts.LogLoop)
+			}
 			logs[i] = filepath.Join(opts.LogDir, name)
 		}
 	}

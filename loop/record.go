@@ -183,6 +183,7 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 			recent = recent[len(recent)-recentWindow:]
 		}
 		is.Set(FieldRecentSignatures, queue.FormatList(recent))
+		noteFailureSeen(is, sig[:shortSig], normalized, recent)
 		same := 0
 		for _, s := range recent {
 			if s == sig[:shortSig] {
