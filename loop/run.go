@@ -128,9 +128,10 @@ func (w Workspace) TryRunLock() (func(), error) {
 // at before every agent launch and every check.
 //
 // Run holds the run lock throughout (ErrRunning when another run does)
-// and begins a session. Its last step brings analytics.html up to date. It returns an error only for what stopped it
-// short of a decision; a RunResult says why it stopped otherwise, an ended
-// ctx included (RunInterrupted).
+// and begins a session; its last step brings analytics.html up to date.
+// It returns an error only for what stopped it short of a decision; a
+// RunResult says why it stopped otherwise, an ended ctx included
+// (RunInterrupted).
 func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
