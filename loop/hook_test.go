@@ -2,6 +2,7 @@ package loop
 
 import (
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 func TestReadHookInput(t *testing.T) {
 	in, err := ReadHookInput(strings.NewReader(`{"session_id":"abc","transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":"Stop","stop_hook_active":true,"extra":1}`), time.Second)
 	want := HookInput{SessionID: "abc", TranscriptPath: "/t.jsonl", Cwd: "/repo", HookEventName: "Stop", StopHookActive: true}
-	if err != nil || in != want {
+	if err != nil || !reflect.DeepEqual(in, want) {
 		t.Errorf("ReadHookInput = %+v, %v; want %+v", in, err, want)
 	}
 	for _, tc := range []struct{ input, err string }{
