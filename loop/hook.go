@@ -513,27 +513,31 @@ func (w Workspace) treeState(ctx context.Context) (TreeState, bool) {
 	if out, err := w.git(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
 		st.Head = strings.TrimSpace(out)
 	}
-	tmp, err := os.CreateTemp("", "orchestrate-index-*")
+	// The index's copy goes next to the index, in the git directory, which
+	// git add never adds (a temporary directory might be in the tree).
+	p, err := w.git(ctx, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return TreeState{}, false
+	}
+	if p = strings.TrimSpace(p); !filepath.IsAbs(p) {
+		p = filepath.Join(w.Root(), p)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), "orchestrate-index-*")
 	if err != nil {
 		return TreeState{}, false
 	}
 	index := tmp.Name()
-	tmp.Close()
 	defer os.Remove(index)
 	defer os.Remove(index + ".lock")
 	// A copy of the real index spares git from hashing unchanged files.
-	if p, err := w.git(ctx, "rev-parse", "--git-path", "index"); err == nil {
-		p = strings.TrimSpace(p)
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(w.Root(), p)
+	if data, err := os.ReadFile(p); err == nil {
+		_, err = tmp.Write(data)
+		if cerr := tmp.Close(); err != nil || cerr != nil {
+			return TreeState{}, false
 		}
-		if data, err := os.ReadFile(p); err == nil {
-			if os.WriteFile(index, data, 0o600) != nil {
-				return TreeState{}, false
-			}
-		} else {
-			os.Remove(index) // no index yet: git starts an empty one
-		}
+	} else {
+		tmp.Close()
+		os.Remove(index) // no index yet: git starts an empty one
 	}
 	gitEnv := func(args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, gitTimeout)
