@@ -97,13 +97,13 @@ func (in HookInput) IsSessionStart() bool {
 	return false
 }
 
-// Session returns the agent's session ID: session_id, or Cursor's
-// conversation_id.
+// Session returns the agent's session ID: Cursor's conversation_id (its
+// stop has no other), or session_id.
 func (in HookInput) Session() string {
-	if in.SessionID != "" {
-		return in.SessionID
+	if in.ConversationID != "" {
+		return in.ConversationID
 	}
-	return in.ConversationID
+	return in.SessionID
 }
 
 // Dir returns the directory the agent works in: cwd, or Cursor's first
@@ -347,8 +347,8 @@ func SessionKey(id string) string {
 // auto_retry_enabled let it stop without running the gates.
 //
 // A session that changed nothing since its start (its baseline, recorded by
-// SessionStart) or since its gates last passed may stop at once: the gates
-// do not run. A failure whose signature belongs to an issue that waits for a
+// SessionStart) or since its gates last passed, and has no issue of its own
+// to work on, may stop at once: the gates do not run. A failure whose signature belongs to an issue that waits for a
 // person (of any session, or none) is not filed again: the agent may stop,
 // told which issue waits and what to run. The gates' artifacts go to the
 // session's own directory, runs/<SessionDirName>/.
@@ -371,7 +371,7 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		return res, nil
 	}
 	dirName := SessionDirName(sessionID)
-	if base, ok := w.readBaseline(dirName); ok {
+	if base, ok := w.readBaseline(dirName); ok && !w.sessionWorking(res.Session) {
 		if cur, ok := w.treeState(ctx); ok && cur == base.TreeState {
 			res.Outcome = HookUnchanged
 			return res, nil
@@ -430,6 +430,22 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			strings.Join(unfiled, ", "), gr.Dir)
 	}
 	return res, nil
+}
+
+// sessionWorking reports whether a session has an issue of its own to work
+// on: open, and neither stuck nor an approval request. Its gates must run
+// to resolve it, whatever the tree.
+func (w Workspace) sessionWorking(key string) bool {
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		return true
+	}
+	for _, is := range q.Issues {
+		if s, _ := is.Get(FieldSession); s == key && open(is) && is.Status() != queue.StatusStuck && !isApproval(is) {
+			return true
+		}
+	}
+	return false
 }
 
 // WaitingMessage tells the person which issues, whose failures came back in
