@@ -180,9 +180,6 @@ func (s *agentSetup) finish(ws loop.Workspace) error {
 		f.data = data
 	}
 	s.files = append(s.files, f)
-	if s.file.note != "" {
-		s.warnings = append(s.warnings, s.file.note)
-	}
 	return nil
 }
 

@@ -133,7 +133,11 @@ func runInit(e *env, args []string) error {
 		}
 		written, kept = append(written, w...), append(kept, k...)
 		warnings = append(warnings, s.warnings...)
-		timeouts = append(timeouts, fmt.Sprintf("%s: the stop hook's timeout is %s (the gates' timeouts and a minute)", s.agent, s.timeout))
+		line := fmt.Sprintf("%s: the stop hook's timeout is %s (the gates' timeouts and a minute)", s.agent, s.timeout)
+		if s.file.note != "" {
+			line += "; " + s.file.note
+		}
+		timeouts = append(timeouts, line)
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "orchestrate: warning: %s\n", w)
