@@ -70,8 +70,8 @@ reason to stop: Max-Retries and the halt on identical failures bound the
 loop. The no_auto_retry sentinel and auto_retry_enabled: false let the
 agent stop without running the gates. A process orchestrate launched
 (ORCHESTRATE_CHILD=1, or ORCHESTRATE_RUN_ID set: an agent under orchestrate
-run, a reviewer, a synthesis) is let through at once, before anything is
-read: orchestrate runs the gates itself. Malformed input (not a JSON
+run, a reviewer, a synthesis, a gate's command) is let through at once,
+whatever its input: orchestrate runs the gates itself. Malformed input (not a JSON
 object, over 1 MiB, or not ended within 10 seconds) lets the agent stop
 with a message; it never hangs.
 
@@ -163,9 +163,20 @@ func (h *hookCall) read(event string, want func(loop.HookInput) bool) (loop.Hook
 	return in, dir
 }
 
+// child reports whether orchestrate launched this process, which then
+// does nothing: orchestrate runs the gates itself. The input is read all
+// the same, so that the agent never writes to a closed pipe.
+func (h *hookCall) child() bool {
+	if !loop.IsChild(os.Getenv) {
+		return false
+	}
+	_, _ = loop.ReadHookInput(h.e.stdin, loop.HookInputTimeout)
+	return true
+}
+
 func (h *hookCall) stop() {
-	if loop.IsChild(os.Getenv) {
-		return // orchestrate launched this process, and runs the gates itself
+	if h.child() {
+		return
 	}
 	in, dir := h.read("Stop", loop.HookInput.IsStop)
 	if dir == "" {
@@ -187,7 +198,7 @@ func (h *hookCall) stop() {
 }
 
 func (h *hookCall) sessionStart() {
-	if loop.IsChild(os.Getenv) {
+	if h.child() {
 		return
 	}
 	in, dir := h.read("SessionStart", loop.HookInput.IsSessionStart)
