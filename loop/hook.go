@@ -420,10 +420,13 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		if len(res.Exhausted) > 0 {
 			res.Output.SystemMessage += "\n" + ExhaustedMessage(w.Dir, res.Exhausted)
 		}
+		// Until a person acts, a turn that changes nothing has nothing to check.
+		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates fail as issues that wait for a person")
 	case len(res.Exhausted) > 0:
 		res.Outcome = HookExhausted
 		res.Output.SystemMessage = "orchestrate: the quality gates still fail and no attempt is left, so the agent may stop.\n" +
 			ExhaustedMessage(w.Dir, res.Exhausted)
+		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates fail as issues that wait for a person")
 	default:
 		res.Outcome = HookNotRetried
 		res.Output.SystemMessage = fmt.Sprintf("orchestrate: quality gates failed (%s), but they file no auto-retry issue (auto_retry: false), so the agent may stop. The results are in %s.",
