@@ -1,7 +1,9 @@
 package loop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -247,6 +249,49 @@ func BenchmarkTreeState(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if _, ok := w.treeState(ctx); !ok {
 				b.Fatal("no tree state")
+			}
+		}
+	})
+}
+
+// FuzzReadHookInput: any input is an error or an object whose agent is one
+// of ours, whose answer in that agent's protocol is one JSON object (or
+// nothing), and whose session directory is one plain path element.
+func FuzzReadHookInput(f *testing.F) {
+	for _, s := range []string{
+		`{"session_id":"abc","cwd":"/repo","hook_event_name":"Stop","stop_hook_active":true}`,
+		`{"session_id":"019a","turn_id":"t","transcript_path":null,"cwd":"/r","hook_event_name":"Stop","model":"m","permission_mode":"default","stop_hook_active":false,"last_assistant_message":null}`,
+		`{"session_id":"g","cwd":"/r","hook_event_name":"AfterAgent","timestamp":"2026-01-28T10:00:00Z","prompt":"p","prompt_response":"r"}`,
+		`{"conversation_id":"c","generation_id":"g","hook_event_name":"stop","workspace_roots":["/r"],"status":"completed","loop_count":0}`,
+		`{"session_id":"../../x"}`, `[]`, `{} {}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := ReadHookInput(bytes.NewReader(data), time.Second)
+		if err != nil {
+			return
+		}
+		agent := in.Agent()
+		found := false
+		for _, a := range HookAgents {
+			found = found || a == agent
+		}
+		if !found {
+			t.Fatalf("Agent() = %q: not one of %v", agent, HookAgents)
+		}
+		_ = in.Dir()
+		if d := SessionDirName(in.Session()); filepath.Base(d) != d || d == "." || d == ".." || strings.ContainsAny(d, `/\`) {
+			t.Fatalf("SessionDirName(%q) = %q: not a plain name", in.Session(), d)
+		}
+		for _, out := range []HookOutput{{}, {Decision: "block", Reason: in.Session()}, {SystemMessage: in.Cwd}} {
+			stdout, _ := HookAnswer(agent, out)
+			if len(stdout) == 0 {
+				continue
+			}
+			var v map[string]any
+			if err := json.Unmarshal(stdout, &v); err != nil {
+				t.Fatalf("HookAnswer(%s, %+v) = %q: %v", agent, out, stdout, err)
 			}
 		}
 	})
