@@ -548,10 +548,19 @@ func (w Workspace) treeState(ctx context.Context) (TreeState, bool) {
 	index := tmp.Name()
 	defer os.Remove(index)
 	defer os.Remove(index + ".lock")
-	// A copy of the real index spares git from hashing unchanged files.
+	// A copy of the real index gives git the tree's entries, and keeps its
+	// mtime: git trusts an entry's cached stat only when the file is older
+	// than the index, and checks the content of the others ("racily
+	// clean"), so the copy is as safe as the index is for git status. With
+	// a new mtime, an edit of the same size in the second the index was
+	// written would pass for unchanged.
 	if data, err := os.ReadFile(p); err == nil {
+		fi, serr := os.Stat(p)
 		_, err = tmp.Write(data)
-		if cerr := tmp.Close(); err != nil || cerr != nil {
+		if cerr := tmp.Close(); err != nil || cerr != nil || serr != nil {
+			return TreeState{}, false
+		}
+		if os.Chtimes(index, fi.ModTime(), fi.ModTime()) != nil {
 			return TreeState{}, false
 		}
 	} else {
