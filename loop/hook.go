@@ -354,6 +354,7 @@ func SessionKey(id string) string {
 // session's own directory, runs/<SessionDirName>/.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
+	w.session = res.Session
 	if reason, err := w.Disabled(); err != nil {
 		return nil, err
 	} else if reason != "" {
@@ -439,7 +440,7 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 // on: open, and neither stuck nor an approval request. Its gates must run
 // to resolve it, whatever the tree.
 func (w Workspace) sessionWorking(key string) bool {
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return true
 	}
@@ -473,7 +474,8 @@ func WaitingMessage(dir string, refs []IssueRef) string {
 // exhausted; of any session, or none) whose failure signature is that of a
 // failed gate's result, with the signature; an empty ref when none. A
 // failure that is not counted (infrastructure, empty output) belongs to
-// none.
+// none. It reads the whole queue, a hook's workspace too: the issue may be
+// any session's.
 func (w Workspace) waitingFor(cfg *config.Config, r *gate.Result) (IssueRef, string) {
 	f, _ := gateFailure(r)
 	sig, normalized := w.Signature(f)
