@@ -47,8 +47,9 @@ that covers the configured gates (the serial gates' timeouts one after
 another, then the parallel phase's, plus a minute; seconds, or
 milliseconds for Gemini CLI), and Cursor's a loop_limit of the gates'
 largest Max-Retries; a hook of ours already there with a smaller one (or
-none) gets them. The hooks need orchestrate on the PATH: init warns when it
-is not, since the hook would fail with exit 127 and no gate would run.
+none) gets them: run init --agent again after adding or slowing gates. The
+hooks need orchestrate on the PATH: init warns when it is not, since the
+hook would fail with exit 127 and no gate would run.
 
 config.yaml gets the default quality gates of the repository's language
 when it finds one (go.mod, package.json, pyproject.toml or setup.py,
