@@ -98,8 +98,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case strings.HasPrefix(a, "--dir=") || strings.HasPrefix(a, "-dir="):
 			e.dir = a[strings.Index(a, "=")+1:]
 		case a == "--version" || a == "-version":
-			fmt.Fprintln(stdout, "orchestrate", version)
-			return nil
+			return printVersion(e)
 		default:
 			return usageError("", "unknown flag %s", a)
 		}
@@ -119,8 +118,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	return err
 }
-
-const version = "0.1.0"
 
 // flags makes a flag set for cmd with the common flags (--dir, --json).
 func (e *env) flags(cmd string) *flag.FlagSet {
