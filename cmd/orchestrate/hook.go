@@ -19,8 +19,8 @@ func init() {
 The hooks of an agent CLI. hook stop: when the agent says it is done, run
 the quality gates and let it stop, or send it back to work with the
 feedback. hook session-start: record where the session began, so that a
-session that changed nothing stops at once. orchestrate init --agent NAME
-installs both (init --claude is init --agent claude):
+session that changed nothing stops at once. Both are installed by
+orchestrate init --agent NAME (--claude: orchestrate init --agent claude):
 
   claude  .claude/settings.json  SessionStart, Stop
   codex   .codex/hooks.json      SessionStart, Stop
