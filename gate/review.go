@@ -191,6 +191,7 @@ func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string
 		e[EnvReviewDiff] = diffPath
 		e[EnvReviewBase] = rev.Base
 		e[EnvReviewFailOn] = rev.FailOn.String()
+		e[EnvChild] = "1"
 		return e
 	}
 	dims := g.Dimensions
@@ -426,3 +427,9 @@ func writeReviewLog(r *Result) error {
 	}
 	return nil
 }
+
+// EnvChild is set ("1") for every process orchestrate launches as an agent
+// under orchestrate run, a reviewer or a synthesis: orchestrate's own hooks in
+// it (orchestrate hook stop) let it stop at once, so that no gate runs, and no
+// reviewer is launched, from inside one that orchestrate launched.
+const EnvChild = "ORCHESTRATE_CHILD"

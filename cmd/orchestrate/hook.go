@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -81,8 +82,10 @@ func stopHook(e *env) loop.HookOutput {
 		fmt.Fprintln(e.stderr, msg)
 		return loop.HookOutput{SystemMessage: msg}
 	}
-	if os.Getenv("ORCHESTRATE_RUN_ID") != "" {
-		return loop.HookOutput{} // orchestrate run launched this agent, and runs the gates itself
+	if os.Getenv(gate.EnvChild) != "" || os.Getenv("ORCHESTRATE_RUN_ID") != "" {
+		// orchestrate launched this agent (under run, or as a reviewer or
+		// synthesis): its gates are orchestrate's business, not this hook's.
+		return loop.HookOutput{}
 	}
 	in, err := loop.ReadHookInput(e.stdin, loop.HookInputTimeout)
 	if err != nil {
