@@ -182,8 +182,8 @@ func ClaudeAllowedTools(checks []string) string {
 	return " --allowedTools " + strings.Join(rules, " ")
 }
 
-// checkCommands returns the commands of the command gates.
-func checkCommands(gates []Gate) []string {
+// CheckCommands returns the commands of the command gates.
+func CheckCommands(gates []Gate) []string {
 	var out []string
 	for _, g := range gates {
 		if g.Kind() == TypeCommand && g.Command != "" {
@@ -228,7 +228,7 @@ func (a *Agent) applyProfile(gates []Gate) {
 	}
 	a.Session, a.Usage = p.Session, p.Usage
 	if !a.CommandSet {
-		command, resume := p.AgentCommands(checkCommands(gates))
+		command, resume := p.AgentCommands(CheckCommands(gates))
 		a.Command = command
 		if !a.ResumeSet {
 			a.ResumeCommand = resume

@@ -15,6 +15,11 @@ import (
 // orchestrateBin is the orchestrate binary the tests build once.
 var orchestrateBin string
 
+// goEnv is the Go environment the projects' gates share with the tests: the
+// build cache (so that go test is not built from nothing in each new home),
+// offline.
+var goEnv []string
+
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
@@ -30,6 +35,13 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	orchestrateBin = filepath.Join(dir, "orchestrate")
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err == nil && len(bytes.TrimSpace(out)) > 0 {
+			goEnv = append(goEnv, k+"="+string(bytes.TrimSpace(out)))
+		}
+	}
+	goEnv = append(goEnv, "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=")
 	build := exec.Command("go", "build", "-o", orchestrateBin, "../cmd/orchestrate")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -110,6 +122,7 @@ func newProject(t *testing.T, m *model, files map[string]string) *project {
 		"GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.com",
 		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com",
 	)
+	p.env = append(p.env, goEnv...)
 	for name, content := range files {
 		p.write(name, content)
 	}
@@ -126,7 +139,7 @@ func cleanEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || strings.HasPrefix(k, "ORCHESTRAT") ||
-			strings.HasPrefix(k, "GIT_") || k == "HOME" || k == "PATH" || k == "XDG_CONFIG_HOME" {
+			strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "GO") || k == "HOME" || k == "PATH" || k == "XDG_CONFIG_HOME" {
 			continue
 		}
 		out = append(out, kv)

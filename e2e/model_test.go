@@ -121,6 +121,31 @@ func (c *conv) all() string {
 	return b.String()
 }
 
+// answered reports whether the last message holds tool results: the model's
+// tools ran, and it is to say what it did.
+func (c *conv) answered() bool {
+	if len(c.Messages) == 0 {
+		return false
+	}
+	for _, bl := range c.Messages[len(c.Messages)-1].blocks() {
+		if bl.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+// turns counts the model's answers so far in the conversation.
+func (c *conv) turns() int {
+	n := 0
+	for _, m := range c.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
+}
+
 // calls counts the model's tool calls so far in the conversation.
 func (c *conv) calls() int {
 	n := 0

@@ -76,6 +76,10 @@ var priorityGuide = `Priorities:
 - P2 minor: nice to fix (unclear code, small inefficiencies, missing tests of edge cases)
 - P3 nit: optional (naming, style, wording)`
 
+// reviewOnly tells a reviewer (and the synthesis) what it may not do: it
+// reviews, another agent fixes.
+var reviewOnly = `This is a review only: do not edit, create or delete any file, and run nothing that changes the repository. Another agent fixes what you report.`
+
 var answerFormat = `Print your findings on stdout as JSON lines, one object per finding and nothing else:
 {"priority": "P1", "file": "path/to/file.go", "line": 42, "issue": "what is wrong", "suggestion": "how to fix it"}
 If you find nothing, print exactly: no findings`
@@ -89,8 +93,8 @@ func ReviewerPrompt(g config.Gate, d config.Dimension) string {
 	if d.Name == GeneralDimension {
 		what = "as a careful senior engineer would"
 	}
-	fmt.Fprintf(&b, "You are reviewing a change to this repository %s. The diff (git diff %s, new files included) is on your stdin, and in the file $%s.\n\n",
-		what, g.DiffBase, EnvReviewDiff)
+	fmt.Fprintf(&b, "You are reviewing a change to this repository %s. The diff (git diff %s, new files included) is on your stdin, and in the file $%s.\n%s\n\n",
+		what, g.DiffBase, EnvReviewDiff, reviewOnly)
 	if d.Prompt != "" {
 		b.WriteString(d.Prompt + "\n\n")
 	}
@@ -105,7 +109,7 @@ func ReviewerPrompt(g config.Gate, d config.Dimension) string {
 func SynthesisPrompt(g config.Gate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are the last step of a code review. Your stdin holds the findings of several reviewers, one per dimension, as JSON lines; the diff they reviewed (git diff %s) is in the file $%s.\n\n", g.DiffBase, EnvReviewDiff)
-	b.WriteString("Merge the findings that describe the same problem, drop the ones that are wrong or not about the change, and give each the priority it deserves.\n")
+	b.WriteString("Merge the findings that describe the same problem, drop the ones that are wrong or not about the change, and give each the priority it deserves.\n" + reviewOnly + "\n")
 	if g.Prompt != "" {
 		b.WriteString("\n" + g.Prompt + "\n")
 	}

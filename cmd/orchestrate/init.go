@@ -77,6 +77,7 @@ func runInit(e *env, args []string) error {
 		}
 		if rel == loop.ConfigFile {
 			data = withDefaultGates(data, e.ws().Root())
+			data = withAgentCommands(data, dst, e.ws().Root())
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
@@ -117,6 +118,20 @@ func withDefaultGates(cfg []byte, repo string) []byte {
 		return cfg
 	}
 	return bytes.Replace(cfg, []byte("gates: []\n"), []byte(gates), 1)
+}
+
+// withAgentCommands writes the claude profile's commands into the example
+// config, allowing the agent to run the commands of the gates it has.
+func withAgentCommands(cfg []byte, path, repo string) []byte {
+	c, problems := config.ParseIn(path, cfg, repo)
+	if len(problems) > 0 {
+		return cfg
+	}
+	p, _ := config.LookupProfile(config.ProfileClaude)
+	plain, plainResume := p.AgentCommands(nil)
+	command, resume := p.AgentCommands(config.CheckCommands(c.Gates))
+	cfg = bytes.Replace(cfg, []byte("command: '"+plain+"'\n"), []byte("command: '"+command+"'\n"), 1)
+	return bytes.Replace(cfg, []byte("resume_command: '"+plainResume+"'\n"), []byte("resume_command: '"+resume+"'\n"), 1)
 }
 
 // walkExample calls fn with each file of the embedded example directory.
