@@ -224,3 +224,160 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// claudeEdits runs the CLI headless in dir as a person would, with edits
+// accepted, the prompt as its argument.
+func (p *project) claudeEdits(dir, prompt string, allowed ...string) (string, int) {
+	p.t.Helper()
+	args := []string{"-p", "--permission-mode", "acceptEdits", "--output-format", "json"}
+	if len(allowed) > 0 {
+		args = append(args, "--allowedTools")
+		args = append(args, allowed...)
+	}
+	return p.claude(dir, prompt, args...)
+}
+
+// hookFeedback returns the requests of conversations matching match whose
+// last message is the Stop hook's feedback on check.sh.
+func hookFeedback(m *model, match string) []*conv {
+	var out []*conv
+	for _, c := range m.requests(match) {
+		if strings.Contains(c.last(), "want fixed=2") && !c.answered() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// The Stop hook: the agent says it is done, the gate fails, the hook sends
+// it back with the feedback, it fixes the file, the gate passes, the issue
+// is resolved and the agent stops.
+func TestStopHookFixes(t *testing.T) {
+	m := newModel(t, route{"HOOKFIX", fixInSteps}, reviewerRoute)
+	p := newProject(t, m, stepsProject)
+	p.mustOrchestrate("init", "--claude")
+	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
+
+	out, code := p.claudeEdits(".", "HOOKFIX: make check.sh pass")
+	if code != 0 {
+		t.Fatalf("claude: exit %d\n%s", code, out)
+	}
+	if got := p.read("state.txt"); got != "fixed=2\n" {
+		t.Errorf("state.txt = %q; want the fix the feedback led to", got)
+	}
+	if n := len(hookFeedback(m, "HOOKFIX")); n != 1 {
+		t.Errorf("the model got the hook's feedback %d times; want 1", n)
+	}
+	q := p.read(".orchestrator/issue_queue.md")
+	if !strings.Contains(q, "| Status") || !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*resolved\s*\|`).MatchString(q) {
+		t.Errorf("the hook's issue is not resolved:\n%s", q)
+	}
+}
+
+// The Stop hook when the agent never fixes it: the same failure three
+// times halts the issue, and the hook lets the agent stop.
+func TestStopHookHalts(t *testing.T) {
+	m := newModel(t, route{"NEVER", func(c *conv) turn {
+		if c.answered() {
+			return say("Done.")
+		}
+		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
+	}})
+	p := newProject(t, m, stepsProject)
+	p.mustOrchestrate("init", "--claude")
+	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
+
+	out, code := p.claudeEdits(".", "NEVER: make check.sh pass")
+	if code != 0 {
+		t.Fatalf("claude: exit %d\n%s", code, out)
+	}
+	// Blocked twice, then halted on the third identical failure.
+	if n := len(hookFeedback(m, "NEVER")); n != 2 {
+		t.Errorf("the model got the hook's feedback %d times; want 2, then the halt let it stop", n)
+	}
+	q := p.read(".orchestrator/issue_queue.md")
+	if !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*stuck\s*\|`).MatchString(q) || !regexp.MustCompile(`(?i)\|\s*halted\s*\|\s*true\s*\|`).MatchString(q) {
+		t.Errorf("the issue is not halted:\n%s", q)
+	}
+}
+
+// No recursion through reviewers: the Stop hook runs a review gate whose
+// reviewers are Claude Code in the same repository, with the same Stop hook;
+// their stops never run the gates again.
+func TestStopHookReviewersDoNotRecurse(t *testing.T) {
+	m := newModel(t, route{"REVIEWED", fixInSteps}, reviewerRoute)
+	p := newProject(t, m, stepsProject)
+	p.mustOrchestrate("init", "--claude")
+	p.config(reviewGates)
+	p.git("add", "-A")
+	p.git("commit", "-qm", "orchestrate")
+
+	out, code := p.claudeEdits(".", "REVIEWED: make check.sh pass")
+	if code != 0 {
+		t.Fatalf("claude: exit %d\n%s", code, out)
+	}
+	// Two stops of the agent, one reviewer each; a reviewer's own stop
+	// that ran the gates would launch more.
+	if revs := m.requests("You are reviewing a change"); len(revs) != 2 {
+		t.Errorf("%d reviewer requests; want 2", len(revs))
+	}
+	for _, c := range m.requests("You are reviewing a change") {
+		if strings.Contains(c.all(), "Quality Gate") {
+			t.Errorf("a reviewer got gate feedback:\n%s", tail(c.all(), 2000))
+		}
+	}
+	if got := p.read("state.txt"); got != "fixed=2\n" {
+		t.Errorf("state.txt = %q", got)
+	}
+}
+
+// The hook knows its place: the agent cd's into a subdirectory (Claude
+// Code's cwd follows it), and the Stop hook still finds the workspace and
+// runs the gates.
+func TestStopHookFromSubdirectory(t *testing.T) {
+	m := newModel(t, route{"SUBDIR", func(c *conv) turn {
+		switch {
+		case c.calls() == 0:
+			return turn{Tools: []tool{bash("cd sub")}}
+		case c.answered():
+			return say("Done.")
+		}
+		return turn{Tools: []tool{write("../state.txt", "fixed="+strconv.Itoa(c.calls())+"\n")}}
+	}})
+	files := map[string]string{"sub/README": "a subdirectory\n"}
+	for k, v := range stepsProject {
+		files[k] = v
+	}
+	p := newProject(t, m, files)
+	p.mustOrchestrate("init", "--claude")
+	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
+
+	out, code := p.claudeEdits(".", "SUBDIR: make check.sh pass", "Bash(cd *)")
+	if code != 0 {
+		t.Fatalf("claude: exit %d\n%s", code, out)
+	}
+	if n := len(hookFeedback(m, "SUBDIR")); n == 0 {
+		reqs := m.requests("SUBDIR")
+		t.Errorf("from a subdirectory, the Stop hook never sent the gate's feedback: it did not find the workspace; state.txt = %q; the last request:\n%s", p.read("state.txt"), tail(reqs[len(reqs)-1].all(), 1500))
+	}
+}
+
+// A session that changed nothing stops at once: no gate runs, no issue is
+// filed, even while a gate fails.
+func TestStopHookUnchangedSession(t *testing.T) {
+	m := newModel(t, route{"QUESTION", func(c *conv) turn { return say("42.") }})
+	p := newProject(t, m, stepsProject)
+	p.mustOrchestrate("init", "--claude")
+	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
+
+	out, code := p.claudeEdits(".", "QUESTION: what is six times seven?")
+	if code != 0 {
+		t.Fatalf("claude: exit %d\n%s", code, out)
+	}
+	if n := len(hookFeedback(m, "QUESTION")); n != 0 {
+		t.Errorf("a session that changed nothing got the gates' feedback %d times", n)
+	}
+	if q := p.read(".orchestrator/issue_queue.md"); strings.Contains(q, "## ISSUE-") {
+		t.Errorf("a session that changed nothing filed an issue:\n%s", q)
+	}
+}

@@ -226,5 +226,5 @@ func (p *project) orchestrate(args ...string) (string, int) {
 // its argument.
 func (p *project) claude(dir, prompt string, args ...string) (string, int) {
 	p.t.Helper()
-	return p.exec(p.path(dir), "", "claude", append(args, prompt)...)
+	return p.exec(p.path(dir), "", "claude", append(args, "--", prompt)...)
 }
