@@ -1,7 +1,13 @@
 package loop
 
 import (
+	"context"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +16,7 @@ import (
 func TestReadHookInput(t *testing.T) {
 	in, err := ReadHookInput(strings.NewReader(`{"session_id":"abc","transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":"Stop","stop_hook_active":true,"extra":1}`), time.Second)
 	want := HookInput{SessionID: "abc", TranscriptPath: "/t.jsonl", Cwd: "/repo", HookEventName: "Stop", StopHookActive: true}
-	if err != nil || in != want {
+	if err != nil || !reflect.DeepEqual(in, want) {
 		t.Errorf("ReadHookInput = %+v, %v; want %+v", in, err, want)
 	}
 	for _, tc := range []struct{ input, err string }{
@@ -65,4 +71,183 @@ func TestSessionKey(t *testing.T) {
 	if SessionKey("a|b") == SessionKey("a b") {
 		t.Errorf("SessionKey(%q) = SessionKey(%q); want them apart", "a|b", "a b")
 	}
+}
+
+func TestFindWorkspace(t *testing.T) {
+	root := t.TempDir()
+	mk := func(p string) string {
+		p = filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mk("repo/.git")
+	ws := mk("repo/.orchestrator")
+	deep := mk("repo/src/a/b")
+	mk("repo/nested/.git")
+	nested := mk("repo/nested/x")
+	outer := mk("outer/.orchestrator")
+	plain := mk("outer/plain/deeper")
+	for _, tc := range []struct {
+		name     string
+		projects []string
+		cwd      string
+		want     string
+	}{
+		{"the repository's root", nil, filepath.Join(root, "repo"), ws},
+		{"a subdirectory", nil, deep, ws},
+		{"a nested repository stops the search", nil, nested, ""},
+		{"the project directory first", []string{filepath.Join(root, "repo")}, nested, ws},
+		{"a project directory without one is passed over", []string{filepath.Join(root, "repo/src"), ""}, deep, ws},
+		{"a relative project directory is none", []string{"repo"}, nested, ""},
+		{"outside a repository, up to the file system's root", nil, plain, outer},
+		{"no cwd", nil, "", ""},
+	} {
+		if got := FindWorkspace(".orchestrator", tc.projects, tc.cwd); got != tc.want {
+			t.Errorf("%s: FindWorkspace(%q, %q) = %q; want %q", tc.name, tc.projects, tc.cwd, got, tc.want)
+		}
+	}
+}
+
+func TestSessionDirName(t *testing.T) {
+	for _, tc := range []struct{ id, want string }{
+		{"", "hook-none"},
+		{"b1c2d3e4-0000-4000-8000-123456789abc", "hook-b1c2d3e4-0000-4000-8000-123456789abc"},
+		{"a.b_c", "hook-a.b_c"},
+		{strings.Repeat("a", 64), "hook-" + strings.Repeat("a", 64)},
+		{strings.Repeat("a", 65), "sha"},
+		{"..", "sha"},
+		{".hidden", "sha"},
+		{"-x", "sha"},
+		{"a/b", "sha"},
+		{`a\b`, "sha"},
+		{"a:b", "sha"},
+		{"é", "sha"},
+	} {
+		got := SessionDirName(tc.id)
+		if tc.want == "sha" {
+			if !strings.HasPrefix(got, "hook-sha256-") || len(got) != len("hook-sha256-")+16 {
+				t.Errorf("SessionDirName(%q) = %q; want a hook-sha256- name", tc.id, got)
+			}
+		} else if got != tc.want {
+			t.Errorf("SessionDirName(%q) = %q; want %q", tc.id, got, tc.want)
+		}
+		if filepath.Base(got) != got {
+			t.Errorf("SessionDirName(%q) = %q: not one path element", tc.id, got)
+		}
+	}
+}
+
+func TestHookInputAgent(t *testing.T) {
+	for _, tc := range []struct {
+		in   HookInput
+		want string
+	}{
+		{HookInput{HookEventName: "Stop"}, AgentClaude},
+		{HookInput{HookEventName: "SessionStart"}, AgentClaude},
+		{HookInput{HookEventName: "Stop", TurnID: "t"}, AgentCodex},
+		{HookInput{HookEventName: "AfterAgent"}, AgentGemini},
+		{HookInput{HookEventName: "SessionStart", Timestamp: "2026-01-28T10:00:00Z"}, AgentGemini},
+		{HookInput{HookEventName: "stop"}, AgentCursor},
+		{HookInput{HookEventName: "sessionStart"}, AgentCursor},
+		{HookInput{ConversationID: "c"}, AgentCursor},
+	} {
+		if got := tc.in.Agent(); got != tc.want {
+			t.Errorf("%+v.Agent() = %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestHookAnswer(t *testing.T) {
+	block := HookOutput{Decision: "block", Reason: "fix <it>"}
+	say := HookOutput{SystemMessage: "done"}
+	for _, tc := range []struct {
+		agent      string
+		out        HookOutput
+		want, errs string
+	}{
+		{AgentClaude, block, `{"decision":"block","reason":"fix <it>"}` + "\n", ""},
+		{AgentClaude, say, `{"systemMessage":"done"}` + "\n", ""},
+		{AgentClaude, HookOutput{}, "", ""},
+		{AgentCodex, block, `{"decision":"block","reason":"fix <it>"}` + "\n", ""},
+		{AgentCodex, HookOutput{}, "", ""},
+		{AgentGemini, block, `{"decision":"deny","reason":"fix <it>"}` + "\n", ""},
+		{AgentGemini, say, `{"systemMessage":"done"}` + "\n", ""},
+		{AgentGemini, HookOutput{}, "{}\n", ""},
+		{AgentCursor, block, `{"followup_message":"fix <it>"}` + "\n", ""},
+		{AgentCursor, say, "{}\n", "done"},
+		{AgentCursor, HookOutput{}, "{}\n", ""},
+	} {
+		out, errs := HookAnswer(tc.agent, tc.out)
+		if string(out) != tc.want || errs != tc.errs {
+			t.Errorf("HookAnswer(%s, %+v) = %q, %q; want %q, %q", tc.agent, tc.out, out, errs, tc.want, tc.errs)
+		}
+	}
+}
+
+func TestIsChild(t *testing.T) {
+	for _, tc := range []struct {
+		child, run string
+		want       bool
+	}{
+		{"", "", false},
+		{"1", "", true},
+		{"true", "", true},
+		{"0", "", false},
+		{"false", "", false},
+		{" ", "", false},
+		{"", "20241213-100000-abcdef", true},
+	} {
+		env := map[string]string{ChildEnv: tc.child, "ORCHESTRATE_RUN_ID": tc.run}
+		if got := IsChild(func(k string) string { return env[k] }); got != tc.want {
+			t.Errorf("IsChild(ORCHESTRATE_CHILD=%q, ORCHESTRATE_RUN_ID=%q) = %v; want %v", tc.child, tc.run, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkTreeState measures what the Stop hook pays to tell an unchanged
+// session (a git tree of the working tree, with a copy of the index) on a
+// repository of 2,000 files, against git status --porcelain on the same
+// tree in the same run: the ratio is the figure.
+func BenchmarkTreeState(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("no git")
+	}
+	root := b.TempDir()
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	for i := 0; i < 2000; i++ {
+		p := filepath.Join(root, "pkg"+strconv.Itoa(i%40), "f"+strconv.Itoa(i)+".go")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("package p\n\n// "+strings.Repeat("x", i%200)+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	git("add", "-A")
+	git("commit", "-qm", "init")
+	os.WriteFile(filepath.Join(root, "pkg0", "f0.go"), []byte("package p // changed\n"), 0o644)
+	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
+	os.MkdirAll(w.Dir, 0o755)
+	ctx := context.Background()
+	b.Run("git-status", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := w.git(ctx, "status", "--porcelain"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tree-state", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, ok := w.treeState(ctx); !ok {
+				b.Fatal("no tree state")
+			}
+		}
+	})
 }
