@@ -123,6 +123,10 @@ func runValidate(e *env, args []string) error {
 		}
 		if len(problems) == 0 {
 			fmt.Fprintf(e.stdout, "ok: %d issues, no problems\n", issues)
+			if configOK && cfg.Agent.ResumeCommand == "" && cfg.Retry.Strategy != config.StrategyFresh {
+				fmt.Fprintf(e.stdout, "note: %s: agent.resume_command is not set: every loop starts a fresh agent (the %s profile has no resume of its own)\n",
+					ws.Path(loop.ConfigFile), cfg.Agent.Profile)
+			}
 		}
 		if *explain {
 			explainGates(e, ws.Path(loop.ConfigFile), cfg, configOK)
