@@ -157,7 +157,9 @@ func (p Profile) AgentCommands(checks []string) (command, resume string) {
 // ClaudeAllowedTools returns the --allowedTools argument (with its leading
 // space) that lets Claude Code run each check command, and the same command
 // with more arguments, in Bash: "Bash(go test *)" for "go test ./...". A
-// command of one word is allowed as it is. "" when there are none.
+// command of one word, or one whose second word is an option ("sh -c …"),
+// is allowed exactly as it is; one that would need quoting is left out.
+// "" when there are none.
 func ClaudeAllowedTools(checks []string) string {
 	var rules []string
 	seen := map[string]bool{}
@@ -167,7 +169,12 @@ func ClaudeAllowedTools(checks []string) string {
 			continue
 		}
 		rule := "Bash(" + f[0] + ")"
-		if len(f) > 1 {
+		switch {
+		case len(f) > 1 && strings.HasPrefix(f[1], "-"):
+			// "sh -c …", "python -m …": a wildcard after an option would allow
+			// any program; only the command itself is allowed.
+			rule = "Bash(" + strings.Join(f, " ") + ")"
+		case len(f) > 1:
 			rule = "Bash(" + f[0] + " " + f[1] + " *)"
 		}
 		if strings.ContainsAny(rule, "\"'`$\\") || seen[rule] {
