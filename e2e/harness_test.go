@@ -51,13 +51,19 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// claudePath finds the Claude Code CLI: $ORCHESTRATE_CLAUDE, then claude on PATH.
+// claudePath finds the Claude Code CLI: $ORCHESTRATE_CLAUDE, then the copy
+// .ci/run caches in .cache/claude-code/, then claude on PATH.
 func claudePath() string {
 	if p := os.Getenv("ORCHESTRATE_CLAUDE"); p != "" {
 		if abs, err := filepath.Abs(p); err == nil {
 			return abs
 		}
 		return p
+	}
+	if abs, err := filepath.Abs(filepath.Join("..", ".cache", "claude-code", "node_modules", ".bin", "claude")); err == nil {
+		if _, err := os.Stat(abs); err == nil {
+			return abs
+		}
 	}
 	p, err := exec.LookPath("claude")
 	if err != nil {
