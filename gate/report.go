@@ -266,7 +266,7 @@ func (r *Report) Markdown() string {
 			if !res.Failed() || res.Enforcement() == config.Informational {
 				continue
 			}
-			excerpt, _ := Excerpt(res.Output, out.FeedbackLines, out.FeedbackBytes)
+			excerpt, _ := FailureExcerpt(res.Output, res.Marks, out.FeedbackLines, out.FeedbackBytes)
 			fmt.Fprintf(&b, "\n**Error Output (%s):** %s\n", res.Name(), res.Reason())
 			if excerpt != "" {
 				f := fence(excerpt)

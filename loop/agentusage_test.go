@@ -13,7 +13,7 @@ import (
 func TestParseAgentOutput(t *testing.T) {
 	for _, tc := range []struct {
 		name, format, out string
-		want             AgentReport
+		want              AgentReport
 	}{
 		{"claude", config.UsageClaudeJSON,
 			"warning on stderr\n" + `{"type":"result","subtype":"success","is_error":false,"duration_ms":787,"num_turns":3,"result":"done","session_id":"feb563ed-72dc-42c5-b05f-423370d52c8c","total_cost_usd":0.0024,"usage":{"input_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":12,"output_tokens":60}}` + "\n",

@@ -44,6 +44,9 @@ type Failure struct {
 	Output   []byte
 	ExitCode *int   // nil when unknown: an ordinary failure
 	Gate     string // the gate that failed, if any
+	// Digest, when set, is what normalizing the whole output found, where
+	// Output holds only its head and tail: the signature comes from it.
+	Digest *signature.Digest
 }
 
 // Class returns the failure's exit class.
@@ -56,8 +59,17 @@ func (f Failure) Class() signature.Class {
 
 // Signature computes the failure's signature and normalized text.
 func (w Workspace) Signature(f Failure) (sig, normalized string) {
+	if f.Digest != nil {
+		return f.Digest.Signature(f.Class()), f.Digest.Normalized
+	}
+	return signature.Of(f.Output, f.Class(), w.SignatureOptions())
+}
+
+// SignatureOptions are the paths a failure's output is normalized with: the
+// workspace's root and the user's home.
+func (w Workspace) SignatureOptions() signature.Options {
 	home, _ := os.UserHomeDir()
-	return signature.Of(f.Output, f.Class(), signature.Options{Workdir: w.Root(), Home: home})
+	return signature.Options{Workdir: w.Root(), Home: home}
 }
 
 // Recorded is what recording a failure did to an issue.
@@ -263,38 +275,24 @@ func runIDOf(s *session.State) string {
 	return "norun"
 }
 
-// appendHistory adds events to history.csv and regenerates analytics.html,
-// or, in a batch, leaves that to the batch's end. The caller holds the lock.
+// appendHistory adds events to history.csv; the caller holds the lock.
+// It leaves analytics.html as it is (see AnalyticsStampFile).
 func (w Workspace) appendHistory(events ...analytics.Event) error {
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
 		return fmt.Errorf("appending history: %w", err)
 	}
-	if w.stale != nil {
-		*w.stale = true
-		return nil
-	}
-	return w.regenerate()
-}
-
-func (w Workspace) regenerate() error {
-	if err := analytics.Generate(w.Path(HistoryFile), w.Path(AnalyticsFile)); err != nil {
-		return fmt.Errorf("generating analytics: %w", err)
-	}
 	return nil
 }
 
-// batch returns a workspace whose history appends do not regenerate
-// analytics.html, and the function that does it once, if any append was
-// made, at the end of the batch.
-func (w Workspace) batch(ctx context.Context) (Workspace, func() error) {
-	stale := false
-	w.stale = &stale
-	return w, func() error {
-		if !stale {
-			return nil
-		}
-		return w.withLock(ctx, w.regenerate)
+// loadQueue reads the queue. A Stop hook's workspace reads only the
+// pieces of it that hold its session's key (queue.LoadSome), as every
+// issue it looks at is tagged with it: its cost does not grow with the
+// other issues.
+func (w Workspace) loadQueue() (*queue.Queue, error) {
+	if w.session != "" {
+		return queue.LoadSome(w.Path(QueueFile), w.session)
 	}
+	return queue.Load(w.Path(QueueFile))
 }
 
 // updateQueue runs fn on the queue; the caller holds the lock.

@@ -3,6 +3,7 @@
 package queue
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 )
 
 // The fields of the seed's format, in its order and spelling.
@@ -92,7 +94,8 @@ type Queue struct {
 	Issues   []*Issue
 	Problems []Problem
 
-	added []*Issue
+	added   []*Issue
+	partial bool // read by ParseSome
 }
 
 // Issue is one issue of the queue.
@@ -134,7 +137,40 @@ func (s *Section) Body() string {
 // Parse reads a queue; data must not be changed afterwards. Problems are collected in Queue.Problems, never
 // returned as an error: a queue with problems can still be shown.
 func Parse(data []byte) *Queue {
-	q := &Queue{src: mdpatch.NewSource(data)}
+	return parse(data, nil)
+}
+
+// ParseSome is Parse for the issues that hold one of needles in their
+// text, for a reader that needs only those (a Stop hook its session's
+// issues): the text is cut into pieces as mdpatch.Source.Walk cuts it,
+// each starting at a level-2 heading, and only the pieces that hold a
+// needle are parsed. The issues of the other pieces are not in Issues,
+// their problems not in Problems, and Bytes keeps them as they are; Partial
+// reports it.
+func ParseSome(data []byte, needles ...string) *Queue {
+	nb := make([][]byte, 0, len(needles))
+	for _, n := range needles {
+		if n != "" {
+			nb = append(nb, []byte(n))
+		}
+	}
+	return parse(data, func(piece []byte) bool {
+		for _, n := range nb {
+			if bytes.Contains(piece, n) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// Partial reports whether the queue was read by ParseSome: it holds only
+// some of the file's issues.
+func (q *Queue) Partial() bool { return q.partial }
+
+// parse is Parse, of the pieces keep accepts when it is not nil.
+func parse(data []byte, keep func(piece []byte) bool) *Queue {
+	q := &Queue{src: mdpatch.NewSource(data), partial: keep != nil}
 	var cur *Issue
 	var sec *Section
 	closeSection := func(at int) {
@@ -150,19 +186,41 @@ func Parse(data []byte) *Queue {
 			cur = nil
 		}
 	}
-	q.src.Walk(func(b mdpatch.Block) {
+	lastID := ""         // of the last issue read
+	var skipped [][2]int // the pieces skipped since
+	// lastIssue returns the ID of the last issue before here, read or not.
+	lastIssue := func() string {
+		for i := len(skipped) - 1; i >= 0; i-- {
+			id := ""
+			q.src.WalkPiece(skipped[i][0], skipped[i][1], func(b mdpatch.Block) {
+				if b.Kind == mdpatch.Heading && b.Level == 2 && isIssueTitle(b.Title) {
+					id = b.Title
+				}
+			})
+			if id != "" {
+				lastID, skipped = id, nil
+				return id
+			}
+		}
+		skipped = nil
+		return lastID
+	}
+	walk := func(b mdpatch.Block) {
 		switch {
 		case b.Kind == mdpatch.Heading && b.Level <= 2:
 			closeIssue(b.Start)
 			if b.Level == 2 && isIssueTitle(b.Title) {
 				cur = &Issue{ID: b.Title, Line: q.src.Line(b.Start), q: q, start: b.Start}
 				q.Issues = append(q.Issues, cur)
+				lastID, skipped = cur.ID, nil
 			}
 		case cur == nil:
-			if b.Kind == mdpatch.Heading && b.Level == 3 && len(q.Issues) > 0 {
-				// Most often text pasted into an issue with a line of
-				// dashes under it, which markdown reads as a heading.
-				q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, q.Issues[len(q.Issues)-1].ID)
+			if b.Kind == mdpatch.Heading && b.Level == 3 {
+				if id := lastIssue(); id != "" {
+					// Most often text pasted into an issue with a line of
+					// dashes under it, which markdown reads as a heading.
+					q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, id)
+				}
 			}
 		case b.Kind == mdpatch.Heading && b.Level == 3:
 			closeSection(b.Start)
@@ -175,7 +233,17 @@ func Parse(data []byte) *Queue {
 				q.problem(line, "%s: table row has a missing cell", cur.ID)
 			}
 		}
-	})
+	}
+	if keep == nil {
+		q.src.Walk(walk)
+	} else {
+		q.src.WalkSome(keep, func(start, end int) {
+			// The piece starts with a level-2 heading, which ends the
+			// issue before it.
+			closeIssue(start)
+			skipped = append(skipped, [2]int{start, end})
+		}, walk)
+	}
 	closeIssue(len(q.src.Text))
 	q.validate()
 	sort.SliceStable(q.Problems, func(i, j int) bool { return q.Problems[i].Line < q.Problems[j].Line })
@@ -424,6 +492,7 @@ func (is *Issue) List(name string) []string {
 // value it has changes nothing. It must not be called on an issue without a
 // field table, which Parse reports as a problem.
 func (is *Issue) Set(name, value string) {
+	value = textclean.Line(value)
 	if is.table != nil {
 		is.table.Set(name, CanonicalName(name), value)
 		return
@@ -457,7 +526,8 @@ func (is *Issue) Section(title string) *Section {
 // SetSection replaces a section's body, or appends the section to the
 // issue when it has none of that title.
 func (is *Issue) SetSection(title, body string) {
-	body = strings.TrimRight(body, "\r\n ")
+	title = textclean.Line(title)
+	body = strings.TrimRight(safeBody(body), "\r\n ")
 	s := is.Section(title)
 	if s == nil {
 		is.sections = append(is.sections, &Section{Title: title, body: body, pending: true})
@@ -498,7 +568,7 @@ func (q *Queue) Add(now time.Time, fields map[string]string, sections map[string
 	for _, t := range []string{SectionSummary, SectionFailureDetails, SectionVerification, SectionSuggestedFix} {
 		for k, v := range sections {
 			if mdpatch.Norm(k) == mdpatch.Norm(t) {
-				is.sections = append(is.sections, &Section{Title: t, body: strings.TrimRight(v, "\r\n "), pending: true})
+				is.sections = append(is.sections, &Section{Title: t, body: strings.TrimRight(safeBody(v), "\r\n "), pending: true})
 				seen[k] = true
 			}
 		}
@@ -511,7 +581,7 @@ func (q *Queue) Add(now time.Time, fields map[string]string, sections map[string
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		is.sections = append(is.sections, &Section{Title: k, body: strings.TrimRight(sections[k], "\r\n "), pending: true})
+		is.sections = append(is.sections, &Section{Title: textclean.Line(k), body: strings.TrimRight(safeBody(sections[k]), "\r\n "), pending: true})
 	}
 	q.added = append(q.added, is)
 	return is
@@ -705,4 +775,79 @@ func CheckValue(name, value string) error {
 		}
 	}
 	return nil
+}
+
+// safeBody returns a section's body as text that creates no structure in
+// the queue: clean text (textclean.Text: no control bytes, valid UTF-8),
+// where no line can be read as a heading (a "#" line, a setext underline),
+// an HTML block or a code fence left open that would hide what follows.
+// Such lines outside fenced code get a backslash in front, markdown's
+// escape; a fence left open is closed. If the result still parses with a
+// heading of its own (a fence the simple scan misread), every such line is
+// escaped, fences too.
+func safeBody(body string) string {
+	body = textclean.Text(body)
+	if b := escapeLines(body, false); structureFree(b) {
+		return b
+	}
+	return escapeLines(body, true)
+}
+
+// escapeLines escapes the lines that could start a heading or an HTML
+// block; outside fenced code only, unless all.
+func escapeLines(body string, all bool) string {
+	lines := strings.Split(body, "\n")
+	var fence byte
+	fenceLen := 0
+	for i, l := range lines {
+		trimmed := strings.TrimLeft(l, " ")
+		indent := len(l) - len(trimmed)
+		if indent > 3 || trimmed == "" {
+			continue
+		}
+		run := func(c byte) int {
+			n := 0
+			for n < len(trimmed) && trimmed[n] == c {
+				n++
+			}
+			return n
+		}
+		if fence != 0 && !all {
+			if n := run(fence); n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
+				fence = 0
+			}
+			continue
+		}
+		c := trimmed[0]
+		if !all && (c == '`' || c == '~') && run(c) >= 3 && (c == '~' || !strings.Contains(trimmed[run(c):], "`")) {
+			fence, fenceLen = c, run(c)
+			continue
+		}
+		underline := (c == '=' || c == '-') && strings.TrimRight(trimmed, " \t") == strings.Repeat(string(c), len(strings.TrimRight(trimmed, " \t")))
+		if c == '#' || c == '<' || underline || all && (c == '`' || c == '~') {
+			lines[i] = l[:indent] + `\` + trimmed
+		}
+	}
+	if fence != 0 {
+		lines = append(lines, strings.Repeat(string(fence), fenceLen))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// structureFree reports whether body, as a section's body, holds no heading
+// of level 3 or less and hides no heading after it.
+func structureFree(body string) bool {
+	const end = "### end"
+	doc := "### s\n\n" + body + "\n\n" + end + "\n"
+	n := 0
+	ok := true
+	mdpatch.NewSource([]byte(doc)).Walk(func(b mdpatch.Block) {
+		if b.Kind == mdpatch.Heading && b.Level <= 3 {
+			n++
+			if n == 2 && b.Title != "end" {
+				ok = false
+			}
+		}
+	})
+	return ok && n == 2
 }

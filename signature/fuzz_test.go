@@ -39,8 +39,21 @@ func FuzzNormalize(f *testing.F) {
 				t.Fatalf("Normalize(%q) = %q: a line ends in blanks", output, got)
 			}
 		}
-		if Compute(output, Fail, opt) != hash(Fail, got) {
+		if Compute(output, Fail, opt) != hashOf(Fail, got) {
 			t.Fatalf("Compute(%q) is not the hash of Normalize", output)
+		}
+		// Written in pieces, the output signs the same.
+		w := NewWriter(opt)
+		for rest := output; len(rest) > 0; {
+			n := 1 + len(rest)%7
+			if n > len(rest) {
+				n = len(rest)
+			}
+			w.Write(rest[:n])
+			rest = rest[n:]
+		}
+		if d := w.Digest(); d.Signature(Fail) != Compute(output, Fail, opt) || d.Normalized != got || d.Empty != Empty(got) {
+			t.Fatalf("a Writer fed %q in pieces gives %q (empty %v); want %q", output, d.Normalized, d.Empty, got)
 		}
 	})
 }

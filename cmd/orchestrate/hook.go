@@ -189,7 +189,9 @@ func (h *hookCall) stop() {
 	// The gates' own processes (reviewers above all) are orchestrate's
 	// children: their hooks must do nothing.
 	os.Setenv(loop.ChildEnv, "1")
-	res, err := loop.Workspace{Dir: dir}.StopHook(h.e.ctx, h.e.now, in.Session())
+	ws := loop.Workspace{Dir: dir}
+	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session())
+	refreshAnalytics(ws)
 	if err != nil {
 		h.allow("%v; the agent may stop", err)
 		return
