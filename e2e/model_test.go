@@ -324,16 +324,3 @@ func (m *model) answer(w http.ResponseWriter, c *conv, tn turn) {
 	event("message_stop", map[string]any{"type": "message_stop"})
 }
 
-// cwd is the working directory the CLI told the model about, from its system prompt.
-func (c *conv) cwd() string {
-	s := string(c.System) + c.first()
-	i := strings.Index(s, "Working directory: ")
-	if i < 0 {
-		return "."
-	}
-	s = s[i+len("Working directory: "):]
-	if j := strings.IndexAny(s, "\\\n\""); j >= 0 {
-		s = s[:j]
-	}
-	return s
-}
