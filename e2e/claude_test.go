@@ -103,6 +103,17 @@ gates:
     command: 'claude -p --no-session-persistence --tools Read,Grep,Glob -- "$ORCHESTRATE_REVIEW_PROMPT"'
 `
 
+// The same, with reviewers whose conversations are saved: after a review,
+// the most recent conversation in the directory is a reviewer's.
+const savedReviewGates = `
+gates:
+  - name: check
+    command: sh check.sh
+  - name: review
+    type: review
+    command: 'claude -p --tools Read,Grep,Glob -- "$ORCHESTRATE_REVIEW_PROMPT"'
+`
+
 // A resumed agent continues its own conversation, exactly that one, while a
 // review gate runs Claude Code reviewers in the same directory (the most
 // recent conversation there is a reviewer's). The reviewers get no edit
@@ -112,7 +123,7 @@ func TestResumeOwnSessionWithReviewers(t *testing.T) {
 	m := newModel(t, route{"STEPS", fixInSteps}, reviewerRoute)
 	p := newProject(t, m, stepsProject)
 	p.mustOrchestrate("init", "--claude")
-	p.config("retry:\n  strategy: same\nagent:\n  profile: claude\n" + reviewGates)
+	p.config("retry:\n  strategy: same\nagent:\n  profile: claude\n" + savedReviewGates)
 	p.git("add", "-A")
 	p.git("commit", "-qm", "orchestrate")
 
