@@ -85,6 +85,9 @@ type AgentRun struct {
 	Reason   string        `json:"reason,omitempty"`
 	Duration time.Duration `json:"-"`
 	Output   string        `json:"-"` // the head and tail of its output
+	// Usage is what the agent reported of its session, turns, tokens and
+	// cost; nil when it reported nothing.
+	Usage *analytics.Usage `json:"usage,omitempty"`
 }
 
 // RunResult is what a run did and why it stopped.
@@ -499,6 +502,13 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if rep.Usage.Session != "" {
 		r.session = rep.Usage.Session
 	}
+	if !rep.Usage.Zero() {
+		if rep.Usage.Session == "" {
+			rep.Usage.Session = r.session
+		}
+		u := rep.Usage
+		a.Usage = &u
+	}
 	r.res.Agents = append(r.res.Agents, *a)
 	ev := analytics.Event{
 		Time: r.opt.Now(), RunID: r.res.RunID, Loop: n, Event: analytics.EventAgent, Attempt: n,
@@ -508,12 +518,9 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		ev.ExitCode = &a.ExitCode
 	}
 	events := []analytics.Event{ev}
-	if !rep.Usage.Zero() {
-		if rep.Usage.Session == "" {
-			rep.Usage.Session = r.session
-		}
+	if a.Usage != nil {
 		events = append(events, analytics.Event{Time: ev.Time, RunID: ev.RunID, Loop: n, Event: analytics.EventUsage,
-			Attempt: n, Detail: analytics.FormatUsage(rep.Usage)})
+			Attempt: n, Detail: analytics.FormatUsage(*a.Usage)})
 	}
 	if err := r.history(ctx, events...); err != nil {
 		return a, err
