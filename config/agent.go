@@ -114,7 +114,7 @@ var profiles = map[string]Profile{
 		Review:      `opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`,
 		Session:     SessionReported,
 		Usage:       UsageOpencodeJSON,
-		Permissions: "what the permission section of opencode.json allows (its build agent edits and runs commands by default; narrow it there)",
+		Permissions: "does what the permission section of opencode.json allows (its build agent edits and runs commands by default; narrow it there)",
 	},
 	ProfileCursor: {
 		Name:        ProfileCursor,

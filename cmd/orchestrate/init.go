@@ -103,7 +103,11 @@ func runInit(e *env, args []string) error {
 		}
 		if rel == loop.ConfigFile {
 			data = withDefaultGates(data, e.ws().Root())
-			data = withAgentCommands(data, dst, e.ws().Root())
+			profile := config.ProfileClaude
+			if len(agents) > 0 {
+				profile = agents[0] // the first agent named is the one run drives
+			}
+			data = withAgentCommands(data, dst, e.ws().Root(), profile)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
@@ -190,18 +194,59 @@ func withDefaultGates(cfg []byte, repo string) []byte {
 	return bytes.Replace(cfg, []byte("gates: []\n"), []byte(gates), 1)
 }
 
-// withAgentCommands writes the claude profile's commands into the example
-// config, allowing the agent to run the commands of the gates it has.
-func withAgentCommands(cfg []byte, path, repo string) []byte {
+// withAgentCommands writes the agent profile's commands into the example
+// config: the claude profile's allow the commands of the gates it has;
+// another profile's replace the claude lines, with what they let the agent do.
+func withAgentCommands(cfg []byte, path, repo, profile string) []byte {
 	c, problems := config.ParseIn(path, cfg, repo)
-	if len(problems) > 0 {
+	p, ok := config.LookupProfile(profile)
+	if len(problems) > 0 || !ok || p.Command == "" {
 		return cfg
 	}
-	p, _ := config.LookupProfile(config.ProfileClaude)
-	plain, plainResume := p.AgentCommands(nil)
+	claude, _ := config.LookupProfile(config.ProfileClaude)
+	plain, plainResume := claude.AgentCommands(nil)
 	command, resume := p.AgentCommands(config.CheckCommands(c.Gates))
-	cfg = bytes.Replace(cfg, []byte("command: '"+plain+"'\n"), []byte("command: '"+command+"'\n"), 1)
-	return bytes.Replace(cfg, []byte("resume_command: '"+plainResume+"'\n"), []byte("resume_command: '"+resume+"'\n"), 1)
+	if profile == config.ProfileClaude {
+		cfg = bytes.Replace(cfg, []byte("command: '"+plain+"'\n"), []byte("command: '"+command+"'\n"), 1)
+		return bytes.Replace(cfg, []byte("resume_command: '"+plainResume+"'\n"), []byte("resume_command: '"+resume+"'\n"), 1)
+	}
+	start := bytes.Index(cfg, []byte("  profile: claude"))
+	end := bytes.Index(cfg, []byte("resume_command: '"+plainResume+"'\n"))
+	if start < 0 || end < start {
+		return cfg
+	}
+	end += len("resume_command: '" + plainResume + "'\n")
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "  profile: %s   # %s\n", profile, strings.Join(config.Profiles, " | "))
+	fmt.Fprintf(&b, "  # The %s profile's commands, written out for you to narrow or widen. It\n", profile)
+	for _, line := range wrap(p.Permissions+".", 72) {
+		fmt.Fprintf(&b, "  # %s\n", line)
+	}
+	fmt.Fprintf(&b, "  command: '%s'\n", command)
+	if resume != "" {
+		fmt.Fprintf(&b, "  resume_command: '%s'\n", resume)
+	}
+	return append(append(append([]byte{}, cfg[:start]...), b.Bytes()...), cfg[end:]...)
+}
+
+// wrap breaks text into lines of at most width bytes, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // walkExample calls fn with each file of the embedded example directory.
