@@ -25,7 +25,10 @@ func init() {
 
 Writes the workspace directory (.orchestrator/ by default) from the bundled
 example: config.yaml, issue_queue.md and session_state.md. A file that is
-already there is kept as it is, never overwritten.
+already there is kept as it is, never overwritten. config.yaml gets the
+gates of the repository's language and the agent profile's commands written
+out: the claude profile's (edits accepted, the gates' commands allowed in
+Bash, a pinned session), or the first --agent's.
 
 With --agent NAME (claude, codex, gemini, cursor; repeat it for more than
 one), also installs that agent's hooks in the repository: a session-start
