@@ -76,6 +76,23 @@ type GateOptions struct {
 // comment and its request is closed.
 
 func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
+	// The rows of the issues the gates file, record and resolve go to the
+	// history with the gates' own, in one append (one sync) at the end.
+	// Each comes after the write of the queue it tells of, as before.
+	direct := w
+	var held []analytics.Event
+	w.rows = &held
+	defer func() {
+		if len(held) > 0 {
+			// Written also when ctx ended: an interrupted step still says
+			// what it did.
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if herr := direct.withLock(hctx, func() error { return direct.appendHistory(held...) }); err == nil {
+				err = herr
+			}
+		}
+	}()
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err
@@ -177,16 +194,13 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 		events = append(events, e)
 	}
-	if err := w.withLock(ctx, func() error { return w.appendHistory(events...) }); err != nil {
-		return gr, err
-	}
+	held = append(held, events...)
 
 	attempt, maxAttempts := w.attemptOf(cfg, gr, len(opt.Previous)+1)
 	gr.Attempts = append(append([]gate.Attempt(nil), opt.Previous...), gate.Attempt{Number: len(opt.Previous) + 1, Timestamp: ev.Started, Evaluation: ev})
 	report := &gate.Report{ExecutionID: run, MaxRetries: maxAttempts, Attempts: gr.Attempts, Output: cfg.Output}
-	if err := gate.WriteArtifacts(gr.Dir, report); err != nil {
-		return gr, err
-	}
+	// The feedback of a failed evaluation is kept with the artifacts.
+	var extra []gate.File
 	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxAttempts, Output: cfg.Output,
@@ -195,9 +209,10 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
 			return gr, err
 		}
-		if err := w.writeFeedback(gr.Dir, gr.Feedback); err != nil {
-			return gr, err
-		}
+		extra = append(extra, gate.File{Name: FeedbackFile, Data: []byte(gr.Feedback)})
+	}
+	if err := gate.WriteArtifacts(gr.Dir, report, extra...); err != nil {
+		return gr, err
 	}
 	return gr, nil
 }

@@ -354,7 +354,7 @@ func SessionKey(id string) string {
 // session's own directory, runs/<SessionDirName>/.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
-	w.session = res.Session
+	w.session, w.day = res.Session, now().Format("20060102")
 	if reason, err := w.Disabled(); err != nil {
 		return nil, err
 	} else if reason != "" {

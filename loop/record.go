@@ -278,6 +278,10 @@ func runIDOf(s *session.State) string {
 // appendHistory adds events to history.csv; the caller holds the lock.
 // It leaves analytics.html as it is (see AnalyticsStampFile).
 func (w Workspace) appendHistory(events ...analytics.Event) error {
+	if w.rows != nil {
+		*w.rows = append(*w.rows, events...)
+		return nil
+	}
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
 		return fmt.Errorf("appending history: %w", err)
 	}
@@ -295,7 +299,13 @@ func (w Workspace) loadQueue() (*queue.Queue, error) {
 	return queue.Load(w.Path(QueueFile))
 }
 
-// updateQueue runs fn on the queue; the caller holds the lock.
+// updateQueue runs fn on the queue; the caller holds the lock. A Stop
+// hook's workspace reads and changes only the pieces of it that hold its
+// session's key, or the IDs of its day, for the issues it files
+// (queue.UpdateSome): a problem in another issue does not stop it.
 func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
+	if w.session != "" {
+		return queue.UpdateSome(w.Path(QueueFile), []string{w.session, "ISSUE-" + w.day + "-"}, fn)
+	}
 	return queue.Update(w.Path(QueueFile), fn)
 }

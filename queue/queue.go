@@ -95,7 +95,8 @@ type Queue struct {
 	Problems []Problem
 
 	added   []*Issue
-	partial bool // read by ParseSome
+	partial bool     // read by ParseSome
+	skipped [][2]int // the pieces ParseSome did not read
 }
 
 // Issue is one issue of the queue.
@@ -242,6 +243,7 @@ func parse(data []byte, keep func(piece []byte) bool) *Queue {
 			// issue before it.
 			closeIssue(start)
 			skipped = append(skipped, [2]int{start, end})
+			q.skipped = append(q.skipped, [2]int{start, end})
 		}, walk)
 	}
 	closeIssue(len(q.src.Text))
@@ -625,6 +627,36 @@ func (q *Queue) Changed() bool {
 		}
 		for _, s := range is.sections {
 			if s.pending || s.replaced {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// elsewhere reports whether an issue this change touches or adds has its
+// ID in a piece ParseSome did not read: the ID may be given twice, which
+// only a whole parse can tell.
+func (q *Queue) elsewhere() bool {
+	if len(q.skipped) == 0 {
+		return false
+	}
+	var ids [][]byte
+	for _, is := range q.Issues {
+		changed := is.table != nil && is.table.Changed()
+		for _, s := range is.sections {
+			changed = changed || s.pending || s.replaced
+		}
+		if changed {
+			ids = append(ids, []byte(is.ID))
+		}
+	}
+	for _, is := range q.added {
+		ids = append(ids, []byte(is.ID))
+	}
+	for _, r := range q.skipped {
+		for _, id := range ids {
+			if bytes.Contains(q.src.Text[r[0]:r[1]], id) {
 				return true
 			}
 		}

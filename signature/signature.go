@@ -34,6 +34,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"hash/maphash"
 	"io"
 	"strings"
 )
@@ -102,8 +103,9 @@ func Normalize(output []byte, opt Options) string {
 // Compute returns the signature of output (see Digest.Signature). An empty
 // class counts as Fail.
 func Compute(output []byte, class Class, opt Options) string {
-	sig, _ := Of(output, class, opt)
-	return sig
+	w := NewWriter(opt)
+	w.Write(output)
+	return w.Digest().Signature(class)
 }
 
 // Of normalizes output once and returns both its signature (as Compute) and
@@ -133,10 +135,26 @@ const (
 	// than that is normalized window by window: blocks are sorted within a
 	// window, which ends at the first line after Window bytes that starts
 	// no block (or at twice Window bytes, whatever the line).
-	Window = 4 << 20
+	Window = 1 << 20
 	// KeepNormalized is how much of the normalized text a Digest keeps.
 	KeepNormalized = 1 << 20
 )
+
+// The Writer keeps the lines it normalized last in a direct-mapped cache:
+// output repeats itself (stack frames, warnings, log lines), and a line seen
+// again is not normalized again.
+const (
+	cacheSize = 16384
+	maxCached = 512 // bytes: longer lines are not cached
+)
+
+var cacheSeed = maphash.MakeSeed()
+
+type cacheEntry struct {
+	raw  string
+	line line
+	ok   bool
+}
 
 // A Writer normalizes an output as it is written, in bounded memory, and
 // hashes the normalized text: write the output to it, then call Digest once.
@@ -158,11 +176,12 @@ type Writer struct {
 	total   int64
 	done    bool
 	digest  Digest
+	cache   *[cacheSize]cacheEntry
 }
 
 // NewWriter returns a Writer for an output from a command run with opt.
 func NewWriter(opt Options) *Writer {
-	return &Writer{paths: newPathMasker(opt), h: sha256.New()}
+	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: new([cacheSize]cacheEntry)}
 }
 
 // Explain makes the Writer copy the normalized text to out as it goes, all
@@ -205,7 +224,20 @@ func (w *Writer) addRaw(raw []byte) {
 }
 
 func (w *Writer) addLine(raw []byte) {
-	l := classify(maskLine(cleanLine(string(raw)), w.paths))
+	var l line
+	if len(raw) <= maxCached {
+		h := maphash.Bytes(cacheSeed, raw)
+		e := &w.cache[h%cacheSize]
+		if e.ok && e.raw == string(raw) {
+			l = e.line
+		} else {
+			r := string(raw)
+			l = classify(maskLine(cleanLine(r), w.paths))
+			*e = cacheEntry{raw: r, line: l, ok: true}
+		}
+	} else {
+		l = classify(maskLine(cleanLine(string(raw)), w.paths))
+	}
 	w.lines = append(w.lines, l)
 	w.size += len(l.text) + 1
 	if w.size >= Window && (l.kind&blockKinds == 0 && l.indent == 0 && l.text != "" || w.size >= 2*Window) {

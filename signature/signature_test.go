@@ -355,3 +355,20 @@ func TestWriterBounded(t *testing.T) {
 		t.Fatalf("one more byte at the end did not change the signature")
 	}
 }
+
+func TestSyslogPID(t *testing.T) {
+	for in, want := range map[string]string{
+		"Nov 22 03:05:09 host sshd[1234]: Accepted key": "<time> host sshd[<pid>]: Accepted key\n",
+		"Nov 22 03:05:09 host sshd[99]: Accepted key":   "<time> host sshd[<pid>]: Accepted key\n",
+		"myservice[4242]: listening":                    "myservice[<pid>]: listening\n",
+		"make[1]: *** [Makefile:3: all] Error 1":        "make[1]: *** [Makefile:N: all] Error 1\n",
+		"got values: a b c x[12]: 3":                    "got values: a b c x[12]: 3\n",
+		"[12]: nothing":                                 "[12]: nothing\n",
+		"]: x":                                          "]: x\n",
+		"a b sshd[12x]: no":                             "a b sshd[12x]: no\n",
+	} {
+		if got := Normalize([]byte(in), Options{}); got != want {
+			t.Errorf("Normalize(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
