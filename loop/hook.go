@@ -440,7 +440,7 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 // on: open, and neither stuck nor an approval request. Its gates must run
 // to resolve it, whatever the tree.
 func (w Workspace) sessionWorking(key string) bool {
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return true
 	}
@@ -474,7 +474,8 @@ func WaitingMessage(dir string, refs []IssueRef) string {
 // exhausted; of any session, or none) whose failure signature is that of a
 // failed gate's result, with the signature; an empty ref when none. A
 // failure that is not counted (infrastructure, empty output) belongs to
-// none.
+// none. It reads the whole queue, a hook's workspace too: the issue may be
+// any session's.
 func (w Workspace) waitingFor(cfg *config.Config, r *gate.Result) (IssueRef, string) {
 	f, _ := gateFailure(r)
 	sig, normalized := w.Signature(f)
@@ -549,10 +550,19 @@ func (w Workspace) treeState(ctx context.Context) (TreeState, bool) {
 	index := tmp.Name()
 	defer os.Remove(index)
 	defer os.Remove(index + ".lock")
-	// A copy of the real index spares git from hashing unchanged files.
+	// A copy of the real index gives git the tree's entries, and keeps its
+	// mtime: git trusts an entry's cached stat only when the file is older
+	// than the index, and checks the content of the others ("racily
+	// clean"), so the copy is as safe as the index is for git status. With
+	// a new mtime, an edit of the same size in the second the index was
+	// written would pass for unchanged.
 	if data, err := os.ReadFile(p); err == nil {
+		fi, serr := os.Stat(p)
 		_, err = tmp.Write(data)
-		if cerr := tmp.Close(); err != nil || cerr != nil {
+		if cerr := tmp.Close(); err != nil || cerr != nil || serr != nil {
+			return TreeState{}, false
+		}
+		if os.Chtimes(index, fi.ModTime(), fi.ModTime()) != nil {
 			return TreeState{}, false
 		}
 	} else {

@@ -1,7 +1,9 @@
 package loop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -250,4 +252,112 @@ func BenchmarkTreeState(b *testing.B) {
 			}
 		}
 	})
+}
+
+// FuzzReadHookInput: any input is an error or an object whose agent is one
+// of ours, whose answer in that agent's protocol is one JSON object (or
+// nothing), and whose session directory is one plain path element.
+func FuzzReadHookInput(f *testing.F) {
+	for _, s := range []string{
+		`{"session_id":"abc","cwd":"/repo","hook_event_name":"Stop","stop_hook_active":true}`,
+		`{"session_id":"019a","turn_id":"t","transcript_path":null,"cwd":"/r","hook_event_name":"Stop","model":"m","permission_mode":"default","stop_hook_active":false,"last_assistant_message":null}`,
+		`{"session_id":"g","cwd":"/r","hook_event_name":"AfterAgent","timestamp":"2026-01-28T10:00:00Z","prompt":"p","prompt_response":"r"}`,
+		`{"conversation_id":"c","generation_id":"g","hook_event_name":"stop","workspace_roots":["/r"],"status":"completed","loop_count":0}`,
+		`{"session_id":"../../x"}`, `[]`, `{} {}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := ReadHookInput(bytes.NewReader(data), time.Second)
+		if err != nil {
+			return
+		}
+		agent := in.Agent()
+		found := false
+		for _, a := range HookAgents {
+			found = found || a == agent
+		}
+		if !found {
+			t.Fatalf("Agent() = %q: not one of %v", agent, HookAgents)
+		}
+		_ = in.Dir()
+		if d := SessionDirName(in.Session()); filepath.Base(d) != d || d == "." || d == ".." || strings.ContainsAny(d, `/\`) {
+			t.Fatalf("SessionDirName(%q) = %q: not a plain name", in.Session(), d)
+		}
+		for _, out := range []HookOutput{{}, {Decision: "block", Reason: in.Session()}, {SystemMessage: in.Cwd}} {
+			stdout, _ := HookAnswer(agent, out)
+			if len(stdout) == 0 {
+				continue
+			}
+			var v map[string]any
+			if err := json.Unmarshal(stdout, &v); err != nil {
+				t.Fatalf("HookAnswer(%s, %+v) = %q: %v", agent, out, stdout, err)
+			}
+		}
+	})
+}
+
+// TestTreeStateRacyGit: a same-size edit made in the second the index was
+// written ("racy git": the file's stat matches what the index cached) is a
+// change of the tree, or the Stop hook would let an edited session stop
+// without its gates.
+func TestTreeStateRacyGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	file := filepath.Join(dir, "a.txt")
+	// A past mtime, shared by the file and the index; ctime cannot be set
+	// back, so the repository does not trust it.
+	mtime := time.Date(2024, 12, 13, 10, 0, 0, 0, time.UTC)
+	git("init", "-q")
+	git("config", "core.trustctime", "false")
+	if err := os.WriteFile(file, []byte("version 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(file, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "a.txt")
+	git("commit", "-q", "-m", "v1")
+	w := Workspace{Dir: filepath.Join(dir, DefaultDir)}
+	before, ok := w.treeState(context.Background())
+	if !ok {
+		t.Fatal("no tree state for a clean tree")
+	}
+	if again, _ := w.treeState(context.Background()); again != before {
+		t.Fatalf("tree state of an unchanged tree moved: %v, then %v", before, again)
+	}
+
+	if err := os.WriteFile(file, []byte("version 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, filepath.Join(dir, ".git", "index")} {
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, ok := w.treeState(context.Background())
+	if !ok || after == before {
+		t.Errorf("tree state unchanged (%v) after a same-size edit in the second of the index (racy git)", after)
+	}
+	if after.Head != before.Head {
+		t.Errorf("HEAD moved: %s, then %s", before.Head, after.Head)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, ".git")); true {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "orchestrate-index-") {
+				t.Errorf("the index's copy is left behind: %s", e.Name())
+			}
+		}
+	}
 }

@@ -52,28 +52,31 @@ The workspace: --dir when it is absolute; else .orchestrator (or --dir)
 in the agent's project directory ($CLAUDE_PROJECT_DIR; $GEMINI_PROJECT_DIR,
 $CURSOR_PROJECT_DIR), else in the payload's cwd (Cursor: its first
 workspace root) or the nearest parent that has one, up to the repository
-root. A hook that finds none lets the agent stop and says nothing.
+root (the file system's outside a repository). A hook that finds none lets the agent stop (a line on stderr, nothing
+on stdout).
 
 The session's gate artifacts go to .orchestrator/runs/hook-<session_id>/
 (an ID that is not a plain name is hashed: hook-sha256-…), and so does its
 baseline (baseline.json: HEAD and a git tree of the working tree, the
-workspace left out), which session-start records and a pass moves on. A
-stop whose repository is as its baseline says (the session changed
-nothing since it began, or since its gates last passed) is let through at
-once, without running the gates. Without a baseline (no SessionStart hook,
-or not a git repository) the gates always run.
+workspace left out), which session-start records (a resumed session keeps
+its own) and a stop moves on when the gates pass, or fail only as issues
+that wait for a person. A stop whose repository is as its baseline says,
+from a session with no open issue of its own, is let through at once,
+without running the gates. Without a baseline (no SessionStart hook, or
+not a git repository) the gates always run.
 
 Attempts are counted in issue_queue.md, per session: the issues a hook
 files carry a Session field (the session ID; an empty one is "(none)"), and
 a hook never touches another session's issues. stop_hook_active is no
 reason to stop: Max-Retries and the halt on identical failures bound the
 loop. The no_auto_retry sentinel and auto_retry_enabled: false let the
-agent stop without running the gates. A process orchestrate launched
+agent stop without running the gates, and so does Cursor's stop of a turn
+that was aborted or ended in an error (status not completed). A process orchestrate launched
 (ORCHESTRATE_CHILD=1, or ORCHESTRATE_RUN_ID set: an agent under orchestrate
 run, a reviewer, a synthesis, a gate's command) is let through at once,
-whatever its input: orchestrate runs the gates itself. Malformed input (not a JSON
-object, over 1 MiB, or not ended within 10 seconds) lets the agent stop
-with a message; it never hangs.
+whatever its input: orchestrate runs the gates itself. Malformed input
+(not a JSON object, over 1 MiB, or not ended within 10 seconds) lets the
+agent stop with a message; it never hangs.
 
 Examples:
   echo '{"session_id":"abc","cwd":"'"$PWD"'","hook_event_name":"Stop"}' | orchestrate hook stop
