@@ -323,4 +323,3 @@ func (m *model) answer(w http.ResponseWriter, c *conv, tn turn) {
 	event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": usageOut}})
 	event("message_stop", map[string]any{"type": "message_stop"})
 }
-
