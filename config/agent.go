@@ -242,3 +242,18 @@ func (a *Agent) applyProfile(gates []Gate) {
 		}
 	}
 }
+
+// FormatAgent writes a's settings as the YAML of an agent: section that
+// parses back to the same agent, for orchestrate validate --explain.
+func FormatAgent(a Agent) string {
+	var b strings.Builder
+	b.WriteString("agent:\n")
+	fmt.Fprintf(&b, "  profile: %s\n", a.Profile)
+	for _, kv := range []struct{ k, v string }{{"command", a.Command}, {"resume_command", a.ResumeCommand}, {"review_command", a.ReviewCommand}} {
+		if kv.v != "" {
+			fmt.Fprintf(&b, "  %s: %s\n", kv.k, yamlString(kv.v))
+		}
+	}
+	fmt.Fprintf(&b, "  timeout: %s\n", shortDuration(a.Timeout))
+	return b.String()
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -113,6 +114,9 @@ func runValidate(e *env, args []string) error {
 		out := map[string]any{"ok": len(problems) == 0, "problems": problems}
 		if *explain && configOK {
 			out["preset"], out["human_wait"], out["gates"] = cfg.Preset, cfg.Human.Wait, gatesJSON(cfg.Gates)
+			a := cfg.Agent
+			out["agent"] = map[string]string{"profile": a.Profile, "command": a.Command, "resume_command": a.ResumeCommand,
+				"review_command": a.ReviewCommand, "session": a.Session, "usage": a.Usage, "timeout": a.Timeout.String()}
 		}
 		if err := e.printJSON(out); err != nil {
 			return err
@@ -187,6 +191,17 @@ func explainGates(e *env, file string, cfg *config.Config, ok bool) {
 	if cfg.Preset != "" {
 		from = "gates.preset " + cfg.Preset + " of " + file + ", with gates.list"
 	}
+	session := "none: every loop starts a fresh agent"
+	switch {
+	case cfg.Agent.ResumeCommand == "":
+	case cfg.Agent.Session == config.SessionReported:
+		session = "the one the agent reports, resumed by resume_command"
+	default:
+		session = "a UUID orchestrate chooses, resumed by resume_command"
+	}
+	fmt.Fprintf(e.stdout, "# The agent, every default filled in. Its session ($%s): %s.\n", config.EnvSessionID, session)
+	fmt.Fprintln(e.stdout, strings.TrimSuffix(config.FormatAgent(cfg.Agent), "\n"))
+	fmt.Fprintln(e.stdout)
 	gates := "gates"
 	if len(cfg.Gates) == 1 {
 		gates = "gate"
