@@ -20,14 +20,20 @@ Checks issue_queue.md, session_state.md and config.yaml and prints every
 problem as file:line: message: duplicate issue IDs, an issue with no field
 table, a malformed ID, a count that is not a non-negative integer, an unknown
 status, a table row with a missing cell, a boolean that is not true or false,
-an unknown or mistyped config key.
+an unknown or mistyped config key, an agent section that cannot work
+(retry.strategy same with no agent.resume_command, a custom profile with no
+agent.command). When every loop will start a fresh agent (no resume command),
+a note says so.
 
---explain also prints the gates as they run: gates.preset expanded, changed
-and extended by gates.list, every default filled in, as a gates: list that
-config.yaml could hold, each gate with where it came from.
+--explain also prints the agent and the gates as they run: the agent
+profile's commands and how its session is pinned, gates.preset expanded,
+changed and extended by gates.list, every default filled in, as an agent:
+section and a gates: list that config.yaml could hold, each gate with where
+it came from.
 
 With --json: {"ok": bool, "problems": [{"file": "…", "line": N, "message": "…"}, …]},
-and with --explain "preset", "human_wait" and "gates": [{"name": "…", "type": "…", …}, …].
+and with --explain "agent": {"profile": "…", "command": "…", …}, "preset",
+"human_wait" and "gates": [{"name": "…", "type": "…", …}, …].
 
 Examples:
   orchestrate validate
