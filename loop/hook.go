@@ -168,7 +168,7 @@ func HookAnswer(agent string, out HookOutput) (stdout []byte, stderr string) {
 // launches (agents under orchestrate run, reviewers, synthesis, gate
 // commands): a hook that finds it does nothing, so that a child never runs
 // the gates again.
-const ChildEnv = "ORCHESTRATE_CHILD"
+const ChildEnv = gate.EnvChild
 
 // IsChild reports whether the environment is that of a process
 // orchestrate launched: ORCHESTRATE_CHILD set to anything but "", "0" or

@@ -25,7 +25,10 @@ func init() {
 
 Writes the workspace directory (.orchestrator/ by default) from the bundled
 example: config.yaml, issue_queue.md and session_state.md. A file that is
-already there is kept as it is, never overwritten.
+already there is kept as it is, never overwritten. config.yaml gets the
+gates of the repository's language and the agent profile's commands written
+out: the claude profile's (edits accepted, the gates' commands allowed in
+Bash, a pinned session), or the first --agent's.
 
 With --agent NAME (claude, codex, gemini, cursor; repeat it for more than
 one), also installs that agent's hooks in the repository: a session-start
@@ -104,6 +107,11 @@ func runInit(e *env, args []string) error {
 		}
 		if rel == loop.ConfigFile {
 			data = withDefaultGates(data, e.ws().Root())
+			profile := config.ProfileClaude
+			if len(agents) > 0 {
+				profile = agents[0] // the first agent named is the one run drives
+			}
+			data = withAgentCommands(data, dst, e.ws().Root(), profile)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
@@ -188,6 +196,61 @@ func withDefaultGates(cfg []byte, repo string) []byte {
 		return cfg
 	}
 	return bytes.Replace(cfg, []byte("gates: []\n"), []byte(gates), 1)
+}
+
+// withAgentCommands writes the agent profile's commands into the example
+// config: the claude profile's allow the commands of the gates it has;
+// another profile's replace the claude lines, with what they let the agent do.
+func withAgentCommands(cfg []byte, path, repo, profile string) []byte {
+	c, problems := config.ParseIn(path, cfg, repo)
+	p, ok := config.LookupProfile(profile)
+	if len(problems) > 0 || !ok || p.Command == "" {
+		return cfg
+	}
+	claude, _ := config.LookupProfile(config.ProfileClaude)
+	plain, plainResume := claude.AgentCommands(nil)
+	command, resume := p.AgentCommands(config.CheckCommands(c.Gates))
+	if profile == config.ProfileClaude {
+		cfg = bytes.Replace(cfg, []byte("command: '"+plain+"'\n"), []byte("command: '"+command+"'\n"), 1)
+		return bytes.Replace(cfg, []byte("resume_command: '"+plainResume+"'\n"), []byte("resume_command: '"+resume+"'\n"), 1)
+	}
+	start := bytes.Index(cfg, []byte("  profile: claude"))
+	end := bytes.Index(cfg, []byte("resume_command: '"+plainResume+"'\n"))
+	if start < 0 || end < start {
+		return cfg
+	}
+	end += len("resume_command: '" + plainResume + "'\n")
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "  profile: %s   # %s\n", profile, strings.Join(config.Profiles, " | "))
+	fmt.Fprintf(&b, "  # The %s profile's commands, written out for you to narrow or widen. It\n", profile)
+	for _, line := range wrap(p.Permissions+".", 72) {
+		fmt.Fprintf(&b, "  # %s\n", line)
+	}
+	fmt.Fprintf(&b, "  command: '%s'\n", command)
+	if resume != "" {
+		fmt.Fprintf(&b, "  resume_command: '%s'\n", resume)
+	}
+	return append(append(append([]byte{}, cfg[:start]...), b.Bytes()...), cfg[end:]...)
+}
+
+// wrap breaks text into lines of at most width bytes, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // walkExample calls fn with each file of the embedded example directory.

@@ -202,6 +202,12 @@ func (p *runPrinter) step(s loop.Step) {
 		if a.Reason != "" {
 			what += " (" + a.Reason + ")"
 		}
+		if u := a.Usage; u != nil {
+			what += fmt.Sprintf(", %d turns, %d tokens", u.Turns, u.Tokens())
+			if u.CostUSD > 0 {
+				what += fmt.Sprintf(", $%.4f", u.CostUSD)
+			}
+		}
 		fmt.Fprintf(p.w, "agent: %s in %.1fs; output: %s\n", what, a.Duration.Seconds(), a.Log)
 	case loop.StepGates:
 		if p.closeProgress != nil {
