@@ -18,8 +18,6 @@ const (
 	DefaultGlobalCap          = 15
 	DefaultHaltAfterIdentical = 3
 	DefaultFreshAfterFailures = 2
-	DefaultAgentCommand       = "claude -p"
-	DefaultResumeCommand      = "claude -p --continue"
 	DefaultAgentTimeout       = 30 * time.Minute
 	DefaultGateTimeout        = 10 * time.Minute
 	DefaultHeadBytes          = 16 << 10
@@ -120,11 +118,18 @@ type Retry struct {
 	FreshAfterFailures int
 }
 
-// Agent is the command that runs the coding agent; the prompt goes to its stdin.
+// Agent is the command that runs the coding agent; the prompt goes to its
+// stdin. What the file leaves out comes from the agent's profile.
 type Agent struct {
-	Command       string
-	ResumeCommand string // for same-agent retries
+	Profile       string // agent.profile: one of Profiles; claude when not set
+	Command       string // a fresh agent, in a session of its own
+	ResumeCommand string // the same agent again, in its pinned session; "" when it cannot resume
+	ReviewCommand string // a review gate's reviewer, read-only (presets use it)
 	Timeout       time.Duration
+	Session       string // how the session is pinned: SessionChosen, SessionReported, or "" (none)
+	Usage         string // how the agent reports its session and usage: one of the Usage* formats, or ""
+	CommandSet    bool   // agent.command is set in the file
+	ResumeSet     bool   // agent.resume_command is set in the file
 }
 
 // Output bounds what is kept of a gate's output in memory (the whole of it
@@ -231,16 +236,20 @@ func Default() *Config {
 			Strategy:           StrategyAuto,
 			FreshAfterFailures: DefaultFreshAfterFailures,
 		},
-		Agent: Agent{
-			Command:       DefaultAgentCommand,
-			ResumeCommand: DefaultResumeCommand,
-			Timeout:       DefaultAgentTimeout,
-		},
+		Agent:        defaultAgent(),
 		OnExhaustion: ExhaustionKeep,
 		Output:       DefaultOutput(),
 		Human:        Human{Wait: HumanWaitExit},
 		KeepRuns:     DefaultKeepRuns,
 	}
+}
+
+// defaultAgent is the claude profile's agent, allowing no check command.
+func defaultAgent() Agent {
+	a := Agent{Profile: ProfileClaude, Timeout: DefaultAgentTimeout}
+	a.reviewer()
+	a.applyProfile(nil)
+	return a
 }
 
 // DefaultOutput returns the default output bounds.

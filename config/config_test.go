@@ -52,8 +52,9 @@ func TestParseFull(t *testing.T) {
 		t.Fatalf("Parse: unexpected problems %v", problems)
 	}
 	want := &Config{
-		Retry:        Retry{MaxRetries: 7, GlobalCap: 20, HaltAfterIdentical: 4, Strategy: "fresh", FreshAfterFailures: 1},
-		Agent:        Agent{Command: "my-agent --print", ResumeCommand: "my-agent --continue", Timeout: 45 * time.Minute},
+		Retry: Retry{MaxRetries: 7, GlobalCap: 20, HaltAfterIdentical: 4, Strategy: "fresh", FreshAfterFailures: 1},
+		Agent: Agent{Profile: ProfileCustom, Command: "my-agent --print", ResumeCommand: "my-agent --continue", Timeout: 45 * time.Minute,
+			ReviewCommand: `my-agent --print "$ORCHESTRATE_REVIEW_PROMPT"`, Session: SessionChosen, CommandSet: true, ResumeSet: true},
 		Parallelism:  3,
 		OnExhaustion: "stash",
 		Output:       Output{HeadBytes: 100, TailBytes: 200, FeedbackLines: 10, FeedbackBytes: 1000, LogHeadBytes: DefaultLogHeadBytes, LogTailBytes: DefaultLogTailBytes},
@@ -90,7 +91,9 @@ func TestDefaults(t *testing.T) {
 	if d.Retry.Strategy != "auto" || d.Retry.FreshAfterFailures != 2 || d.OnExhaustion != "keep" {
 		t.Errorf("Default() = %+v; want strategy auto, fresh_after_failures 2, on_exhaustion keep", d)
 	}
-	if d.Agent.Command != "claude -p" || d.Agent.ResumeCommand != "claude -p --continue" || d.Agent.Timeout != 30*time.Minute {
+	if d.Agent.Command != `claude -p --session-id "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits` ||
+		d.Agent.ResumeCommand != `claude -p --resume "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits` ||
+		d.Agent.Profile != ProfileClaude || d.Agent.Session != SessionChosen || d.Agent.Usage != UsageClaudeJSON || d.Agent.Timeout != 30*time.Minute {
 		t.Errorf("Default().Agent = %+v", d.Agent)
 	}
 	if d.Output != (Output{16384, 16384, 40, 4096, 4 << 20, 4 << 20}) || d.KeepRuns != 20 || d.Parallelism != 0 || len(d.Gates) != 0 {
@@ -346,6 +349,10 @@ func TestDesignExample(t *testing.T) {
 	}
 	want := Default()
 	want.Gates = cfg.Gates
+	// The claude profile lets the agent run the gates' commands, and no other.
+	allowed := ` --allowedTools "Bash(go test *)" "Bash(go vet *)" "Bash(golangci-lint run *)"`
+	want.Agent.Command += allowed
+	want.Agent.ResumeCommand += allowed
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load(design.yaml) = %+v; want the defaults but for the gates", cfg)
 	}
