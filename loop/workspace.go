@@ -130,6 +130,14 @@ func (w Workspace) lock(ctx context.Context) (func(), error) {
 	if err := fsx.RemoveStaleTemps(w.Dir, tempKinds...); err != nil {
 		w.warn(fmt.Errorf("removing temporary files left by a crash: %w", err))
 	}
+	// And those of the current run's artifacts.
+	// Neither runs/ nor the run's directory may be a link: what lies
+	// behind one is not the workspace's.
+	if dir := filepath.Join(w.Path(RunsDir), w.runID()); fsx.CheckDir(w.Path(RunsDir)) == nil && fsx.CheckDir(dir) == nil {
+		if err := fsx.RemoveAllStaleTemps(dir); err != nil {
+			w.warn(fmt.Errorf("removing temporary files left by a crash: %w", err))
+		}
+	}
 	if err := w.recoverCheck(); err != nil {
 		unlock()
 		return nil, err
@@ -181,7 +189,15 @@ func (w Workspace) RunDir(run string) (string, error) {
 	if err := w.mustExist(); err != nil {
 		return "", err
 	}
-	return fsx.MkdirBeneath(w.Dir, filepath.Join(RunsDir, run))
+	dir, err := fsx.MkdirBeneath(w.Dir, filepath.Join(RunsDir, run))
+	if err != nil {
+		return "", err
+	}
+	// What a crash left of the run's artifacts half written.
+	if err := fsx.RemoveAllStaleTemps(dir); err != nil {
+		w.warn(fmt.Errorf("removing temporary files left by a crash: %w", err))
+	}
+	return dir, nil
 }
 
 // SentinelExists reports whether the no_auto_retry sentinel is there.

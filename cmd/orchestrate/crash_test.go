@@ -60,6 +60,10 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(base, loop.StateFile), []byte(crashState), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	gates := "gates:\n  - name: unit\n    command: 'echo FAIL TestUnit; exit 1'\n    auto_retry: true\n"
+	if err := os.WriteFile(filepath.Join(base, loop.ConfigFile), []byte(gates), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	must("FAIL: TestA\n", "issue", "add", "--auto-retry", "true", "--summary", "a fails", "--details", "-")
 	must("", "issue", "add", "--auto-retry", "true", "--summary", "b fails")
 	must("", "issue", "add", "--summary", "c, by hand")
@@ -68,19 +72,21 @@ func TestCrashAtEveryWrite(t *testing.T) {
 		name  string
 		stdin string
 		args  []string
+		next  []string // the next command; a no-op issue set if nil
 	}{
-		{"check", "", []string{"check"}},
-		{"issue-add", "FAIL: TestD\n", []string{"issue", "add", "--auto-retry", "true", "--summary", "d fails", "--details", "-"}},
-		{"record", "FAIL: TestA again\n", []string{"record", "ISSUE-20241213-001", "-"}},
-		{"issue-resolve", "", []string{"issue", "resolve", "ISSUE-20241213-002"}},
-		{"issue-set", "", []string{"issue", "set", "ISSUE-20241213-003", "Priority=high"}},
-		{"session-start", "", []string{"session", "start"}},
+		{"gate", "", []string{"gate"}, []string{"gate"}},
+		{"check", "", []string{"check"}, nil},
+		{"issue-add", "FAIL: TestD\n", []string{"issue", "add", "--auto-retry", "true", "--summary", "d fails", "--details", "-"}, nil},
+		{"record", "FAIL: TestA again\n", []string{"record", "ISSUE-20241213-001", "-"}, nil},
+		{"issue-resolve", "", []string{"issue", "resolve", "ISSUE-20241213-002"}, nil},
+		{"issue-set", "", []string{"issue", "set", "ISSUE-20241213-003", "Priority=high"}, nil},
+		{"session-start", "", []string{"session", "start"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			before := snapshot(t, base)
 			ref := copyWorkspace(t, base)
-			if _, out, err := orch(ref, tc.stdin, nil, tc.args...); err != nil && exitOf(err) != 11 && exitOf(err) != 10 {
+			if _, out, err := orch(ref, tc.stdin, nil, tc.args...); err != nil && exitOf(err) != 11 && exitOf(err) != 10 && exitOf(err) != 12 {
 				t.Fatalf("orchestrate %s: %v\n%s", tc.name, err, out)
 			}
 			after := snapshot(t, ref)
@@ -90,7 +96,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 				ws := copyWorkspace(t, base)
 				_, out, err := orch(ws, tc.stdin, []string{fsx.KillAtEnv + "=" + strconv.Itoa(k)}, tc.args...)
 				if !killed(err) {
-					if err != nil && exitOf(err) != 11 && exitOf(err) != 10 {
+					if err != nil && exitOf(err) != 11 && exitOf(err) != 10 && exitOf(err) != 12 {
 						t.Fatalf("orchestrate %s with no kill at step %d: %v\n%s", tc.name, k, err, out)
 					}
 					break
@@ -107,7 +113,11 @@ func TestCrashAtEveryWrite(t *testing.T) {
 				}
 
 				// The next command, under the lock, completes and cleans.
-				if _, out, err := orch(ws, "", nil, "issue", "set", "ISSUE-20241213-003", "Type=bug"); err != nil {
+				nextCmd := tc.next
+				if nextCmd == nil {
+					nextCmd = []string{"issue", "set", "ISSUE-20241213-003", "Type=bug"}
+				}
+				if _, out, err := orch(ws, "", nil, nextCmd...); err != nil && exitOf(err) != 12 {
 					t.Fatalf("killed at step %d: the next command: %v\n%s", k, err, out)
 				}
 				if temps := tempFiles(t, ws); len(temps) > 0 {
@@ -172,16 +182,20 @@ func copyWorkspace(t *testing.T, from string) string {
 	return to
 }
 
+// tempFiles lists the temporary files in the workspace and its runs.
 func tempFiles(t *testing.T, ws string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs, _ := filepath.Glob(filepath.Join(ws, "runs", "*"))
 	var temps []string
-	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp") {
-			temps = append(temps, e.Name())
+	for _, dir := range append([]string{ws}, runs...) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".tmp") {
+				temps = append(temps, filepath.Join(filepath.Base(dir), e.Name()))
+			}
 		}
 	}
 	return temps

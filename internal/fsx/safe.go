@@ -161,6 +161,25 @@ func RemoveStaleTemps(dir string, names ...string) error {
 	return first
 }
 
+// RemoveAllStaleTemps removes from dir every temporary file of this
+// package's writers (.NAME.tmp…) whose writer is gone: a live writer holds
+// its file's lock, so that it is safe without the workspace's lock.
+func RemoveAllStaleTemps(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name()[1:], ".tmp") && e.Type().IsRegular() {
+			if err := removeStale(filepath.Join(dir, e.Name())); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
 // removeStale removes a temporary file unless its writer, alive, holds
 // its lock.
 func removeStale(path string) error {

@@ -253,3 +253,28 @@ func FuzzParseHolder(f *testing.F) {
 		}
 	})
 }
+
+func TestRemoveAllStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".summary.md.tmp-123")
+	kept := []string{filepath.Join(dir, "summary.md"), filepath.Join(dir, "a.tmp"), filepath.Join(dir, ".hidden")}
+	for _, p := range append([]string{stale}, kept...) {
+		os.WriteFile(p, nil, 0o644)
+	}
+	live, release, err := writeTemp(filepath.Join(dir, "gate-results.json"), []byte("{}"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := RemoveAllStaleTemps(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the stale temporary file is still there")
+	}
+	for _, p := range append(kept, live) {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed", filepath.Base(p))
+		}
+	}
+}
