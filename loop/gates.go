@@ -64,11 +64,21 @@ type GateOptions struct {
 // comment and its request is closed.
 
 func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
-	// Each gate's issue appends history: the report is made once, at the end.
-	w, regenerate := w.batch(ctx)
+	// The rows of the issues the gates file, record and resolve go to the
+	// history with the gates' own, in one append (one sync) at the end.
+	// Each comes after the write of the queue it tells of, as before.
+	direct := w
+	var held []analytics.Event
+	w.rows = &held
 	defer func() {
-		if rerr := regenerate(); err == nil {
-			err = rerr
+		if len(held) > 0 {
+			// Written also when ctx ended: an interrupted step still says
+			// what it did.
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if herr := direct.withLock(hctx, func() error { return direct.appendHistory(held...) }); err == nil {
+				err = herr
+			}
 		}
 	}()
 	cfg, err := w.Config()
@@ -158,16 +168,13 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 		events = append(events, e)
 	}
-	if err := w.withLock(ctx, func() error { return w.appendHistory(events...) }); err != nil {
-		return gr, err
-	}
+	held = append(held, events...)
 
 	attempt, maxAttempts := w.attemptOf(cfg, gr, len(opt.Previous)+1)
 	gr.Attempts = append(append([]gate.Attempt(nil), opt.Previous...), gate.Attempt{Number: len(opt.Previous) + 1, Timestamp: ev.Started, Evaluation: ev})
 	report := &gate.Report{ExecutionID: run, MaxRetries: maxAttempts, Attempts: gr.Attempts, Output: cfg.Output}
-	if err := gate.WriteArtifacts(gr.Dir, report); err != nil {
-		return gr, err
-	}
+	// The feedback of a failed evaluation is kept with the artifacts.
+	var extra []gate.File
 	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxAttempts, Output: cfg.Output,
@@ -176,9 +183,10 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
 			return gr, err
 		}
-		if err := w.writeFeedback(gr.Dir, gr.Feedback); err != nil {
-			return gr, err
-		}
+		extra = append(extra, gate.File{Name: FeedbackFile, Data: []byte(gr.Feedback)})
+	}
+	if err := gate.WriteArtifacts(gr.Dir, report, extra...); err != nil {
+		return gr, err
 	}
 	return gr, nil
 }
@@ -301,7 +309,7 @@ const SectionReviewFindings = "Review Findings"
 // openGateIssue returns the ID of the open issue a gate filed (with the
 // same tags), or "".
 func (w Workspace) openGateIssue(name string, tag map[string]string) string {
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return ""
 	}
@@ -321,7 +329,7 @@ func open(is *queue.Issue) bool {
 // resolveGateIssues resolves the open issues a gate filed (with the same
 // tags), now that it passed.
 func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name string, tag map[string]string) ([]string, error) {
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +361,7 @@ func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, n int) (int, int) 
 // tried lists, for the failing gates' issues, the signatures of their
 // recent attempts and how often each came back.
 func (w Workspace) tried(gr *GateRun) []gate.Tried {
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return nil
 	}

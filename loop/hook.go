@@ -136,6 +136,7 @@ func SessionKey(id string) string {
 // auto_retry_enabled let it stop without running the gates.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
+	w.session, w.day = res.Session, now().Format("20060102")
 	if reason, err := w.Disabled(); err != nil {
 		return nil, err
 	} else if reason != "" {

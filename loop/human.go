@@ -15,7 +15,6 @@ import (
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
-	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
@@ -362,11 +361,6 @@ func (w Workspace) lastFeedback() string {
 		return ""
 	}
 	return string(data)
-}
-
-// writeFeedback keeps the feedback of the run's last failed evaluation.
-func (w Workspace) writeFeedback(dir, feedback string) error {
-	return fsx.WriteFile(filepath.Join(dir, FeedbackFile), []byte(feedback), 0o644)
 }
 
 // Decision is a person's word on an approval request.

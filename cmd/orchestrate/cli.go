@@ -98,8 +98,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case strings.HasPrefix(a, "--dir=") || strings.HasPrefix(a, "-dir="):
 			e.dir = a[strings.Index(a, "=")+1:]
 		case a == "--version" || a == "-version":
-			fmt.Fprintln(stdout, "orchestrate", version)
-			return nil
+			return printVersion(e)
 		default:
 			return usageError("", "unknown flag %s", a)
 		}
@@ -113,10 +112,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c == nil {
 		return usageError("", "unknown command %q", args[0])
 	}
-	return c.run(e, args[1:])
+	err := c.run(e, args[1:])
+	if refreshesAnalytics[c.name] {
+		refreshAnalytics(e.ws())
+	}
+	return err
 }
-
-const version = "0.1.0"
 
 // flags makes a flag set for cmd with the common flags (--dir, --json).
 func (e *env) flags(cmd string) *flag.FlagSet {
