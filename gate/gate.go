@@ -11,7 +11,6 @@ package gate
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -65,6 +64,10 @@ type Options struct {
 	// DiffExclude lists paths, relative to RepoRoot, that the diff a review
 	// gate reviews leaves out: the workspace directory.
 	DiffExclude []string
+
+	// Started, if set, is told the process group ID of each command as it
+	// starts (a gate's, an agent's), so that a caller can record it.
+	Started func(pgid int)
 
 	// Now is the clock for timestamps and durations; nil = time.Now. Tests
 	// inject one to make reports reproducible.
@@ -224,7 +227,7 @@ func (e *Evaluation) filter(keep func(*Result) bool) []Result {
 func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluation, error) {
 	logs := make([]string, len(gates))
 	if opts.LogDir != "" {
-		if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		if err := makeDir(opts.LogDir); err != nil {
 			return nil, fmt.Errorf("making gate log directory: %w", err)
 		}
 		for i, name := range LogNames(gates) {

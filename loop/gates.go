@@ -34,6 +34,12 @@ type GateRun struct {
 	// Feedback is empty. See Workspace.WaitApprovals.
 	AwaitingApproval []string
 	Approvals        map[string]string
+
+	// Waiting maps each failed auto-retry gate whose failure already
+	// belongs to an issue that waits for a person (stuck, halted or
+	// exhausted) to that issue, with GateOptions.SkipWaiting: such a
+	// failure is not filed again.
+	Waiting map[string]IssueRef
 }
 
 // Failed reports whether a blocking gate failed: the agent has work to do.
@@ -45,6 +51,12 @@ type GateOptions struct {
 	Progress func(gate.Event)  // live progress, or nil
 	Previous []gate.Attempt    // earlier attempts of this run, for the artifacts
 	Tag      map[string]string // extra fields for issues filed (a Stop hook's session)
+	// Dir names the artifacts' directory under runs/ (one path element);
+	// "" is the run's, runs/<run-id>/.
+	Dir string
+	// SkipWaiting leaves unfiled a failure whose signature belongs to an
+	// issue that waits for a person: GateRun.Waiting names it.
+	SkipWaiting bool
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
@@ -90,8 +102,15 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return nil, err
 	}
 	run := w.runID()
-	gr = &GateRun{Dir: filepath.Join(w.Path(RunsDir), run), Issues: map[string]Added{}, Approvals: map[string]string{}}
-	if err := os.MkdirAll(gr.Dir, 0o755); err != nil {
+	dir := run
+	if opt.Dir != "" {
+		if opt.Dir != filepath.Base(opt.Dir) || opt.Dir == "." || opt.Dir == ".." {
+			return nil, fmt.Errorf("artifacts directory %q is not a name", opt.Dir)
+		}
+		dir = opt.Dir
+	}
+	gr = &GateRun{Issues: map[string]Added{}, Approvals: map[string]string{}, Waiting: map[string]IssueRef{}}
+	if gr.Dir, err = w.RunDir(dir); err != nil {
 		return nil, err
 	}
 	humans := map[string]*human{}
@@ -144,6 +163,13 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 			gr.Approvals[r.Name()] = id
 			e.Detail = "approval " + id
 		case r.Failed() && r.Gate.AutoRetry:
+			if opt.SkipWaiting {
+				if ref, sig := w.waitingFor(cfg, r); ref.ID != "" {
+					gr.Waiting[r.Name()] = ref
+					e.IssueID, e.Signature = ref.ID, sig
+					break
+				}
+			}
 			a, err := w.fileGateFailure(ctx, now(), cfg, r, opt.Tag)
 			if err != nil {
 				return gr, err
@@ -247,16 +273,7 @@ func exitCodeOf(r *gate.Result) int {
 // fileGateFailure files a gate's failure as an issue, or records it against
 // the open issue the gate filed before.
 func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
-	code := exitCodeOf(r)
-	// The whole output was signed as it streamed (r.Digest); r.Output is
-	// its head and tail.
-	f := Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name(), Digest: r.Digest}
-	findings := ""
-	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
-		f.Output, f.Digest = []byte(gate.SignatureText(rev.Blocking())), nil
-		// One level down: a level-3 heading would end the section.
-		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
-	}
+	f, findings := gateFailure(r)
 	if id := w.openGateIssue(r.Name(), tag); id != "" {
 		rec, err := w.Record(ctx, now, id, f)
 		if err != nil {
@@ -300,6 +317,21 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 		sections[SectionReviewFindings] = findings
 	}
 	return w.AddIssue(ctx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
+}
+
+// gateFailure is the failure a gate's result files, and a review gate's
+// findings for its issue.
+func gateFailure(r *gate.Result) (f Failure, findings string) {
+	code := exitCodeOf(r)
+	// The whole output was signed as it streamed (r.Digest); r.Output is
+	// its head and tail.
+	f = Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name(), Digest: r.Digest}
+	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
+		f.Output, f.Digest = []byte(gate.SignatureText(rev.Blocking())), nil
+		// One level down: a level-3 heading would end the section.
+		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
+	}
+	return f, findings
 }
 
 // SectionReviewFindings holds a review gate's findings in the issue its

@@ -27,7 +27,11 @@ type env struct {
 	json bool   // --json
 }
 
-func (e *env) ws() loop.Workspace { return loop.Workspace{Dir: e.dir} }
+func (e *env) ws() loop.Workspace { return loop.Workspace{Dir: e.dir, Notify: e.notify} }
+
+// notify tells the person at the terminal what happens meanwhile: a lock
+// waited for, a warning after the command's commit point.
+func (e *env) notify(msg string) { fmt.Fprintf(e.stderr, "orchestrate: %s\n", msg) }
 
 // now is the current time, or ORCHESTRATE_NOW (RFC 3339) for reproducible
 // runs.

@@ -63,7 +63,7 @@ var globalFlags = []string{"--dir", "--json", "--help", "--version"}
 var subcommands = map[string][]string{
 	"issue":      {"add", "show", "set", "retry", "skip", "resolve"},
 	"session":    {"start", "show"},
-	"hook":       {"stop"},
+	"hook":       {"session-start", "stop"},
 	"completion": {"bash", "zsh", "fish"},
 }
 

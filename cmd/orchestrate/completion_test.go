@@ -58,6 +58,9 @@ var completionCases = []struct {
 	{[]string{"watch", "--d"}, []string{"--debounce", "--dir"}},
 	{[]string{"run", "--task", "x", "--on"}, []string{"--once"}},
 	{[]string{"hook", "--cl"}, nil}, // --claude is init's, named in hook's usage
+	{[]string{"hook", ""}, []string{"session-start", "stop"}},
+	{[]string{"hook", "stop", "--ag"}, []string{"--agent"}},
+	{[]string{"init", "--ag"}, []string{"--agent"}},
 }
 
 func sorted(s []string) []string {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -33,7 +32,7 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
      loops of the same;
   3. the quality gates, as orchestrate gate runs them: failures file or
      update issues, passes resolve them;
-  4. history.csv and analytics.html;
+  4. history.csv (analytics.html is made once, when the run ends);
   5. the auto-retry check, as orchestrate check: another loop or a stop.
 
 The task comes from --task, --task-file (- for stdin), or
@@ -89,13 +88,7 @@ func runRun(e *env, args []string) error {
 		*maxLoops = 1
 	}
 	if *taskFile != "" {
-		var data []byte
-		var err error
-		if *taskFile == "-" {
-			data, err = io.ReadAll(e.stdin)
-		} else {
-			data, err = os.ReadFile(*taskFile)
-		}
+		data, err := readInput(e, *taskFile, maxTextInput) // capped, and Ctrl-C ends a blocked read
 		if err != nil {
 			return fmt.Errorf("reading the task: %w", err)
 		}
@@ -201,6 +194,12 @@ func (p *runPrinter) step(s loop.Step) {
 		what := a.Outcome
 		if a.Reason != "" {
 			what += " (" + a.Reason + ")"
+		}
+		if u := a.Usage; u != nil {
+			what += fmt.Sprintf(", %d turns, %d tokens", u.Turns, u.Tokens())
+			if u.CostUSD > 0 {
+				what += fmt.Sprintf(", $%.4f", u.CostUSD)
+			}
 		}
 		fmt.Fprintf(p.w, "agent: %s in %.1fs; output: %s\n", what, a.Duration.Seconds(), a.Log)
 	case loop.StepGates:
