@@ -205,11 +205,22 @@ func (w *Writer) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			w.partial = append(w.partial, p...)
-			for len(w.partial) >= MaxLine {
-				w.addLine(w.partial[:MaxLine])
-				w.partial = append(w.partial[:0], w.partial[MaxLine:]...)
+			if len(w.partial) > 0 {
+				// Fill the line started before up to MaxLine.
+				k := min(MaxLine-len(w.partial), len(p))
+				w.partial = append(w.partial, p[:k]...)
+				p = p[k:]
+				if len(w.partial) < MaxLine {
+					break
+				}
+				w.addLine(w.partial)
+				w.partial = w.partial[:0]
 			}
+			for len(p) >= MaxLine {
+				w.addLine(p[:MaxLine])
+				p = p[MaxLine:]
+			}
+			w.partial = append(w.partial, p...)
 			break
 		}
 		if len(w.partial) > 0 {
