@@ -157,7 +157,10 @@ type Gate struct {
 	WorkingDir  string        // relative to the repository root; "" or "." is the root
 	Env         map[string]string
 	Enforcement Enforcement
-	MaxRetries  int // 0 = use retry.max_retries
+	MaxRetries  int // with MaxRetriesSet; otherwise retry.max_retries
+	// MaxRetriesSet: max_retries is set, 0 included (retrying off, seed
+	// 001's "0 retries: disable iterative fixing").
+	MaxRetriesSet bool
 	Serial      bool
 	FailFast    bool
 	AutoRetry   bool // defaults to true for a blocking gate, false otherwise
@@ -265,9 +268,9 @@ func Load(path string) (*Config, []Problem, error) {
 }
 
 // GateMaxRetries returns the retry limit for the issues g files: its own
-// max_retries, or retry.max_retries.
+// max_retries (0 turns retrying off), or retry.max_retries.
 func (c *Config) GateMaxRetries(g Gate) int {
-	if g.MaxRetries > 0 {
+	if g.MaxRetriesSet || g.MaxRetries > 0 {
 		return g.MaxRetries
 	}
 	return c.Retry.MaxRetries

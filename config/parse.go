@@ -719,7 +719,11 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 				required, requiredNode = &b, v
 			}
 		},
-		"max_retries": p.setInt(&g.MaxRetries, key("max_retries"), 0, maxInt),
+		"max_retries": func(v *yaml.Node) {
+			if n, good := p.integer(v, key("max_retries"), 0, maxInt); good {
+				g.MaxRetries, g.MaxRetriesSet = n, true
+			}
+		},
 		"serial":      func(v *yaml.Node) { g.Serial, _ = p.boolean(v, key("serial")) },
 		"fail_fast": func(v *yaml.Node) {
 			if b, good := p.boolean(v, key("fail_fast")); good {

@@ -43,7 +43,14 @@ func (gr *GateRun) Failed() bool { return len(gr.Evaluation.Failures()) > 0 }
 type GateOptions struct {
 	Names    []string          // the gates to run; all when empty
 	Progress func(gate.Event)  // live progress, or nil
-	Previous []gate.Attempt    // earlier attempts of this run, for the artifacts
+	// Previous are the earlier attempts of this fix cycle, for the
+	// artifacts; when nil, they are read back from the run's
+	// gate-results.json, unless its last attempt passed (a new cycle).
+	Previous []gate.Attempt
+	// AgentFixes is what the agent said it changed before this attempt,
+	// when known: agent_fixes in gate-results.json, "Agent Action" in
+	// summary.md.
+	AgentFixes string
 	Tag      map[string]string // extra fields for issues filed (a Stop hook's session)
 }
 
@@ -162,15 +169,19 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return gr, err
 	}
 
-	attempt, maxAttempts := w.attemptOf(cfg, gr, len(opt.Previous)+1)
-	gr.Attempts = append(append([]gate.Attempt(nil), opt.Previous...), gate.Attempt{Number: len(opt.Previous) + 1, Timestamp: ev.Started, Evaluation: ev})
-	report := &gate.Report{ExecutionID: run, MaxRetries: maxAttempts, Attempts: gr.Attempts, Output: cfg.Output}
+	prev := opt.Previous
+	if prev == nil {
+		prev = previousAttempts(filepath.Join(gr.Dir, gate.ResultsFile))
+	}
+	attempt, maxRetries, exhausted := w.attemptOf(cfg, gr, prev)
+	gr.Attempts = append(append([]gate.Attempt(nil), prev...), gate.Attempt{Number: len(prev) + 1, Timestamp: ev.Started, Evaluation: ev, AgentFixes: opt.AgentFixes})
+	report := &gate.Report{ExecutionID: run, MaxRetries: maxRetries, Attempts: gr.Attempts, Output: cfg.Output}
 	if err := gate.WriteArtifacts(gr.Dir, report); err != nil {
 		return gr, err
 	}
 	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
-			Attempt: attempt, MaxAttempts: maxAttempts, Output: cfg.Output,
+			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
 			Signatures: sigs, Tried: w.tried(gr),
 		})
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
@@ -181,6 +192,21 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 	}
 	return gr, nil
+}
+
+// previousAttempts reads the attempts of the fix cycle in progress from
+// a gate-results.json: none when there is none, when it cannot be read
+// (the new attempt starts the files again), or when its last attempt
+// passed, which ended that cycle.
+func previousAttempts(path string) []gate.Attempt {
+	prev, err := gate.ReadAttempts(path)
+	if err != nil || len(prev) == 0 {
+		return nil
+	}
+	if last := prev[len(prev)-1]; last.Evaluation == nil || last.Evaluation.Passed {
+		return nil
+	}
+	return prev
 }
 
 func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {
@@ -291,7 +317,8 @@ func open(is *queue.Issue) bool {
 }
 
 // resolveGateIssues resolves the open issues a gate filed (with the same
-// tags), now that it passed.
+// tags), now that it passed: stuck ones too, since what a person was to
+// look at is fixed.
 func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name string, tag map[string]string) ([]string, error) {
 	q, err := queue.Load(w.Path(QueueFile))
 	if err != nil {
@@ -299,7 +326,7 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 	}
 	var ids []string
 	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && is.Status() != queue.StatusStuck && !isApproval(is) && tagged(is, tag) {
+		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) {
 			if _, err := w.Resolve(ctx, now, is.ID, false); err != nil {
 				return ids, err
 			}
@@ -309,17 +336,36 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 	return ids, nil
 }
 
-// attemptOf returns the attempt number and the attempts allowed for the
-// feedback: from the issue of the first failing blocking gate, or the
-// evaluation's own count.
-func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, n int) (int, int) {
+// attemptOf returns, for the feedback, the fix attempt that comes next,
+// the fix attempts allowed (Max-Retries), and whether none is left: from
+// the issue of the first failing blocking gate, or the evaluation's own
+// count n. When none fails, the limit is that of the gate that failed last
+// in the cycle's earlier attempts.
+func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attempt) (attempt, retries int, exhausted bool) {
+	n := len(prev) + 1
 	for _, r := range gr.Evaluation.Failures() {
-		if a, ok := gr.Issues[r.Name()]; ok && a.Recorded != nil {
-			return a.Recorded.RetryCount + 1, a.Recorded.MaxRetries
+		a, ok := gr.Issues[r.Name()]
+		switch {
+		case ok && a.Recorded != nil:
+			attempt, retries = a.Recorded.RetryCount+1, a.Recorded.MaxRetries
+		case ok:
+			attempt, retries = 1, cfg.GateMaxRetries(r.Gate)
+		default:
+			attempt, retries = n, cfg.GateMaxRetries(r.Gate)
 		}
-		return n, cfg.GateMaxRetries(r.Gate)
+		exhausted = a.Status == queue.StatusStuck || attempt > retries
+		return min(attempt, max(retries, 1)), retries, exhausted
 	}
-	return n, cfg.Retry.MaxRetries
+	for i := len(prev) - 1; i >= 0; i-- {
+		if ev := prev[i].Evaluation; ev != nil {
+			for _, r := range ev.Failures() {
+				if g, ok := cfg.Gate(r.Name()); ok {
+					return n, cfg.GateMaxRetries(g), false
+				}
+			}
+		}
+	}
+	return n, cfg.Retry.MaxRetries, false
 }
 
 // tried lists, for the failing gates' issues, the signatures of their

@@ -160,9 +160,12 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if stop, err := r.nothingToDo(); stop || err != nil {
 		return r.res, err
 	}
+	// The sentinel turns off the retries, not the work: a task's first
+	// launch runs, and its gates report. With no task, the open issues are
+	// the work, and working on them again is a retry.
 	if reason, err := w.Disabled(); err != nil {
 		return nil, err
-	} else if reason != "" {
+	} else if reason != "" && task == "" && !r.gatesFirst {
 		r.res.Outcome, r.res.Reason = RunNothing, "auto-retry is disabled: "+reason
 		return r.res, nil
 	}
@@ -313,7 +316,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		case CheckNothing:
 			return r.end(ctx, RunNothing, "quality gates fail, but no auto-retry issue is left to retry")
 		case CheckDisabled:
-			return r.end(ctx, RunNothing, "auto-retry is disabled: "+chk.Reason)
+			return r.end(ctx, RunNothing, "quality gates fail, and nothing is retried: auto-retry is disabled: "+chk.Reason)
 		case CheckCapReached:
 			r.res.Stuck = chk.Exhausted
 			r.exhausted(ctx, gr, chk)
@@ -328,9 +331,17 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 	}
 }
 
-// gates runs the gates for loop n.
+// gates runs the gates for loop n. From the second loop on, the agent's
+// last words are the fixes the attempt checks.
 func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
-	gr, err := r.w.RunGates(ctx, r.opt.Now, GateOptions{Progress: r.opt.Progress, Previous: r.attempts})
+	opt := GateOptions{Progress: r.opt.Progress, Previous: r.attempts}
+	if r.attempts == nil {
+		opt.Previous = []gate.Attempt{} // a run's fix cycle starts with it
+	}
+	if n > 1 {
+		opt.AgentFixes = agentFixes(r.summary)
+	}
+	gr, err := r.w.RunGates(ctx, r.opt.Now, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -604,4 +615,11 @@ func (w Workspace) Abort(ctx context.Context, now time.Time) (bool, error) {
 	return true, w.withLock(ctx, func() error {
 		return w.appendHistory(analytics.Event{Time: now, RunID: w.runID(), Event: analytics.EventAbort})
 	})
+}
+
+// agentFixes is what an attempt's agent_fixes keeps of the agent's work
+// summary: its last lines, bounded.
+func agentFixes(summary string) string {
+	s, _ := gate.Excerpt(summary, 5, 600)
+	return strings.TrimSpace(s)
 }

@@ -54,7 +54,7 @@ type gateJSON struct {
 	WorkingDir  string            `json:"working_dir,omitempty"`
 	Env         map[string]string `json:"env,omitempty"`
 	Enforcement string            `json:"enforcement"`
-	MaxRetries  int               `json:"max_retries,omitempty"`
+	MaxRetries  *int              `json:"max_retries,omitempty"`
 	Serial      bool              `json:"serial"`
 	FailFast    bool              `json:"fail_fast"`
 	AutoRetry   bool              `json:"auto_retry"`
@@ -75,9 +75,12 @@ func gatesJSON(gates []config.Gate) []gateJSON {
 	for _, g := range gates {
 		j := gateJSON{
 			Name: g.Name, Type: g.Kind(), Command: g.Command, WorkingDir: g.WorkingDir, Env: g.Env,
-			Enforcement: string(g.Enforcement), MaxRetries: g.MaxRetries, Serial: g.Serial, FailFast: g.FailFast,
+			Enforcement: string(g.Enforcement), Serial: g.Serial, FailFast: g.FailFast,
 			AutoRetry: g.AutoRetry, Priority: g.Priority, Hints: g.Hints, Prompt: g.Prompt, FailOn: g.FailOn,
 			Synthesis: g.Synthesis, DiffBase: g.DiffBase, Preset: g.Preset, Line: g.Line,
+		}
+		if g.MaxRetriesSet || g.MaxRetries > 0 {
+			j.MaxRetries = &g.MaxRetries
 		}
 		if g.Timeout > 0 {
 			j.Timeout = g.Timeout.String()
