@@ -161,12 +161,12 @@ type Gate struct {
 	// MaxRetriesSet: max_retries is set, 0 included (retrying off, seed
 	// 001's "0 retries: disable iterative fixing").
 	MaxRetriesSet bool
-	Serial      bool
-	FailFast    bool
-	AutoRetry   bool // defaults to true for a blocking gate, false otherwise
-	Priority    string
-	Hints       []string
-	Line        int // line of the gate in config.yaml; 0 when not read from a file
+	Serial        bool
+	FailFast      bool
+	AutoRetry     bool // defaults to true for a blocking gate, false otherwise
+	Priority      string
+	Hints         []string
+	Line          int // line of the gate in config.yaml; 0 when not read from a file
 
 	Type       string      // TypeCommand, TypeReview or TypeHuman; "" is TypeCommand
 	Prompt     string      // review: added to every reviewer's prompt; human: what the person is asked

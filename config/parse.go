@@ -724,7 +724,7 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 				g.MaxRetries, g.MaxRetriesSet = n, true
 			}
 		},
-		"serial":      func(v *yaml.Node) { g.Serial, _ = p.boolean(v, key("serial")) },
+		"serial": func(v *yaml.Node) { g.Serial, _ = p.boolean(v, key("serial")) },
 		"fail_fast": func(v *yaml.Node) {
 			if b, good := p.boolean(v, key("fail_fast")); good {
 				g.FailFast = b

@@ -69,7 +69,7 @@ type Tried struct {
 type FeedbackInput struct {
 	Attempt     int
 	MaxAttempts int
-	Exhausted   bool // no attempt is left
+	Exhausted   bool              // no attempt is left
 	Output      config.Output     // excerpt bounds; zero fields take the defaults
 	Signatures  map[string]string // gate name → signature of its failure in this attempt
 	Tried       []Tried           // earlier attempts' failures with their counts

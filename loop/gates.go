@@ -41,8 +41,8 @@ func (gr *GateRun) Failed() bool { return len(gr.Evaluation.Failures()) > 0 }
 
 // GateOptions tunes RunGates.
 type GateOptions struct {
-	Names    []string          // the gates to run; all when empty
-	Progress func(gate.Event)  // live progress, or nil
+	Names    []string         // the gates to run; all when empty
+	Progress func(gate.Event) // live progress, or nil
 	// Previous are the earlier attempts of this fix cycle, for the
 	// artifacts; when nil, they are read back from the run's
 	// gate-results.json, unless its last attempt passed (a new cycle).
@@ -51,7 +51,7 @@ type GateOptions struct {
 	// when known: agent_fixes in gate-results.json, "Agent Action" in
 	// summary.md.
 	AgentFixes string
-	Tag      map[string]string // extra fields for issues filed (a Stop hook's session)
+	Tag        map[string]string // extra fields for issues filed (a Stop hook's session)
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
