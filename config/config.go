@@ -162,11 +162,16 @@ type Gate struct {
 	// 001's "0 retries: disable iterative fixing").
 	MaxRetriesSet bool
 	Serial        bool
-	FailFast      bool
-	AutoRetry     bool // defaults to true for a blocking gate, false otherwise
-	Priority      string
-	Hints         []string
-	Line          int // line of the gate in config.yaml; 0 when not read from a file
+	// NotPrerequisite: a serial gate's failure does not skip the parallel
+	// gates (prerequisite: false). By default a blocking serial gate is a
+	// prerequisite of them, as in seed 003: the cheap checks first, and
+	// the expensive ones only on a change that passes them.
+	NotPrerequisite bool
+	FailFast        bool
+	AutoRetry       bool // defaults to true for a blocking gate, false otherwise
+	Priority        string
+	Hints           []string
+	Line            int // line of the gate in config.yaml; 0 when not read from a file
 
 	Type       string      // TypeCommand, TypeReview or TypeHuman; "" is TypeCommand
 	Prompt     string      // review: added to every reviewer's prompt; human: what the person is asked

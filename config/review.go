@@ -222,6 +222,9 @@ func FormatGates(file string, gates []Gate) string {
 		if g.Serial {
 			kv("serial", "true")
 		}
+		if g.Serial && g.NotPrerequisite {
+			kv("prerequisite", "false")
+		}
 		if g.FailFast {
 			kv("fail_fast", "true")
 		}

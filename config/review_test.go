@@ -186,6 +186,11 @@ func TestReviewProblems(t *testing.T) {
 				`c.yaml:2: gate "r": diff_base: "--output=x" is not a revision (want e.g. HEAD, main, origin/main, HEAD~3)`,
 				`c.yaml:3: gate "s": diff_base: "main..HEAD" is not a revision (want e.g. HEAD, main, origin/main, HEAD~3)`,
 			}},
+		{"prerequisite without serial", "gates:\n- {name: t, command: x, prerequisite: false}\n- {name: h, type: human, prerequisite: true}\n",
+			[]string{
+				`c.yaml:2: gate "t": prerequisite: only a serial gate is a prerequisite of the parallel ones (add serial: true)`,
+				`c.yaml:3: gate "h": prerequisite: not for a human gate`,
+			}},
 		{"bad when", "gates:\n- {name: h, type: human, when: priority = critical}\n",
 			[]string{`c.yaml:2: gate "h": when: unexpected "=" (the operators are ==, !=, && and ||)`}},
 		{"bad human.wait", "human:\n  wait: forever\n",
