@@ -244,8 +244,14 @@ func printCheck(w io.Writer, dir string, res loop.CheckResult) {
 	case loop.CheckTriggered:
 		fmt.Fprint(w, loop.TriggeredMessage(res))
 	}
-	if len(res.Exhausted) > 0 {
-		fmt.Fprint(w, loop.ExhaustedMessage(dir, res.Exhausted))
+	// AUTO-RETRY EXHAUSTED once per exhaustion: for the issues this check
+	// is the first to find waiting; the others in a line, unless a retry
+	// goes on.
+	if esc := res.Escalated(); len(esc) > 0 {
+		fmt.Fprint(w, loop.ExhaustedMessage(dir, esc))
+	}
+	if res.Outcome != loop.CheckTriggered {
+		fmt.Fprint(w, loop.StillWaitingMessage(res.Exhausted))
 	}
 }
 
