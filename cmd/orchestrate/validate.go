@@ -125,7 +125,7 @@ func runValidate(e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "%s:%d: %s\n", p.File, p.Line, p.Message)
 		}
 		if len(problems) == 0 {
-			fmt.Fprintf(e.stdout, "ok: %d issues, no problems\n", issues)
+			fmt.Fprintf(e.stdout, "ok: %s, no problems\n", plural(issues, "issue"))
 		}
 		if *explain {
 			explainGates(e, ws.Path(loop.ConfigFile), cfg, configOK)
