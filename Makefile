@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/orchestrate
 FUZZTIME ?= 20s
 
-.PHONY: all assets build test demo bench fuzz check help
+.PHONY: all assets build test demo bench fuzz check mutate help
 
 all: build
 
@@ -14,6 +14,7 @@ help:
 	@echo "make bench   run the benchmarks"
 	@echo "make fuzz    run each fuzz target for FUZZTIME ($(FUZZTIME))"
 	@echo "make check   test, then fuzz"
+	@echo "make mutate  run the mutants of mutation/mutants.txt: killed/total (MUTANTS=regexp for some)"
 
 # The pinned echarts script, fetched from the npm registry and embedded in
 # the binary so that analytics.html draws its charts offline.
@@ -46,3 +47,10 @@ fuzz:
 	done
 
 check: test fuzz
+
+# Each mutant of mutation/mutants.txt applied to a scratch copy of the tree
+# and tested against its packages; fails when one survives or no longer
+# fits the code. Long (the command-line scenarios run for some): not in CI.
+MUTANTS ?=
+mutate: assets
+	python3 mutation/mutate.py -only '$(MUTANTS)'

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Diff writes the change under review in the repository at root to w: what
@@ -22,6 +23,10 @@ import (
 // The repository's index is never written: untracked files are marked
 // (git add --intent-to-add) in a copy of it. A repository without commits
 // is compared with the empty tree when base is HEAD.
+//
+// The diff never trusts the cached stat of a file: each tracked file is
+// compared by content (see distrustStat), so a same-size edit in the second
+// of the commit is not missed however the copy's mtime falls ("racy git").
 func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w io.Writer) error {
 	if root == "" {
 		root = "."
@@ -70,6 +75,9 @@ func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w
 		return fmt.Errorf("copying the git index: %w", err)
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmp, "GIT_OPTIONAL_LOCKS=0"}
+	// Neither the file system monitor nor the untracked cache: both let git
+	// skip looking at files on the strength of what it saw before.
+	noCache := []string{"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"}
 
 	paths := []string{"--", "."}
 	for _, ex := range exclude {
@@ -77,7 +85,14 @@ func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w
 			paths = append(paths, ":(exclude,literal)"+filepath.ToSlash(ex))
 		}
 	}
-	if err := git(env, io.Discard, append([]string{"add", "--intent-to-add"}, paths...)...); err != nil {
+	if err := distrustStat(tmp); err != nil {
+		return err
+	}
+	if err := git(env, io.Discard, append(append(noCache, "add", "--intent-to-add"), paths...)...); err != nil {
+		return err
+	}
+	// git add may have written the copy, with a new mtime.
+	if err := distrustStat(tmp); err != nil {
 		return err
 	}
 	if base == "HEAD" && git(nil, io.Discard, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") != nil {
@@ -90,12 +105,29 @@ func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w
 		}
 		base = strings.TrimSpace(empty.String())
 	}
-	args := []string{"-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv"}
+	args := append(noCache, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv")
 	if stat {
 		args = append(args, "--stat")
 	}
 	args = append(args, base)
 	return git(env, w, append(args, paths...)...)
+}
+
+// distrustStat makes git compare every file of the index at path by
+// content. git trusts a file's cached stat (size, mtime, inode) only when
+// the file's mtime is older than the index's own: an entry as new as the
+// index is "racily clean" and its content is checked. A copy of the index
+// has a new mtime, so an edit made in the second of the last commit, of the
+// same size, would pass for unchanged. Dating the index to the first second
+// of 1970 makes every entry racy (a zero mtime would turn the check off), so
+// the diff never depends on when the files or the index were written. The
+// price is reading every tracked file, once per git command.
+func distrustStat(path string) error {
+	epoch := time.Unix(1, 0)
+	if err := os.Chtimes(path, epoch, epoch); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("copying the git index: %w", err)
+	}
+	return nil
 }
 
 // copyFile copies the file src to dst, a new file.

@@ -71,13 +71,6 @@ type GateOptions struct {
 // comment and its request is closed.
 
 func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
-	// Each gate's issue appends history: the report is made once, at the end.
-	w, regenerate := w.batch(ctx)
-	defer func() {
-		if rerr := regenerate(); err == nil {
-			err = rerr
-		}
-	}()
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err
@@ -299,7 +292,7 @@ const SectionReviewFindings = "Review Findings"
 // openGateIssue returns the ID of the open issue a gate filed (with the
 // same tags), or "".
 func (w Workspace) openGateIssue(name string, tag map[string]string) string {
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return ""
 	}
@@ -320,7 +313,7 @@ func open(is *queue.Issue) bool {
 // tags), now that it passed: stuck ones too, since what a person was to
 // look at is fixed.
 func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name string, tag map[string]string) ([]string, error) {
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +364,7 @@ func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attemp
 // tried lists, for the failing gates' issues, the signatures of their
 // recent attempts and how often each came back.
 func (w Workspace) tried(gr *GateRun) []gate.Tried {
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return nil
 	}

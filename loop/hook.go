@@ -138,6 +138,7 @@ func SessionKey(id string) string {
 // failure is reported, but nothing is retried: the agent may stop.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
+	w.session = res.Session
 	disabled, err := w.Disabled()
 	if err != nil {
 		return nil, err

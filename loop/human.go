@@ -118,7 +118,7 @@ type human struct {
 func (w Workspace) decideHuman(ctx context.Context, g config.Gate, tag map[string]string) *human {
 	h := &human{gate: g}
 	h.hash, h.stat = w.diffNow(ctx, g.DiffBase)
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		h.err = err
 		h.approval = gate.Approval{State: gate.ApprovalPending}

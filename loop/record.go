@@ -284,38 +284,24 @@ func runIDOf(s *session.State) string {
 	return "norun"
 }
 
-// appendHistory adds events to history.csv and regenerates analytics.html,
-// or, in a batch, leaves that to the batch's end. The caller holds the lock.
+// appendHistory adds events to history.csv; the caller holds the lock.
+// It leaves analytics.html as it is (see AnalyticsStampFile).
 func (w Workspace) appendHistory(events ...analytics.Event) error {
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
 		return fmt.Errorf("appending history: %w", err)
 	}
-	if w.stale != nil {
-		*w.stale = true
-		return nil
-	}
-	return w.regenerate()
-}
-
-func (w Workspace) regenerate() error {
-	if err := analytics.Generate(w.Path(HistoryFile), w.Path(AnalyticsFile)); err != nil {
-		return fmt.Errorf("generating analytics: %w", err)
-	}
 	return nil
 }
 
-// batch returns a workspace whose history appends do not regenerate
-// analytics.html, and the function that does it once, if any append was
-// made, at the end of the batch.
-func (w Workspace) batch(ctx context.Context) (Workspace, func() error) {
-	stale := false
-	w.stale = &stale
-	return w, func() error {
-		if !stale {
-			return nil
-		}
-		return w.withLock(ctx, w.regenerate)
+// loadQueue reads the queue. A Stop hook's workspace reads only the
+// pieces of it that hold its session's key (queue.LoadSome), as every
+// issue it looks at is tagged with it: its cost does not grow with the
+// other issues.
+func (w Workspace) loadQueue() (*queue.Queue, error) {
+	if w.session != "" {
+		return queue.LoadSome(w.Path(QueueFile), w.session)
 	}
+	return queue.Load(w.Path(QueueFile))
 }
 
 // updateQueue runs fn on the queue; the caller holds the lock.

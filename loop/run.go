@@ -128,7 +128,7 @@ func (w Workspace) TryRunLock() (func(), error) {
 // at before every agent launch and every check.
 //
 // Run holds the run lock throughout (ErrRunning when another run does)
-// and begins a session. It returns an error only for what stopped it
+// and begins a session. Its last step brings analytics.html up to date. It returns an error only for what stopped it
 // short of a decision; a RunResult says why it stopped otherwise, an ended
 // ctx included (RunInterrupted).
 func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) {
@@ -172,7 +172,15 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if r.res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
-	return r.loop(ctx)
+	res, err := r.loop(ctx)
+	// The report shows the run when it ends: made once, here, outside the
+	// workspace's lock, and also after an interruption.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if _, aerr := w.RefreshAnalytics(actx, false); aerr != nil {
+		err = errors.Join(err, aerr)
+	}
+	return res, err
 }
 
 type runner struct {
@@ -584,7 +592,7 @@ func (w Workspace) resolutions(resolved []string) []Resolution {
 	if len(resolved) == 0 {
 		return nil
 	}
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := w.loadQueue()
 	if err != nil {
 		return nil
 	}

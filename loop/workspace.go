@@ -44,10 +44,10 @@ const DefaultDir = ".orchestrator"
 type Workspace struct {
 	Dir string
 
-	// stale, when set, holds back the regeneration of analytics.html that
-	// each history append does, for an operation that appends many times
-	// (RunGates) to do once at its end: see batch.
-	stale *bool
+	// session, when set, is the key of the agent session whose Stop hook
+	// works on the workspace: every issue it reads carries it (see
+	// loadQueue).
+	session string
 }
 
 // Path returns the path of a file of the workspace.

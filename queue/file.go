@@ -37,3 +37,13 @@ func Update(path string, fn func(*Queue) error) error {
 		return q.Bytes(), nil
 	})
 }
+
+// LoadSome is Load with ParseSome: only the issues whose text holds one of
+// needles are read.
+func LoadSome(path string, needles ...string) (*Queue, error) {
+	data, _, err := fsx.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSome(data, needles...), nil
+}

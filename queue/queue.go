@@ -3,6 +3,7 @@
 package queue
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
@@ -97,7 +98,8 @@ type Queue struct {
 	Issues   []*Issue
 	Problems []Problem
 
-	added []*Issue
+	added   []*Issue
+	partial bool // read by ParseSome
 }
 
 // Issue is one issue of the queue.
@@ -139,7 +141,40 @@ func (s *Section) Body() string {
 // Parse reads a queue; data must not be changed afterwards. Problems are collected in Queue.Problems, never
 // returned as an error: a queue with problems can still be shown.
 func Parse(data []byte) *Queue {
-	q := &Queue{src: mdpatch.NewSource(data)}
+	return parse(data, nil)
+}
+
+// ParseSome is Parse for the issues that hold one of needles in their
+// text, for a reader that needs only those (a Stop hook its session's
+// issues): the text is cut into pieces as mdpatch.Source.Walk cuts it,
+// each starting at a level-2 heading, and only the pieces that hold a
+// needle are parsed. The issues of the other pieces are not in Issues,
+// their problems not in Problems, and Bytes keeps them as they are; Partial
+// reports it.
+func ParseSome(data []byte, needles ...string) *Queue {
+	nb := make([][]byte, 0, len(needles))
+	for _, n := range needles {
+		if n != "" {
+			nb = append(nb, []byte(n))
+		}
+	}
+	return parse(data, func(piece []byte) bool {
+		for _, n := range nb {
+			if bytes.Contains(piece, n) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// Partial reports whether the queue was read by ParseSome: it holds only
+// some of the file's issues.
+func (q *Queue) Partial() bool { return q.partial }
+
+// parse is Parse, of the pieces keep accepts when it is not nil.
+func parse(data []byte, keep func(piece []byte) bool) *Queue {
+	q := &Queue{src: mdpatch.NewSource(data), partial: keep != nil}
 	var cur *Issue
 	var sec *Section
 	closeSection := func(at int) {
@@ -155,19 +190,41 @@ func Parse(data []byte) *Queue {
 			cur = nil
 		}
 	}
-	q.src.Walk(func(b mdpatch.Block) {
+	lastID := ""         // of the last issue read
+	var skipped [][2]int // the pieces skipped since
+	// lastIssue returns the ID of the last issue before here, read or not.
+	lastIssue := func() string {
+		for i := len(skipped) - 1; i >= 0; i-- {
+			id := ""
+			q.src.WalkPiece(skipped[i][0], skipped[i][1], func(b mdpatch.Block) {
+				if b.Kind == mdpatch.Heading && b.Level == 2 && isIssueTitle(b.Title) {
+					id = b.Title
+				}
+			})
+			if id != "" {
+				lastID, skipped = id, nil
+				return id
+			}
+		}
+		skipped = nil
+		return lastID
+	}
+	walk := func(b mdpatch.Block) {
 		switch {
 		case b.Kind == mdpatch.Heading && b.Level <= 2:
 			closeIssue(b.Start)
 			if b.Level == 2 && isIssueTitle(b.Title) {
 				cur = &Issue{ID: b.Title, Line: q.src.Line(b.Start), q: q, start: b.Start}
 				q.Issues = append(q.Issues, cur)
+				lastID, skipped = cur.ID, nil
 			}
 		case cur == nil:
-			if b.Kind == mdpatch.Heading && b.Level == 3 && len(q.Issues) > 0 {
-				// Most often text pasted into an issue with a line of
-				// dashes under it, which markdown reads as a heading.
-				q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, q.Issues[len(q.Issues)-1].ID)
+			if b.Kind == mdpatch.Heading && b.Level == 3 {
+				if id := lastIssue(); id != "" {
+					// Most often text pasted into an issue with a line of
+					// dashes under it, which markdown reads as a heading.
+					q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, id)
+				}
 			}
 		case b.Kind == mdpatch.Heading && b.Level == 3:
 			closeSection(b.Start)
@@ -180,7 +237,17 @@ func Parse(data []byte) *Queue {
 				q.problem(line, "%s: table row has a missing cell", cur.ID)
 			}
 		}
-	})
+	}
+	if keep == nil {
+		q.src.Walk(walk)
+	} else {
+		q.src.WalkSome(keep, func(start, end int) {
+			// The piece starts with a level-2 heading, which ends the
+			// issue before it.
+			closeIssue(start)
+			skipped = append(skipped, [2]int{start, end})
+		}, walk)
+	}
 	closeIssue(len(q.src.Text))
 	q.validate()
 	sort.SliceStable(q.Problems, func(i, j int) bool { return q.Problems[i].Line < q.Problems[j].Line })

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
@@ -9,19 +14,33 @@ func init() {
 	register(&command{
 		name:    "analytics",
 		summary: "regenerate analytics.html from history.csv",
-		usage: `Usage: orchestrate analytics [--out FILE] [--json]
+		usage: `Usage: orchestrate analytics [--out FILE] [--if-stale] [--json]
 
 Reads history.csv and writes analytics.html (or FILE): the autonomous fix
 rate, attempts to success, time to success, halted issues and cap hits,
 failure rates per gate, the failures that came back most, with charts and
 plain tables of the same numbers. The page is self-contained: it draws its
-charts with no network. record, check and issue resolve regenerate it too.
+charts with no network.
+
+The page is kept up to date without it: orchestrate run makes it as its
+last step, watch when history.csv changes, and every other command that
+adds to history.csv (the Stop hook, record, check, gate, issue, session,
+approve, reject, abort) starts orchestrate analytics --if-stale in the
+background and does not wait for it, so that none of them slows down as
+the history grows. .orchestrator/.analytics.stamp says which state of
+history.csv the page shows.
+
+Flags:
+  --out FILE   write the page to FILE instead of .orchestrator/analytics.html
+  --if-stale   only if history.csv changed since the page was made, and
+               not at all while another process is making it (that one
+               looks at the history again when it is done)
 
 Examples:
   orchestrate analytics
   orchestrate analytics --out /tmp/report.html && xdg-open /tmp/report.html
 
-Exit codes: 0 written, 1 error, 2 usage.
+Exit codes: 0 written (or current), 1 error, 2 usage.
 `,
 		run: runAnalytics,
 	})
@@ -30,15 +49,73 @@ Exit codes: 0 written, 1 error, 2 usage.
 func runAnalytics(e *env, args []string) error {
 	fs := e.flags("analytics")
 	out := fs.String("out", "", "")
+	ifStale := fs.Bool("if-stale", false, "")
 	if err := e.parseNone(fs, args); err != nil {
 		return err
 	}
 	ws := e.ws()
-	if *out == "" {
+	switch {
+	case *out != "":
+		if err := analytics.Generate(ws.Path(loop.HistoryFile), *out); err != nil {
+			return err
+		}
+	case *ifStale:
 		*out = ws.Path(loop.AnalyticsFile)
-	}
-	if err := analytics.Generate(ws.Path(loop.HistoryFile), *out); err != nil {
-		return err
+		if err := ws.RefreshAnalyticsIfIdle(); err != nil {
+			return err
+		}
+	default:
+		*out = ws.Path(loop.AnalyticsFile)
+		if _, err := ws.RefreshAnalytics(e.ctx, true); err != nil {
+			return err
+		}
 	}
 	return e.report(map[string]any{"path": *out}, "wrote %s\n", *out)
+}
+
+// refreshAnalytics starts orchestrate analytics --if-stale for ws in the
+// background when its page is behind its history and no other process is
+// already making it. The process is detached (a session of its own, no
+// standard streams), so that the caller, a Stop hook most of all, returns
+// at once and whoever reads the caller's output does not wait for it.
+// Failing to start it loses nothing: the next command, run, watch or
+// orchestrate analytics makes the page.
+func refreshAnalytics(ws loop.Workspace) {
+	if ws.Exists() != nil || ws.AnalyticsCurrent() || ws.AnalyticsRefreshing() {
+		return
+	}
+	if startRefresh != nil {
+		startRefresh(ws)
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	dir, err := filepath.Abs(ws.Dir)
+	if err != nil {
+		return
+	}
+	cmd := exec.Command(exe, "--dir", dir, "analytics", "--if-stale")
+	cmd.Args[0] = "orchestrate"
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return
+	}
+	// Reaped if this process outlives it; left to init if not.
+	go cmd.Wait()
+}
+
+// startRefresh, when set, replaces the background process of
+// refreshAnalytics.
+var startRefresh func(loop.Workspace)
+
+// refreshesAnalytics lists the commands that may append to history.csv,
+// after which refreshAnalytics runs. run makes the page itself, and so do
+// analytics and watch; the Stop hook calls refreshAnalytics for the
+// workspace its input names.
+var refreshesAnalytics = map[string]bool{
+	"record": true, "check": true, "gate": true, "issue": true, "session": true,
+	"approve": true, "reject": true, "abort": true,
 }

@@ -113,7 +113,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c == nil {
 		return usageError("", "unknown command %q", args[0])
 	}
-	return c.run(e, args[1:])
+	err := c.run(e, args[1:])
+	if refreshesAnalytics[c.name] {
+		refreshAnalytics(e.ws())
+	}
+	return err
 }
 
 const version = "0.1.0"

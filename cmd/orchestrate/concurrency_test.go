@@ -26,6 +26,7 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ws := filepath.Join(dir, ".orchestrator")
+	cleanupAnalytics(t, ws)
 	orch := func(args ...string) error {
 		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
 		cmd.Env = append(os.Environ(), "ORCHESTRATE_NOW=2024-12-13T10:00:00Z")
@@ -147,6 +148,7 @@ func TestConcurrentRecordCheck(t *testing.T) {
 		t.Skip("orchestrate is not on PATH:", err)
 	}
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
+	cleanupAnalytics(t, ws)
 	orch := func(stdin string, args ...string) (int, error) {
 		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
 		cmd.Env = append(os.Environ(), "ORCHESTRATE_NOW=2024-12-13T10:00:00Z")

@@ -102,7 +102,9 @@ func stopHook(e *env) loop.HookOutput {
 		fmt.Fprintf(e.stderr, "orchestrate hook stop: no %s; the agent may stop\n", dir)
 		return loop.HookOutput{}
 	}
-	res, err := loop.Workspace{Dir: dir}.StopHook(e.ctx, e.now, in.SessionID)
+	ws := loop.Workspace{Dir: dir}
+	res, err := ws.StopHook(e.ctx, e.now, in.SessionID)
+	refreshAnalytics(ws)
 	if err != nil {
 		return allow("%v; the agent may stop", err)
 	}

@@ -34,6 +34,7 @@ func TestRunInterrupted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			ws := filepath.Join(dir, ".orchestrator")
+			cleanupAnalytics(t, ws)
 			orch := func(args ...string) *exec.Cmd {
 				cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
 				cmd.Dir = dir

@@ -5,6 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/loop"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -26,9 +29,33 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"analytics-current": cmdAnalyticsCurrent,
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ORCHESTRATE_NOW", "2024-12-13T10:00:00Z")
+			// The commands leave orchestrate analytics --if-stale at work
+			// in the background: the work directory waits for them.
+			env.Defer(func() { waitAllAnalytics(env.WorkDir) })
 			return nil
 		},
 	})
+}
+
+// cmdAnalyticsCurrent: analytics-current DIR waits until the page of the
+// workspace DIR shows its history and no process is making it, which the
+// commands leave to a process in the background: it fails if that does
+// not happen within a minute.
+func cmdAnalyticsCurrent(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: analytics-current DIR")
+	}
+	w := loop.Workspace{Dir: ts.MkAbs(args[0])}
+	deadline := time.Now().Add(time.Minute)
+	for !w.AnalyticsCurrent() || w.AnalyticsRefreshing() {
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s: analytics.html still not current after a minute", args[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
@@ -142,7 +142,7 @@ func writeApprovals(out *bytes.Buffer, q *queue.Queue, seen map[string]gate.Appr
 // watchAnalytics regenerates analytics.html when history.csv changed and
 // returns its path, or "" when there was nothing to do. A workspace with
 // neither file gets no report it did not ask for.
-func watchAnalytics(ws loop.Workspace, changed []string) (string, error) {
+func watchAnalytics(ctx context.Context, ws loop.Workspace, changed []string) (string, error) {
 	if !slices.Contains(changed, loop.HistoryFile) {
 		return "", nil
 	}
@@ -150,7 +150,9 @@ func watchAnalytics(ws loop.Workspace, changed []string) (string, error) {
 	if !watchFileExists(ws.Path(loop.HistoryFile)) && !watchFileExists(path) {
 		return "", nil
 	}
-	return path, analytics.Generate(ws.Path(loop.HistoryFile), path)
+	// The page may be current already: made by the command that appended.
+	_, err := ws.RefreshAnalytics(ctx, false)
+	return path, err
 }
 
 func watchFileExists(path string) bool {
@@ -171,7 +173,7 @@ func writeWatchText(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed
 	pe := *e
 	pe.stdout = out
 	out.WriteString(watchHeader(e, ws, n, changed))
-	if path, err := watchAnalytics(ws, changed); err != nil {
+	if path, err := watchAnalytics(e.ctx, ws, changed); err != nil {
 		fmt.Fprintf(out, "analytics: %v\n", err)
 	} else if path != "" {
 		fmt.Fprintf(out, "wrote %s\n", path)
@@ -221,7 +223,7 @@ func writeWatchJSON(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed
 		j.Changed = []string{}
 	}
 	var errs []string
-	if path, err := watchAnalytics(ws, changed); err != nil {
+	if path, err := watchAnalytics(e.ctx, ws, changed); err != nil {
 		errs = append(errs, "analytics: "+err.Error())
 	} else {
 		j.Analytics = path

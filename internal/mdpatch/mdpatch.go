@@ -45,10 +45,13 @@ func NewSource(data []byte) *Source {
 		s.Text = data[len(bom):]
 	}
 	s.lineStarts = make([]int32, 1, bytes.Count(s.Text, []byte{'\n'})+1)
-	for i, c := range s.Text {
-		if c == '\n' {
-			s.lineStarts = append(s.lineStarts, int32(i+1))
+	for i := 0; ; {
+		j := bytes.IndexByte(s.Text[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		s.lineStarts = append(s.lineStarts, int32(i))
 	}
 	if i := bytes.IndexByte(s.Text, '\n'); i > 0 && s.Text[i-1] == '\r' {
 		s.EOL = "\r\n"
@@ -192,6 +195,29 @@ func (s *Source) Walk(fn func(Block)) {
 	}
 }
 
+// WalkSome is Walk over the pieces for which keep, given each piece's
+// text, returns true; skip is called with the start and end of each other
+// piece. Every piece after the first begins with a level-2 heading, so
+// that what a piece holds is whole in it: a reader can find what it needs
+// with a look at each piece's bytes, and parse only those pieces.
+func (s *Source) WalkSome(keep func(piece []byte) bool, skip func(start, end int), fn func(Block)) {
+	cuts := s.cuts()
+	for i, start := range cuts {
+		end := len(s.Text)
+		if i+1 < len(cuts) {
+			end = cuts[i+1]
+		}
+		if keep(s.Text[start:end]) {
+			s.walkPiece(start, end, fn)
+		} else {
+			skip(start, end)
+		}
+	}
+}
+
+// WalkPiece is Walk over one piece WalkSome skipped, from start to end.
+func (s *Source) WalkPiece(start, end int, fn func(Block)) { s.walkPiece(start, end, fn) }
+
 // Blocks returns what Walk finds.
 func (s *Source) Blocks() []Block {
 	var blocks []Block
@@ -239,7 +265,7 @@ func (s *Source) cuts() []int {
 		line := t[ls:le]
 		trimmed := bytes.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
-		isBlank := len(bytes.TrimSpace(line)) == 0
+		isBlank := blankLine(trimmed)
 		switch {
 		case fence != 0:
 			if indent <= 3 && fenceRun(trimmed, fence) >= fenceLen && len(bytes.TrimSpace(trimmed[fenceRun(trimmed, fence):])) == 0 {
@@ -263,6 +289,20 @@ func (s *Source) cuts() []int {
 		blank = isBlank && fence == 0 && htmlEnd == ""
 	}
 	return cuts
+}
+
+// blankLine is len(bytes.TrimSpace(line)) == 0, quick for the lines that
+// start with something else than white space, as most do.
+func blankLine(line []byte) bool {
+	if len(line) > 0 {
+		switch c := line[0]; {
+		case c >= 0x80:
+		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+		default:
+			return false
+		}
+	}
+	return len(bytes.TrimSpace(line)) == 0
 }
 
 func fenceRun(b []byte, c byte) int {

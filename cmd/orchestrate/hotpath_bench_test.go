@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/loop"
+)
+
+// The hot paths measured against their own baselines in the same run: a
+// Stop hook and a record on a 1,000,000-row history against an empty one,
+// and a Stop hook on a 10,000-issue queue against a 10-issue one. Each is
+// the real command in a process of its own, as an agent client runs it;
+// what is compared is the CPU time of that process and of the gate it
+// waits for (the process's rusage), the fastest of the rounds, the
+// variants interleaved so that a busy machine slows them alike:
+//
+//	go test -run '^$' -bench HotPaths -benchtime 10x ./cmd/orchestrate
+//
+// The background refresh of analytics.html these commands start is a
+// process of its own, which they do not wait for: it is not in their time.
+
+// hotWorkspace makes a repository with a workspace whose one gate passes,
+// a queue of issues issues and a history of rows rows.
+func hotWorkspace(b *testing.B, issues, rows int) (root string, queue []byte) {
+	b.Helper()
+	dir, src := benchQueue(b, issues)
+	root = filepath.Dir(dir)
+	config := "agent:\n  command: 'true'\ngates:\n  - name: unit\n    command: 'true'\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(config), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if rows > 0 {
+		writeHistory(b, filepath.Join(dir, "history.csv"), rows)
+	}
+	cleanupAnalytics(b, dir)
+	return root, src
+}
+
+// writeHistory writes a history of rows rows of loops: an agent launch,
+// three gates, a failure recorded now and then, a check.
+func writeHistory(b *testing.B, path string, rows int) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString("time,run_id,loop,event,issue_id,gate,attempt,outcome,exit_code,duration_ms,signature,detail\n")
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for n := 0; n < rows; n++ {
+		at = at.Add(1500 * time.Millisecond)
+		ts := at.Format("2006-01-02T15:04:05.000Z07:00")
+		run := fmt.Sprintf("run-%05d", n/100)
+		loopN := n % 100 / 6
+		switch n % 6 {
+		case 0:
+			fmt.Fprintf(w, "%s,%s,%d,agent,,,%d,ok,0,%d,,fresh: claude -p\n", ts, run, loopN, loopN, 30000+n%7000)
+		case 1, 2:
+			fmt.Fprintf(w, "%s,%s,%d,gate,,gate-%02d,,pass,0,%d,,\n", ts, run, loopN, n%20, n%9000)
+		case 3:
+			fmt.Fprintf(w, "%s,%s,%d,gate,ISSUE-2025%04d-%03d,gate-%02d,,fail,1,%d,%064x,\n", ts, run, loopN, n%10000/1000, n%1000, n%20, n%9000, n%300)
+		case 4:
+			fmt.Fprintf(w, "%s,%s,%d,record,ISSUE-2025%04d-%03d,gate-%02d,%d,fail,1,,%064x,repeat=1\n", ts, run, loopN, n%10000/1000, n%1000, n%20, n%10, n%300)
+		case 5:
+			fmt.Fprintf(w, "%s,%s,%d,check,,,,triggered,,,,ISSUE-2025%04d-%03d\n", ts, run, loopN, n%10000/1000, n%1000)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// cpuOf runs the command and returns the CPU time of its process and of
+// the processes it waited for.
+func cpuOf(b *testing.B, cmd *exec.Cmd) time.Duration {
+	b.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok || cmd.ProcessState.ExitCode() != exitPerson {
+			b.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.Bytes())
+		}
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+func BenchmarkHotPaths(b *testing.B) {
+	bin, err := exec.LookPath("orchestrate")
+	if err != nil {
+		b.Skip("orchestrate is not on PATH:", err)
+	}
+	small, smallQueue := hotWorkspace(b, 10, 0)
+	long, longQueue := hotWorkspace(b, 10, 1_000_000)
+	big, _ := hotWorkspace(b, 10_000, 0)
+	failure := filepath.Join(b.TempDir(), "failure.log")
+	if err := os.WriteFile(failure, []byte("--- FAIL: TestAdd (0.00s)\n    calc_test.go:12: got 3, want 4\nFAIL\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+
+	hook := func(root string) *exec.Cmd {
+		cmd := exec.Command(bin, "hook", "stop")
+		cmd.Dir = root
+		cmd.Stdin = bytes.NewReader([]byte(`{"session_id":"bench","cwd":"` + root + `","hook_event_name":"Stop"}`))
+		return cmd
+	}
+	record := func(root string, queue []byte) *exec.Cmd {
+		// The same issue, as it was, each time: no halt.
+		if err := os.WriteFile(filepath.Join(root, loop.DefaultDir, "issue_queue.md"), queue, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(bin, "record", "ISSUE-20241213-001", failure, "--exit-code", "1", "--gate", "unit")
+		cmd.Dir = root
+		return cmd
+	}
+	best := map[string]time.Duration{}
+	measure := func(name string, cmd *exec.Cmd) {
+		if d := cpuOf(b, cmd); best[name] == 0 || d < best[name] {
+			best[name] = d
+		}
+	}
+	for b.Loop() {
+		measure("hook-empty", hook(small))
+		measure("hook-1M", hook(long))
+		measure("hook-10", hook(small))
+		measure("hook-10k", hook(big))
+		measure("record-empty", record(small, smallQueue))
+		measure("record-1M", record(long, longQueue))
+	}
+	ratio := func(a, b string) float64 { return float64(best[a]) / float64(best[b]) }
+	b.ReportMetric(ratio("hook-1M", "hook-empty"), "hook-1M/empty")
+	b.ReportMetric(ratio("record-1M", "record-empty"), "record-1M/empty")
+	b.ReportMetric(ratio("hook-10k", "hook-10"), "hook-10k/10")
+	for _, name := range []string{"hook-empty", "hook-1M", "hook-10", "hook-10k", "record-empty", "record-1M"} {
+		b.Logf("%-12s %6.1f ms CPU", name, float64(best[name].Microseconds())/1000)
+	}
+}
+
+// BenchmarkRunLoop measures what a run costs beyond its children's work:
+// a run whose agent does nothing and whose one gate always fails, until the
+// same failure three times halts it. Reported per loop: the run's own CPU
+// time (this process: the prompts, the queue, the state, the history, the
+// artifacts, and the report at the end) against its children's (the agent
+// and the gate, each a shell), and the wall time.
+//
+//	go test -run '^$' -bench RunLoop -benchtime 10x ./cmd/orchestrate
+func BenchmarkRunLoop(b *testing.B) {
+	config := "agent:\n  command: 'true'\n  resume_command: 'true'\ngates:\n  - name: unit\n    command: 'echo FAIL: got 3, want 4; exit 1'\n"
+	var self, children, wall time.Duration
+	loops := 0
+	for b.Loop() {
+		b.StopTimer()
+		dir := filepath.Join(b.TempDir(), loop.DefaultDir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(config), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		s0, c0 := rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
+		start := time.Now()
+		res, err := loop.Workspace{Dir: dir}.Run(context.Background(), loop.RunOptions{Task: "never done"})
+		wall += time.Since(start)
+		self += rusage(syscall.RUSAGE_SELF) - s0
+		children += rusage(syscall.RUSAGE_CHILDREN) - c0
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Outcome != loop.RunHalted {
+			b.Fatalf("run: %s (%s); want %s", res.Outcome, res.Reason, loop.RunHalted)
+		}
+		loops += res.Loops
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(loops) }
+	b.ReportMetric(per(self), "self-CPU-ms/loop")
+	b.ReportMetric(per(children), "children-CPU-ms/loop")
+	b.ReportMetric(float64(self)/float64(children), "self/children")
+	b.ReportMetric(per(wall), "wall-ms/loop")
+}
+
+func rusage(who int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,135 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+)
+
+// analytics.html is made from the whole history, which grows without end,
+// so no command that appends to the history makes it: a Stop hook, a
+// record, a check or an issue change costs the same on a long history as
+// on a short one, and none of them holds the workspace's lock any longer
+// for it. The page is brought up to date instead
+//
+//   - by orchestrate run, once, as its last step (Run);
+//   - by orchestrate analytics, and by watch when history.csv changes;
+//   - after every other command that appended history, by a process of its
+//     own in the background (orchestrate analytics --if-stale), which the
+//     command starts and does not wait for.
+//
+// AnalyticsStampFile says which history the page shows: the size and the
+// modification time history.csv had when the page was made. The page is
+// current while history.csv still has them. AnalyticsLockFile lets one
+// process make the page at a time, and never the workspace's lock.
+const (
+	AnalyticsLockFile  = ".analytics.lock"
+	AnalyticsStampFile = ".analytics.stamp"
+)
+
+// historyStamp identifies the state of history.csv: its size and
+// modification time, or "none" when there is none.
+func (w Workspace) historyStamp() (string, error) {
+	fi, err := os.Stat(w.Path(HistoryFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "none\n", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(fi.Size(), 10) + " " + strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "\n", nil
+}
+
+// AnalyticsCurrent reports whether analytics.html shows history.csv as it
+// is. A workspace with neither is current: it has nothing to show.
+func (w Workspace) AnalyticsCurrent() bool {
+	stamp, err := w.historyStamp()
+	if err != nil {
+		return false
+	}
+	if _, err := os.Stat(w.Path(AnalyticsFile)); err != nil {
+		return errors.Is(err, fs.ErrNotExist) && stamp == "none\n"
+	}
+	data, err := os.ReadFile(w.Path(AnalyticsStampFile))
+	return err == nil && string(data) == stamp
+}
+
+// RefreshAnalytics makes analytics.html from history.csv, or, unless
+// force, leaves it when it is current. It waits for a refresh in progress
+// elsewhere, never for the workspace's lock, and reports whether it wrote
+// the page.
+func (w Workspace) RefreshAnalytics(ctx context.Context, force bool) (bool, error) {
+	if err := w.mustExist(); err != nil {
+		return false, err
+	}
+	unlock, err := fsx.Lock(ctx, w.Path(AnalyticsLockFile))
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if !force && w.AnalyticsCurrent() {
+		return false, nil
+	}
+	return true, w.generateAnalytics()
+}
+
+// RefreshAnalyticsIfIdle is RefreshAnalytics for a process in the
+// background: it returns at once when another process is refreshing, as
+// that one looks at the history again when it is done, and it goes on
+// until the page is current.
+func (w Workspace) RefreshAnalyticsIfIdle() error {
+	for !w.AnalyticsCurrent() {
+		unlock, err := fsx.TryLock(w.Path(AnalyticsLockFile))
+		if errors.Is(err, fsx.ErrLocked) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// Looked at again under the lock: another process may have made
+		// the page between the two looks.
+		if !w.AnalyticsCurrent() {
+			err = w.generateAnalytics()
+		}
+		unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AnalyticsRefreshing reports whether a process is making the page now.
+func (w Workspace) AnalyticsRefreshing() bool {
+	unlock, err := fsx.TryLock(w.Path(AnalyticsLockFile))
+	if err != nil {
+		return true
+	}
+	unlock()
+	return false
+}
+
+// generateAnalytics makes the page and stamps it; the caller holds
+// AnalyticsLockFile. The stamp is taken before the history is read, so
+// that rows appended meanwhile leave the page stale, never passed for
+// current. It needs no sync: a stamp lost in a crash makes one more
+// refresh, and the page it names was synced before it was written.
+func (w Workspace) generateAnalytics() error {
+	stamp, err := w.historyStamp()
+	if err != nil {
+		return fmt.Errorf("generating analytics: %w", err)
+	}
+	if err := analytics.Generate(w.Path(HistoryFile), w.Path(AnalyticsFile)); err != nil {
+		return fmt.Errorf("generating analytics: %w", err)
+	}
+	if err := os.WriteFile(w.Path(AnalyticsStampFile), []byte(stamp), 0o644); err != nil {
+		return fmt.Errorf("generating analytics: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+)
+
+func newTestWorkspace(t *testing.T, config string) Workspace {
+	t.Helper()
+	w := Workspace{Dir: filepath.Join(t.TempDir(), DefaultDir)}
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.Path(ConfigFile), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// The page is current only for the history it was made from; a refresh
+// makes it so, once; a background refresh leaves it to the process that
+// holds the lock.
+func TestAnalyticsCurrent(t *testing.T) {
+	ctx := context.Background()
+	w := newTestWorkspace(t, "gates: []\n")
+	if !w.AnalyticsCurrent() {
+		t.Errorf("no history and no page: not current; want current")
+	}
+	if _, err := w.StartSession(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(w.Path(AnalyticsFile)); err == nil {
+		t.Errorf("session start wrote %s; want it left to a refresh", AnalyticsFile)
+	}
+	if w.AnalyticsCurrent() {
+		t.Errorf("a history and no page: current; want stale")
+	}
+	if wrote, err := w.RefreshAnalytics(ctx, false); err != nil || !wrote {
+		t.Fatalf("RefreshAnalytics = %v, %v; want a page written", wrote, err)
+	}
+	if !w.AnalyticsCurrent() {
+		t.Errorf("after a refresh: stale; want current")
+	}
+	if wrote, err := w.RefreshAnalytics(ctx, false); err != nil || wrote {
+		t.Errorf("RefreshAnalytics of a current page = %v, %v; want nothing written", wrote, err)
+	}
+	if wrote, err := w.RefreshAnalytics(ctx, true); err != nil || !wrote {
+		t.Errorf("RefreshAnalytics(force) = %v, %v; want a page written", wrote, err)
+	}
+
+	// One more row, even in the same instant, makes it stale.
+	if err := w.withLock(ctx, func() error { return w.appendHistory(analytics.Event{Event: analytics.EventAbort}) }); err != nil {
+		t.Fatal(err)
+	}
+	if w.AnalyticsCurrent() {
+		t.Errorf("after an append: current; want stale")
+	}
+
+	// While another process makes the page, a background refresh leaves
+	// it alone; then it makes it.
+	unlock, err := fsx.TryLock(w.Path(AnalyticsLockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.AnalyticsRefreshing() {
+		t.Errorf("AnalyticsRefreshing = false while the lock is held")
+	}
+	if err := w.RefreshAnalyticsIfIdle(); err != nil {
+		t.Fatal(err)
+	}
+	if w.AnalyticsCurrent() {
+		t.Errorf("RefreshAnalyticsIfIdle made the page while another process held the lock")
+	}
+	unlock()
+	if err := w.RefreshAnalyticsIfIdle(); err != nil {
+		t.Fatal(err)
+	}
+	if !w.AnalyticsCurrent() || w.AnalyticsRefreshing() {
+		t.Errorf("after RefreshAnalyticsIfIdle: current %v, refreshing %v; want current, idle", w.AnalyticsCurrent(), w.AnalyticsRefreshing())
+	}
+	page, err := os.ReadFile(w.Path(AnalyticsFile))
+	if err != nil || !strings.Contains(string(page), "<html") {
+		t.Errorf("analytics.html: %v; want a page", err)
+	}
+
+	// A page from another history (a stamp that does not match) is stale.
+	if err := os.WriteFile(w.Path(AnalyticsStampFile), []byte("1 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w.AnalyticsCurrent() {
+		t.Errorf("a stamp of another history: current; want stale")
+	}
+}
+
+// A Stop hook and a record append history and leave the page alone; a run
+// makes it at its end.
+func TestHotPathsLeaveThePage(t *testing.T) {
+	ctx := context.Background()
+	w := newTestWorkspace(t, "agent:\n  command: 'true'\ngates:\n  - name: unit\n    command: 'echo FAIL; exit 1'\n")
+	res, err := w.StopHook(ctx, time.Now, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != HookBlocked {
+		t.Fatalf("StopHook = %s; want %s", res.Outcome, HookBlocked)
+	}
+	if _, err := w.Record(ctx, time.Now(), res.Retried[0].ID, Failure{Gate: "unit", Output: []byte("FAIL")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(w.Path(AnalyticsFile)); err == nil {
+		t.Errorf("the Stop hook or record wrote %s", AnalyticsFile)
+	}
+	if w.AnalyticsCurrent() {
+		t.Errorf("after a hook and a record: current; want stale")
+	}
+	if _, err := w.Run(ctx, RunOptions{Task: "x", MaxLoops: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !w.AnalyticsCurrent() {
+		t.Errorf("after a run: stale; want current")
+	}
+}

@@ -1,0 +1,254 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
+)
+
+// The workspace lock keeps the rules that span files: the compare-and-swap
+// of each file keeps that file whole, but only the lock makes a check's
+// read of session_state.md, its queue update and its history rows one
+// step, and a record's queue update and its history row another. These
+// tests run the steps at once, as a cron check, a Stop hook and recording
+// gates do, and check the invariants between the files afterwards. They
+// hold whatever the interleaving, so they cannot fail by timing; without
+// the lock they fail.
+
+// word spells n in letters: signature normalization keeps letters, so
+// each n gives its own signature.
+func word(n int) string {
+	var b strings.Builder
+	for {
+		b.WriteByte(byte('a' + n%26))
+		n /= 26
+		if n == 0 {
+			return b.String()
+		}
+	}
+}
+
+// historyOf reads history.csv.
+func historyOf(t *testing.T, w Workspace) []analytics.Event {
+	t.Helper()
+	f, err := os.Open(w.Path(HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var events []analytics.Event
+	if err := analytics.ReadHistory(f, func(e analytics.Event) error {
+		events = append(events, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// TestLockGlobalCapConcurrentChecks: checks at once (a cron check while a
+// run checks) never take total_auto_retries past global_cap, and each
+// triggered check counts once in session_state.md, in history.csv and in
+// the Retry-Counts of the queue. Each round starts one short of the cap and
+// sends every worker's issue back to pending (as a gate's failure does)
+// right before its check, so that each round is a race for the last retry.
+func TestLockGlobalCapConcurrentChecks(t *testing.T) {
+	const workers, rounds, capacity = 6, 15, 3
+	var b strings.Builder
+	b.WriteString("# Queue\n\n")
+	for i := 1; i <= workers; i++ {
+		b.WriteString(issueText(fmt.Sprintf("ISSUE-20241213-%03d", i),
+			"Status", "pending", "Auto-Retry", "true", "Retry-Count", "0", "Max-Retries", "1000"))
+	}
+	w := ruleWorkspace(t, "retry:\n  global_cap: "+strconv.Itoa(capacity)+"\n  halt_after_identical: 1000\n", b.String())
+	ctx := context.Background()
+
+	triggered, retried := 0, 0
+	for round := 0; round < rounds; round++ {
+		if err := session.Update(w.Path(StateFile), func(s *session.State) error {
+			s.Set(session.TotalAutoRetries, strconv.Itoa(capacity-1))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make(chan error, workers)
+		roundTriggered := 0
+		for i := 1; i <= workers; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				<-start
+				id := fmt.Sprintf("ISSUE-20241213-%03d", i)
+				if _, err := w.Record(ctx, ruleNow, id, Failure{Output: []byte("failed " + word(round*100+i))}); err != nil {
+					errs <- err
+					return
+				}
+				res, err := w.Check(ctx, ruleNow)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				if res.Outcome == CheckTriggered {
+					roundTriggered++
+					retried += len(res.Retried)
+				}
+				mu.Unlock()
+			}(i)
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		s, err := session.Load(w.Path(StateFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := s.TotalAutoRetries()
+		if total > capacity {
+			t.Fatalf("global cap under concurrent checks, round %d: total_auto_retries %d; want at most global_cap %d", round+1, total, capacity)
+		}
+		if total != capacity-1+roundTriggered {
+			t.Fatalf("round %d: total_auto_retries %d; want %d, one for each check that triggered", round+1, total, capacity-1+roundTriggered)
+		}
+		triggered += roundTriggered
+		// Leave the issues in progress, as the agent would have them.
+	}
+
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, is := range q.Issues {
+		sum += is.Int(queue.FieldRetryCount, 0)
+	}
+	rows, checkRows := 0, 0
+	for _, e := range historyOf(t, w) {
+		switch {
+		case e.Event == analytics.EventRetryTriggered:
+			rows++
+		case e.Event == analytics.EventCheck && e.Outcome == CheckTriggered:
+			checkRows++
+		}
+	}
+	if sum != retried || rows != retried || checkRows != triggered {
+		t.Errorf("Retry-Counts add up to %d, history has %d retry_triggered rows and %d triggered checks; want %d retries in %d checks",
+			sum, rows, checkRows, retried, triggered)
+	}
+}
+
+// TestLockRetryCountMatchesHistory: with records and checks at once on the
+// same issues, history.csv tells each issue's story in the order the queue
+// lived it: its retry_triggered rows count 1, 2, 3... up to its
+// Retry-Count, each record row carries the Retry-Count of its time, and
+// the repeat counts of a signature's records go 1, 2, 3... as
+// Signature-Repeat-Count did.
+func TestLockRetryCountMatchesHistory(t *testing.T) {
+	const issues, recorders, checkers, rounds = 2, 3, 2, 15
+	var b strings.Builder
+	b.WriteString("# Queue\n\n")
+	for i := 1; i <= issues; i++ {
+		b.WriteString(issueText(fmt.Sprintf("ISSUE-20241213-%03d", i),
+			"Status", "pending", "Auto-Retry", "true", "Retry-Count", "0", "Max-Retries", "1000"))
+	}
+	w := ruleWorkspace(t, "retry:\n  global_cap: 1000\n  halt_after_identical: 1000\n", b.String())
+	ctx := context.Background()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, (recorders+checkers)*rounds)
+	for r := 0; r < recorders; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			for k := 0; k < rounds; k++ {
+				id := fmt.Sprintf("ISSUE-20241213-%03d", k%issues+1)
+				// The same failure each time: Signature-Repeat-Count climbs.
+				if _, err := w.Record(ctx, ruleNow, id, Failure{Output: []byte("unit: got 3, want 4")}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(r)
+	}
+	for c := 0; c < checkers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < rounds; k++ {
+				if _, err := w.Check(ctx, ruleNow); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type story struct{ attempt, repeat, records int }
+	seen := map[string]*story{}
+	for i, e := range historyOf(t, w) {
+		if e.IssueID == "" {
+			continue
+		}
+		st := seen[e.IssueID]
+		if st == nil {
+			st = &story{}
+			seen[e.IssueID] = st
+		}
+		switch e.Event {
+		case analytics.EventRetryTriggered:
+			if e.Attempt != st.attempt+1 {
+				t.Errorf("history row %d: %s retry_triggered attempt %d after attempt %d; want %d (history out of the queue's order)",
+					i+2, e.IssueID, e.Attempt, st.attempt, st.attempt+1)
+			}
+			st.attempt = e.Attempt
+		case analytics.EventRecord:
+			st.records++
+			if e.Attempt != st.attempt {
+				t.Errorf("history row %d: %s record at attempt %d after retry_triggered %d; want %d (history out of the queue's order)",
+					i+2, e.IssueID, e.Attempt, st.attempt, st.attempt)
+			}
+			if want := "repeat=" + strconv.Itoa(st.repeat+1); e.Detail != want {
+				t.Errorf("history row %d: %s record %q after repeat=%d; want %q (history out of the queue's order)",
+					i+2, e.IssueID, e.Detail, st.repeat, want)
+			}
+			st.repeat++
+		}
+	}
+	for i := 1; i <= issues; i++ {
+		id := fmt.Sprintf("ISSUE-20241213-%03d", i)
+		is, st := q.Issue(id), seen[id]
+		if st == nil {
+			t.Errorf("%s has no history", id)
+			continue
+		}
+		if rc := is.Int(queue.FieldRetryCount, -1); rc != st.attempt {
+			t.Errorf("%s: Retry-Count %d in the queue; history.csv's last retry_triggered says %d", id, rc, st.attempt)
+		}
+		if n := is.Int(queue.FieldSignatureRepeatCount, -1); n != st.records {
+			t.Errorf("%s: Signature-Repeat-Count %d in the queue; history.csv has %d records", id, n, st.records)
+		}
+	}
+}

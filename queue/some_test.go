@@ -1,0 +1,174 @@
+package queue
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// agree checks that ParseSome(data, needle) reads every issue it reads as
+// Parse does (same ID, line, fields and sections), every issue Parse reads
+// whose piece holds the needle, and that a field set on each gives the
+// same bytes either way.
+func agree(t *testing.T, data []byte, needle string) {
+	t.Helper()
+	full, some := Parse(data), ParseSome(data, needle)
+	if !some.Partial() || full.Partial() {
+		t.Fatalf("Partial: ParseSome %v, Parse %v", some.Partial(), full.Partial())
+	}
+	if got := some.Bytes(); !bytes.Equal(got, data) {
+		t.Fatalf("ParseSome: a no-op changed the bytes:\n%q\n%q", data, got)
+	}
+	byLine := map[int]*Issue{}
+	for _, is := range full.Issues {
+		byLine[is.Line] = is
+	}
+	for _, is := range some.Issues {
+		f := byLine[is.Line]
+		if f == nil || f.ID != is.ID || describe(f) != describe(is) {
+			t.Fatalf("ParseSome(%q) read %s at line %d as\n%s\nParse as\n%v", needle, is.ID, is.Line, describe(is), f)
+		}
+	}
+	for _, is := range full.Issues {
+		if !bytes.Contains(data[is.start:is.end], []byte(needle)) {
+			continue
+		}
+		found := false
+		for _, s := range some.Issues {
+			found = found || s.Line == is.Line
+		}
+		if !found {
+			t.Fatalf("ParseSome(%q) missed %s (line %d), whose text holds the needle", needle, is.ID, is.Line)
+		}
+	}
+	if len(full.Problems) > 0 {
+		return
+	}
+	if len(some.Problems) > 0 {
+		t.Fatalf("ParseSome found problems Parse did not: %v", some.Problems)
+	}
+	for _, is := range some.Issues {
+		is.Set("Status", "resolved")
+		is.SetSection("Summary", "changed")
+		f := full.Issues[0]
+		for _, fi := range full.Issues {
+			if fi.Line == is.Line {
+				f = fi
+			}
+		}
+		f.Set("Status", "resolved")
+		f.SetSection("Summary", "changed")
+	}
+	if a, b := some.Bytes(), full.Bytes(); !bytes.Equal(a, b) {
+		t.Fatalf("the same change gives other bytes:\nParseSome %q\nParse     %q", a, b)
+	}
+}
+
+func describe(is *Issue) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%d [%d,%d)\n", is.ID, is.Line, is.start, is.end)
+	is.EachField(func(f *Field) { fmt.Fprintf(&b, "  %s=%s\n", f.Name, f.Value) })
+	for _, s := range is.Sections() {
+		fmt.Fprintf(&b, "  ### %s@%d: %q\n", s.Title, s.Line, s.Body())
+	}
+	return b.String()
+}
+
+func roundtripQueues(t testing.TB) [][]byte {
+	files, _ := filepath.Glob("testdata/roundtrip/*.txtar")
+	var out [][]byte
+	for _, file := range files {
+		ar, err := txtar.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, af := range ar.Files {
+			if strings.HasSuffix(af.Name, ".md") {
+				out = append(out, af.Data)
+			}
+		}
+	}
+	return out
+}
+
+func TestParseSome(t *testing.T) {
+	queue := []byte(`# Queue
+
+## ISSUE-20241213-001
+
+| Field | Value |
+|---|---|
+| Status | pending |
+| Session | s1 |
+
+### Summary
+one
+
+## ISSUE-20241213-002
+
+| Field | Value |
+|---|---|
+| Status | pending |
+| Session | s2 |
+
+### Summary
+two
+## ISSUE-20241213-003
+| Field | Value |
+|---|---|
+| Session | s2 |
+
+` + "```" + `
+## ISSUE-20241213-004 (in a fence: no issue)
+` + "```" + `
+
+## Notes
+
+### orphan
+`)
+	some := ParseSome(queue, "s2")
+	var ids []string
+	for _, is := range some.Issues {
+		ids = append(ids, is.ID)
+	}
+	if got := strings.Join(ids, " "); got != "ISSUE-20241213-002 ISSUE-20241213-003" {
+		t.Errorf("ParseSome(s2) read %s; want 002 and 003", got)
+	}
+	// The orphan section's problem names the last issue, read or not.
+	some = ParseSome(queue, "orphan")
+	if len(some.Problems) != 1 || !strings.Contains(some.Problems[0].Msg, "ends ISSUE-20241213-003") {
+		t.Errorf("ParseSome(orphan) problems %v; want the orphan section after ISSUE-20241213-003", some.Problems)
+	}
+	if len(ParseSome(queue, "nothing here").Issues) != 0 {
+		t.Errorf("ParseSome(a needle nowhere) read issues")
+	}
+	for _, needle := range []string{"s1", "s2", "ISSUE-20241213-00", "orphan", "Notes"} {
+		agree(t, queue, needle)
+		agree(t, bytes.ReplaceAll(queue, []byte("\n"), []byte("\r\n")), needle)
+	}
+	for _, data := range roundtripQueues(t) {
+		for _, needle := range []string{"ISSUE", "pending", "Summary", "|", "a"} {
+			agree(t, data, needle)
+		}
+	}
+}
+
+// FuzzParseSome: ParseSome reads the issues it reads as Parse does, misses
+// none whose text holds the needle, and a change to them gives the same
+// bytes.
+func FuzzParseSome(f *testing.F) {
+	for _, data := range roundtripQueues(f) {
+		f.Add(data, "pending")
+		f.Add(data, "ISSUE-")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, needle string) {
+		if needle == "" {
+			return
+		}
+		agree(t, data, needle)
+	})
+}
