@@ -51,6 +51,11 @@ type GateOptions struct {
 	// when known: agent_fixes in gate-results.json, "Agent Action" in
 	// summary.md.
 	AgentFixes string
+	// NoRecord evaluates and reports without touching the queue or the
+	// history: no issue filed, recorded or resolved, no approval request
+	// made (orchestrate gate --no-record, for CI). The artifacts in
+	// runs/<run-id>/ and the feedback are still written.
+	NoRecord bool
 	Tag        map[string]string // extra fields for issues filed (a Stop hook's session)
 }
 
@@ -119,6 +124,15 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		if h != nil && h.approval.Ref != "" {
 			e.Detail = "approval " + h.approval.Ref
 		}
+		if opt.NoRecord {
+			if r.Outcome == gate.AwaitingApproval {
+				gr.AwaitingApproval = append(gr.AwaitingApproval, r.Name())
+				if h != nil {
+					gr.Approvals[r.Name()] = h.approval.Ref
+				}
+			}
+			continue
+		}
 		if h != nil && h.approval.State == gate.ApprovalRejected && r.Outcome == gate.Fail {
 			if err := w.closeRejection(ctx, h.approval.Ref); err != nil {
 				return gr, err
@@ -158,8 +172,10 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 		events = append(events, e)
 	}
-	if err := w.withLock(ctx, func() error { return w.appendHistory(events...) }); err != nil {
-		return gr, err
+	if len(events) > 0 {
+		if err := w.withLock(ctx, func() error { return w.appendHistory(events...) }); err != nil {
+			return gr, err
+		}
 	}
 
 	prev := opt.Previous

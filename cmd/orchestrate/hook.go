@@ -39,10 +39,10 @@ Attempts are counted in issue_queue.md, per session: the issues a hook
 files carry a Session field (the session_id; an empty one is "(none)"), and
 a hook never touches another session's issues. stop_hook_active is no
 reason to stop: Max-Retries and the halt on identical failures bound the
-loop. The no_auto_retry sentinel and auto_retry_enabled: false let the agent
-stop without running the gates, and so does a hook called by an agent that
-orchestrate run launched (ORCHESTRATE_RUN_ID is set): the run runs the
-gates itself. Malformed input (not a JSON object, over 1 MiB, or not ended
+loop. With the no_auto_retry sentinel or auto_retry_enabled: false the
+gates still run and file, and a failure is reported without blocking:
+nothing is retried. A hook called by an agent that orchestrate run launched
+(ORCHESTRATE_RUN_ID is set) lets it stop: the run runs the gates itself. Malformed input (not a JSON object, over 1 MiB, or not ended
 within 10 seconds) lets the agent stop with a message; it never hangs.
 
 Examples:
