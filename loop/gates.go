@@ -56,7 +56,7 @@ type GateOptions struct {
 	// made (orchestrate gate --no-record, for CI). The artifacts in
 	// runs/<run-id>/ and the feedback are still written.
 	NoRecord bool
-	Tag        map[string]string // extra fields for issues filed (a Stop hook's session)
+	Tag      map[string]string // extra fields for issues filed (a Stop hook's session)
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
