@@ -352,7 +352,8 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 // in the cycle's earlier attempts.
 func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attempt) (attempt, retries int, exhausted bool) {
 	n := len(prev) + 1
-	for _, r := range gr.Evaluation.Failures() {
+	if failures := gr.Evaluation.Failures(); len(failures) > 0 {
+		r := failures[0]
 		a, ok := gr.Issues[r.Name()]
 		switch {
 		case ok && a.Recorded != nil:
