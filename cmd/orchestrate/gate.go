@@ -161,6 +161,10 @@ func runGate(e *env, args []string) error {
 		}
 		for _, name := range gr.AwaitingApproval {
 			id := gr.Approvals[name]
+			if id == "" {
+				fmt.Fprintf(e.stdout, "awaiting approval: gate %s (no request filed: --no-record)\n", name)
+				continue
+			}
 			fmt.Fprintf(e.stdout, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
 		}
 		fmt.Fprintf(e.stdout, "artifacts: %s\n", gr.Dir)
