@@ -4,15 +4,25 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // capture keeps the head and the tail of a stream in fixed memory, counts
-// what falls between, and passes everything on to a log. It is written by
-// one goroutine and read after that goroutine is done.
+// what falls between, and passes everything on to a log. It signs the whole
+// stream as it goes (when signing), and keeps the failure lines it sees (the
+// failing tests' names and messages: failureLine) wherever they are, so that
+// the feedback names them when they fall between the head and the tail. It
+// is written by one goroutine and read after that goroutine is done.
 type capture struct {
+	sig   *signature.Writer
+	marks marks
+
 	head    []byte
 	headMax int
 	tail    []byte // ring buffer of len tailMax
@@ -30,6 +40,10 @@ func newCapture(out config.Output, log io.Writer) *capture {
 func (c *capture) Write(p []byte) (int, error) {
 	n := len(p)
 	c.total += int64(n)
+	if c.sig != nil {
+		c.sig.Write(p)
+	}
+	c.marks.Write(p)
 	if c.log != nil && c.logErr == nil && n > 0 {
 		if _, err := c.log.Write(p); err != nil {
 			c.logErr = err // keep capturing: the log is a copy, the result is not
@@ -54,6 +68,87 @@ func (c *capture) Write(p []byte) (int, error) {
 		c.tailLen = min(c.tailLen+k, size)
 	}
 	return n, nil
+}
+
+// signatureOptions are the paths a gate's output is normalized with: the
+// repository's root (absolute) and the user's home.
+func (o *Options) signatureOptions() signature.Options {
+	root, err := filepath.Abs(o.RepoRoot)
+	if err != nil {
+		root = ""
+	}
+	home, _ := os.UserHomeDir()
+	return signature.Options{Workdir: root, Home: home}
+}
+
+// signing makes c sign the stream, normalized with opt.
+func (c *capture) signing(opt signature.Options) *capture {
+	c.sig = signature.NewWriter(opt)
+	return c
+}
+
+// digest returns what signing found, or nil when c does not sign.
+func (c *capture) digest() *signature.Digest {
+	if c.sig == nil {
+		return nil
+	}
+	d := c.sig.Digest()
+	return &d
+}
+
+// Marks are at most maxMarks failure lines of a stream, and the markContext
+// lines after each, of at most maxMarkLine bytes each.
+const (
+	maxMarks    = 24
+	markContext = 3
+	maxMarkLine = 400
+)
+
+// marks collects failure lines as a stream is written.
+type marks struct {
+	lines   []string
+	partial []byte
+	after   int // lines still to keep after the last failure line
+	count   int // failure lines kept
+}
+
+func (m *marks) Write(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if room := maxMarkLine - len(m.partial); room > 0 {
+				m.partial = append(m.partial, p[:min(room, len(p))]...)
+			}
+			return
+		}
+		l := p[:i]
+		if len(m.partial) > 0 {
+			l = append(m.partial, p[:min(i, max(maxMarkLine-len(m.partial), 0))]...)
+			m.partial = m.partial[:0]
+		}
+		m.line(l)
+		p = p[i+1:]
+	}
+}
+
+func (m *marks) line(raw []byte) {
+	if len(raw) > maxMarkLine {
+		raw = raw[:maxMarkLine]
+	}
+	if m.count < maxMarks && failureLine(cleanText(string(raw))) {
+		m.lines = append(m.lines, cleanText(string(raw)))
+		m.count++
+		m.after = markContext
+		return
+	}
+	if m.after > 0 {
+		m.after--
+		if t := cleanText(string(raw)); strings.TrimSpace(t) != "" {
+			m.lines = append(m.lines, t)
+		} else {
+			m.after = 0
+		}
+	}
 }
 
 func (c *capture) tailBytes() []byte {
@@ -116,3 +211,18 @@ func trimPartialRune(b []byte) []byte {
 	}
 	return b
 }
+
+// HeadTail keeps the head and the tail of a stream in bounded memory, as a
+// gate's output is kept: String marks the middle it dropped.
+type HeadTail struct{ c *capture }
+
+// NewHeadTail keeps the first head bytes and the last tail bytes.
+func NewHeadTail(head, tail int) *HeadTail {
+	return &HeadTail{newCapture(config.Output{HeadBytes: head, TailBytes: tail}, nil)}
+}
+
+func (h *HeadTail) Write(p []byte) (int, error) { return h.c.Write(p) }
+
+// String returns the head and the tail, and "… N bytes omitted …" between
+// them when bytes were dropped.
+func (h *HeadTail) String() string { return h.c.String() }

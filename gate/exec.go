@@ -113,7 +113,7 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 	if log != nil {
 		logw = log
 	}
-	out := &lockedWriter{w: newCapture(opts.output(), logw)}
+	out := &lockedWriter{w: newCapture(opts.output(), logw).signing(opts.signatureOptions())}
 
 	var stdin *os.File
 	if sp.stdin != "" {
@@ -244,6 +244,7 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 	closeLog(log, &logErr)
 
 	r.Output, r.OutputBytes, r.Omitted = c.String(), c.total, c.omitted()
+	r.Digest, r.Marks = c.digest(), c.marks.lines
 	r.Duration = opts.now().Sub(r.Started)
 	state := cmd.ProcessState
 	switch {

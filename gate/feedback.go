@@ -3,12 +3,12 @@ package gate
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strings"
 	"text/template"
 	"unicode/utf8"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/prompts"
 )
 
@@ -87,7 +87,7 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 		Tried:       in.Tried,
 	}
 	failed := func(r Result) FailedGate {
-		excerpt, cut := Excerpt(r.Output, out.FeedbackLines, out.FeedbackBytes)
+		excerpt, cut := FailureExcerpt(r.Output, r.Marks, out.FeedbackLines, out.FeedbackBytes)
 		f := FailedGate{
 			Name:      r.Name(),
 			Command:   r.Gate.Command,
@@ -169,26 +169,17 @@ var templateFuncs = template.FuncMap{
 	},
 }
 
-var ansiEscape = regexp.MustCompile(`\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+// cleanText is output as text: escapes stripped, carriage-return progress
+// resolved, control bytes made visible, valid UTF-8.
+func cleanText(s string) string { return textclean.Text(s) }
 
 // Excerpt returns the end of output for a person or an agent to read: at
 // most maxLines lines and maxBytes bytes, cut at a line (or else a UTF-8)
-// boundary, with terminal escapes and carriage-return progress removed. cut
+// boundary, as clean text (textclean.Text: terminal escapes and
+// carriage-return progress removed, control bytes made visible). cut
 // reports whether anything was left out.
 func Excerpt(output string, maxLines, maxBytes int) (excerpt string, cut bool) {
-	s := ansiEscape.ReplaceAllString(output, "")
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	if strings.Contains(s, "\r") {
-		lines := strings.Split(s, "\n")
-		for i, l := range lines {
-			// What a terminal would show: the text after the last carriage return.
-			if j := strings.LastIndexByte(strings.TrimRight(l, "\r"), '\r'); j >= 0 {
-				lines[i] = l[j+1:]
-			}
-		}
-		s = strings.Join(lines, "\n")
-	}
-	s = strings.TrimRight(s, "\n")
+	s := strings.TrimRight(cleanText(output), "\n")
 	whole := len(s)
 	if maxLines > 0 {
 		n := 0
@@ -202,16 +193,166 @@ func Excerpt(output string, maxLines, maxBytes int) (excerpt string, cut bool) {
 		}
 	}
 	if maxBytes > 0 && len(s) > maxBytes {
-		s = s[len(s)-maxBytes:]
-		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
-			s = s[i+1:]
-		} else {
-			for len(s) > 0 && !utf8.RuneStart(s[0]) {
-				s = s[1:]
+		s = tailBytes(s, maxBytes)
+	}
+	return s, len(s) < whole
+}
+
+// tailBytes returns the last max bytes of s, from a line start when there is
+// one in them, else from a UTF-8 boundary.
+func tailBytes(s string, max int) string {
+	s = s[len(s)-max:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+		return s[i+1:]
+	}
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
+}
+
+// failurePrefixes start the lines that name a failure or say what it was,
+// after any indentation: a failing test's header or result line, an error
+// message, an assertion, a panic. They come from the output of go test,
+// pytest, unittest, node --test, cargo test, jest, gcc, tsc and make.
+var failurePrefixes = []string{
+	"--- FAIL:", "FAIL:", "ERROR:", "FAILED ", "FAIL ", "not ok ", "✖ ", "✕ ", "● ", "× ",
+	"panic:", "fatal error:", "Error:", "error:", "error[", "E   ", "AssertionError", "assert ",
+	"Traceback (most recent call last):", "thread '", "---- ", "make: *** ", "Exception",
+}
+
+// failureLine reports whether a line of output names a failure or says
+// what it was (see failurePrefixes): "--- FAIL: TestX", "FAILED t.py::x",
+// "thread 'main' panicked at", "calc.c:7:29: error: …", "test x ... FAILED".
+func failureLine(l string) bool {
+	t := strings.TrimLeft(l, " \t")
+	if t == "" {
+		return false
+	}
+	for _, p := range failurePrefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	if strings.HasSuffix(t, " ... FAILED") || strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") ||
+		strings.Contains(t, ": error:") || strings.Contains(t, ": error TS") || strings.Contains(t, "  error  ") ||
+		strings.Contains(t, " panicked at ") || strings.Contains(t, ": fatal error:") {
+		return true
+	}
+	// pytest's header of a failure: "____ test_add ____".
+	return strings.HasPrefix(t, "___") && strings.HasSuffix(t, "___") && strings.Contains(t, " ")
+}
+
+// FailureExcerpt returns what of a failing gate's output the agent reads:
+// at most maxLines lines and maxBytes bytes, chosen so that the failures are
+// always in it, where a tail would lose them above its top. It takes, in
+// this order while room is left: every failure line (failureLine: the
+// failing tests' names and messages, up to half the lines), the few lines
+// after each (the message, the assertion values), then the last lines of
+// the output. marks are failure lines from parts of the output that output
+// no longer holds (the middle a capture dropped); the ones output lacks come
+// first. Left-out runs of lines show as "…". cut reports whether anything
+// was left out.
+func FailureExcerpt(output string, marks []string, maxLines, maxBytes int) (excerpt string, cut bool) {
+	text := strings.TrimRight(cleanText(output), "\n")
+	var lines []string
+	if text != "" {
+		lines = strings.Split(text, "\n")
+	}
+	var extra []string
+	for _, m := range marks {
+		m = cleanText(m)
+		if m != "" && !strings.Contains(text, m) {
+			extra = append(extra, m)
+		}
+	}
+	if len(extra) > 0 {
+		lines = append(append(extra, "…"), lines...)
+	}
+	if maxLines <= 0 {
+		maxLines = len(lines)
+	}
+	const (
+		prioFailure = iota + 1
+		prioContext
+		prioTail
+	)
+	prio := make([]int, len(lines))
+	n := 0
+	for i, l := range lines {
+		if n < max(maxLines/2, 1) && failureLine(l) {
+			prio[i] = prioFailure
+			n++
+		}
+	}
+	for i := 0; i < len(lines) && n < maxLines*3/4; i++ {
+		if prio[i] != prioFailure {
+			continue
+		}
+		for j := i + 1; j < len(lines) && j <= i+3 && n < maxLines*3/4; j++ {
+			if prio[j] != 0 || strings.TrimSpace(lines[j]) == "" {
+				break
+			}
+			prio[j] = prioContext
+			n++
+		}
+	}
+	for i := len(lines) - 1; i >= 0 && n < maxLines; i-- {
+		if prio[i] == 0 {
+			prio[i] = prioTail
+			n++
+		}
+	}
+	size := func() int {
+		total := 0
+		for i, l := range lines {
+			if prio[i] != 0 {
+				total += len(l) + 1
+			}
+		}
+		return total
+	}
+	// Over maxBytes: drop the tail's lines from its top, then the context
+	// from the bottom, then the failure lines from the bottom.
+	if maxBytes > 0 {
+		for _, p := range []int{prioTail, prioContext, prioFailure} {
+			for size() > maxBytes {
+				k := -1
+				for i := range lines {
+					if prio[i] == p {
+						k = i
+						if p == prioTail {
+							break
+						}
+					}
+				}
+				if k < 0 {
+					break
+				}
+				prio[k] = 0
 			}
 		}
 	}
-	return s, len(s) < whole
+	var b strings.Builder
+	gap := false
+	for i, l := range lines {
+		if prio[i] == 0 {
+			gap, cut = true, true
+			continue
+		}
+		if gap && b.Len() > 0 {
+			b.WriteString("…\n")
+		}
+		gap = false
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	s := strings.TrimRight(b.String(), "\n")
+	if s == "" && len(lines) > 0 && maxBytes > 0 {
+		// One line longer than maxBytes: its end.
+		return tailBytes(lines[len(lines)-1], maxBytes), true
+	}
+	return s, cut || len(extra) > 0
 }
 
 // fence returns a markdown code fence that the text cannot close.

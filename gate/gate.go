@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // Outcome is how a gate's run ended.
@@ -117,7 +118,13 @@ type Result struct {
 	Output      string // stdout and stderr interleaved: head and tail, the middle replaced by a marker
 	OutputBytes int64  // all the bytes the gate wrote
 	Omitted     int64  // bytes of Output's middle that were dropped
-	LogPath     string // the whole output; "" when not logged
+	// Digest is the normalization of the whole output, for its signature;
+	// nil when the gate ran no command.
+	Digest *signature.Digest
+	// Marks are the failure lines of the whole output (failing tests'
+	// names and messages), wherever they were: see Excerpt.
+	Marks   []string
+	LogPath string // the whole output; "" when not logged
 
 	Review   *Review   // a review gate's findings and reviewers; nil for other gates
 	Approval *Approval // a human gate's approval as it stood; nil for other gates

@@ -267,7 +267,7 @@ func (r *Report) Markdown() string {
 			if !res.Failed() || res.Enforcement() == config.Informational {
 				continue
 			}
-			excerpt, _ := Excerpt(res.Output, out.FeedbackLines, out.FeedbackBytes)
+			excerpt, _ := FailureExcerpt(res.Output, res.Marks, out.FeedbackLines, out.FeedbackBytes)
 			fmt.Fprintf(&b, "\n**Error Output (%s):** %s\n", res.Name(), res.Reason())
 			if excerpt != "" {
 				f := fence(excerpt)
@@ -345,20 +345,54 @@ func WriteSummary(path string, r *Report) error {
 	return writeFileAtomic(path, []byte(r.Markdown()))
 }
 
-// WriteArtifacts writes ResultsFile and SummaryFile in dir, making dir if need be.
-func WriteArtifacts(dir string, r *Report) error {
+// File is a file of a run's directory: its name and content.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// WriteArtifacts writes ResultsFile, SummaryFile and the extra files in
+// dir, making dir if need be: each atomically and synced, and the
+// directory synced once for all.
+func WriteArtifacts(dir string, r *Report, extra ...File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("making run directory: %w", err)
 	}
-	if err := WriteResultsJSON(filepath.Join(dir, ResultsFile), r); err != nil {
+	data, err := r.JSON()
+	if err != nil {
+		return fmt.Errorf("encoding gate results: %w", err)
+	}
+	// Each file synced, and the directory once for both.
+	if err := writeFile(filepath.Join(dir, ResultsFile), data, false); err != nil {
 		return err
 	}
-	return WriteSummary(filepath.Join(dir, SummaryFile), r)
+	if err := writeFile(filepath.Join(dir, SummaryFile), []byte(r.Markdown()), false); err != nil {
+		return err
+	}
+	for _, f := range extra {
+		if err := writeFile(filepath.Join(dir, f.Name), f.Data, false); err != nil {
+			return err
+		}
+	}
+	syncDir(dir)
+	return nil
 }
 
 // writeFileAtomic replaces path with data: a temporary file in the same
 // directory, synced, renamed over path, and the directory synced.
-func writeFileAtomic(path string, data []byte) (err error) {
+func writeFileAtomic(path string, data []byte) error { return writeFile(path, data, true) }
+
+// syncDir syncs a directory, so that the renames in it are durable; not
+// all systems allow it.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// writeFile is writeFileAtomic, with the directory synced or not.
+func writeFile(path string, data []byte, sync bool) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -388,9 +422,8 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("replacing %s: %w", base, err)
 	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // the rename is durable once the directory is; not all systems allow it
-		d.Close()
+	if sync {
+		syncDir(dir) // the rename is durable once the directory is
 	}
 	return nil
 }

@@ -76,6 +76,23 @@ type GateOptions struct {
 // comment and its request is closed.
 
 func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
+	// The rows of the issues the gates file, record and resolve go to the
+	// history with the gates' own, in one append (one sync) at the end.
+	// Each comes after the write of the queue it tells of, as before.
+	direct := w
+	var held []analytics.Event
+	w.rows = &held
+	defer func() {
+		if len(held) > 0 {
+			// Written also when ctx ended: an interrupted step still says
+			// what it did.
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if herr := direct.withLock(hctx, func() error { return direct.appendHistory(held...) }); err == nil {
+				err = herr
+			}
+		}
+	}()
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err
@@ -172,11 +189,7 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 		events = append(events, e)
 	}
-	if len(events) > 0 {
-		if err := w.withLock(ctx, func() error { return w.appendHistory(events...) }); err != nil {
-			return gr, err
-		}
-	}
+	held = append(held, events...)
 
 	prev := opt.Previous
 	if prev == nil {
@@ -185,9 +198,8 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 	attempt, maxRetries, exhausted := w.attemptOf(cfg, gr, prev)
 	gr.Attempts = append(append([]gate.Attempt(nil), prev...), gate.Attempt{Number: len(prev) + 1, Timestamp: ev.Started, Evaluation: ev, AgentFixes: opt.AgentFixes})
 	report := &gate.Report{ExecutionID: run, MaxRetries: maxRetries, Attempts: gr.Attempts, Output: cfg.Output}
-	if err := gate.WriteArtifacts(gr.Dir, report); err != nil {
-		return gr, err
-	}
+	// The feedback of a failed evaluation is kept with the artifacts.
+	var extra []gate.File
 	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
@@ -196,9 +208,10 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
 			return gr, err
 		}
-		if err := w.writeFeedback(gr.Dir, gr.Feedback); err != nil {
-			return gr, err
-		}
+		extra = append(extra, gate.File{Name: FeedbackFile, Data: []byte(gr.Feedback)})
+	}
+	if err := gate.WriteArtifacts(gr.Dir, report, extra...); err != nil {
+		return gr, err
 	}
 	return gr, nil
 }

@@ -138,7 +138,7 @@ func SessionKey(id string) string {
 // failure is reported, but nothing is retried: the agent may stop.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
-	w.session = res.Session
+	w.session, w.day = res.Session, now().Format("20060102")
 	disabled, err := w.Disabled()
 	if err != nil {
 		return nil, err

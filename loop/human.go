@@ -15,7 +15,6 @@ import (
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
-	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
@@ -118,7 +117,7 @@ type human struct {
 func (w Workspace) decideHuman(ctx context.Context, g config.Gate, tag map[string]string) *human {
 	h := &human{gate: g}
 	h.hash, h.stat = w.diffNow(ctx, g.DiffBase)
-	q, err := w.loadQueue()
+	q, err := queue.Load(w.Path(QueueFile))
 	if err != nil {
 		h.err = err
 		h.approval = gate.Approval{State: gate.ApprovalPending}
@@ -362,11 +361,6 @@ func (w Workspace) lastFeedback() string {
 		return ""
 	}
 	return string(data)
-}
-
-// writeFeedback keeps the feedback of the run's last failed evaluation.
-func (w Workspace) writeFeedback(dir, feedback string) error {
-	return fsx.WriteFile(filepath.Join(dir, FeedbackFile), []byte(feedback), 0o644)
 }
 
 // Decision is a person's word on an approval request.

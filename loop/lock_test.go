@@ -2,12 +2,14 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/queue"
@@ -249,6 +251,58 @@ func TestLockRetryCountMatchesHistory(t *testing.T) {
 		}
 		if n := is.Int(queue.FieldSignatureRepeatCount, -1); n != st.records {
 			t.Errorf("%s: Signature-Repeat-Count %d in the queue; history.csv has %d records", id, n, st.records)
+		}
+	}
+}
+
+// TestLockHeldWaits: every read-modify-write of the workspace waits for
+// the lock. With the lock held elsewhere (another process's check), each
+// gives up when its context ends, and no file has changed: the outcome
+// does not depend on how long anything takes.
+func TestLockHeldWaits(t *testing.T) {
+	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'exit 1'\n", "# Queue\n\n"+issueText("ISSUE-20241213-001",
+		"Status", "pending", "Auto-Retry", "true", "Retry-Count", "0", "Max-Retries", "10", "Session", "s"))
+	files := []string{QueueFile, StateFile, HistoryFile}
+	before := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(w.Path(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[f] = string(data)
+	}
+	unlock, err := w.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	for _, op := range []struct {
+		name string
+		fn   func(ctx context.Context) error
+	}{
+		{"check", func(ctx context.Context) error { _, err := w.Check(ctx, ruleNow); return err }},
+		{"record", func(ctx context.Context) error {
+			_, err := w.Record(ctx, ruleNow, "ISSUE-20241213-001", Failure{Output: []byte("x")})
+			return err
+		}},
+		{"a Stop hook's retry", func(ctx context.Context) error {
+			_, _, err := w.retrySession(ctx, ruleNow, []string{"ISSUE-20241213-001"})
+			return err
+		}},
+		{"issue retry", func(ctx context.Context) error { return w.Retry(ctx, ruleNow, "ISSUE-20241213-001") }},
+		{"issue skip", func(ctx context.Context) error { return w.Skip(ctx, ruleNow, "ISSUE-20241213-001") }},
+		{"session start", func(ctx context.Context) error { _, err := w.StartSession(ctx, ruleNow); return err }},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		err := op.fn(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s with the workspace lock held elsewhere: %v; want it to wait for the lock until its context ends", op.name, err)
+		}
+	}
+	for _, f := range files {
+		if data, _ := os.ReadFile(w.Path(f)); string(data) != before[f] {
+			t.Errorf("%s changed while the lock was held elsewhere", f)
 		}
 	}
 }

@@ -65,6 +65,9 @@ type Failure struct {
 	Output   []byte
 	ExitCode *int   // nil when unknown: an ordinary failure
 	Gate     string // the gate that failed, if any
+	// Digest, when set, is what normalizing the whole output found, where
+	// Output holds only its head and tail: the signature comes from it.
+	Digest *signature.Digest
 }
 
 // Class returns the failure's exit class.
@@ -77,8 +80,17 @@ func (f Failure) Class() signature.Class {
 
 // Signature computes the failure's signature and normalized text.
 func (w Workspace) Signature(f Failure) (sig, normalized string) {
+	if f.Digest != nil {
+		return f.Digest.Signature(f.Class()), f.Digest.Normalized
+	}
+	return signature.Of(f.Output, f.Class(), w.SignatureOptions())
+}
+
+// SignatureOptions are the paths a failure's output is normalized with: the
+// workspace's root and the user's home.
+func (w Workspace) SignatureOptions() signature.Options {
 	home, _ := os.UserHomeDir()
-	return signature.Of(f.Output, f.Class(), signature.Options{Workdir: w.Root(), Home: home})
+	return signature.Options{Workdir: w.Root(), Home: home}
 }
 
 // Recorded is what recording a failure did to an issue.
@@ -287,6 +299,10 @@ func runIDOf(s *session.State) string {
 // appendHistory adds events to history.csv; the caller holds the lock.
 // It leaves analytics.html as it is (see AnalyticsStampFile).
 func (w Workspace) appendHistory(events ...analytics.Event) error {
+	if w.rows != nil {
+		*w.rows = append(*w.rows, events...)
+		return nil
+	}
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
 		return fmt.Errorf("appending history: %w", err)
 	}
@@ -304,7 +320,13 @@ func (w Workspace) loadQueue() (*queue.Queue, error) {
 	return queue.Load(w.Path(QueueFile))
 }
 
-// updateQueue runs fn on the queue; the caller holds the lock.
+// updateQueue runs fn on the queue; the caller holds the lock. A Stop
+// hook's workspace reads and changes only the pieces of it that hold its
+// session's key, or the IDs of its day, for the issues it files
+// (queue.UpdateSome): a problem in another issue does not stop it.
 func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
+	if w.session != "" {
+		return queue.UpdateSome(w.Path(QueueFile), []string{w.session, "ISSUE-" + w.day + "-"}, fn)
+	}
 	return queue.Update(w.Path(QueueFile), fn)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
 )
 
 // TestRuleNeedsPerson: which issues the check reports as waiting for a
@@ -193,5 +194,38 @@ func TestRuleStopHookOutcomes(t *testing.T) {
 				t.Errorf("Stop hook, %s: %s (decision %q); want %s (decision %q)\n%+v", tc.name, res.Outcome, res.Output.Decision, tc.outcome, tc.decision, res.Output)
 			}
 		})
+	}
+}
+
+// TestRuleCheckDisabled: the no_auto_retry sentinel and auto_retry_enabled:
+// false each stop the check before it looks at the queue.
+func TestRuleCheckDisabled(t *testing.T) {
+	q := "# Queue\n\n" + issueText("ISSUE-20241213-001", "Status", "pending", "Auto-Retry", "true", "Retry-Count", "0")
+	for _, tc := range []struct {
+		name     string
+		setup    func(w Workspace) error
+		disabled bool
+	}{
+		{"enabled", func(Workspace) error { return nil }, false},
+		{"the sentinel", func(w Workspace) error { return os.WriteFile(w.Path(SentinelFile), nil, 0o644) }, true},
+		{"auto_retry_enabled false", func(w Workspace) error {
+			return session.Update(w.Path(StateFile), func(s *session.State) error {
+				s.Set(session.AutoRetryEnabled, "false")
+				return nil
+			})
+		}, true},
+	} {
+		w := ruleWorkspace(t, "", q)
+		if err := tc.setup(w); err != nil {
+			t.Fatal(err)
+		}
+		res, err := w.Check(context.Background(), ruleNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := loadIssue(t, w, "ISSUE-20241213-001").Int(queue.FieldRetryCount, -1)
+		if got := res.Outcome == CheckDisabled; got != tc.disabled || (tc.disabled && count != 0) {
+			t.Errorf("check, %s: %s, Retry-Count %d; want disabled %v", tc.name, res.Outcome, count, tc.disabled)
+		}
 	}
 }

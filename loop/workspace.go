@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
@@ -45,9 +46,14 @@ type Workspace struct {
 	Dir string
 
 	// session, when set, is the key of the agent session whose Stop hook
-	// works on the workspace: every issue it reads carries it (see
-	// loadQueue).
-	session string
+	// works on the workspace: every issue it reads or changes carries it
+	// (see loadQueue and updateQueue); day is the hook's day, which the IDs
+	// of the issues it files start with.
+	session, day string
+
+	// rows, when set, holds the history rows appended, for a step that
+	// writes them all with one append at its end (RunGates).
+	rows *[]analytics.Event
 }
 
 // Path returns the path of a file of the workspace.

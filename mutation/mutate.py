@@ -127,10 +127,21 @@ def go_test(scratch, packages, run, verbose):
 
 
 def first_failure(output):
+    """The first failing test, its deepest subtest named (TestScripts/x)."""
+    best, depth = "", -1
     for line in output.splitlines():
         s = line.strip()
-        if s.startswith("--- FAIL") or "[build failed]" in s or s.startswith("FAIL\t"):
+        if s.startswith("--- FAIL"):
+            d = len(line) - len(line.lstrip())
+            if best and d <= depth:
+                break
+            best, depth = s, d
+        elif best:
+            break
+        elif "[build failed]" in s or s.startswith("FAIL\t"):
             return s
+    if best:
+        return best
     return output.strip().splitlines()[-1] if output.strip() else ""
 
 

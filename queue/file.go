@@ -47,3 +47,34 @@ func LoadSome(path string, needles ...string) (*Queue, error) {
 	}
 	return ParseSome(data, needles...), nil
 }
+
+// UpdateSome is Update for a writer that reads and changes only the issues
+// whose text holds one of needles (see ParseSome): fn sees only those, and
+// only their problems refuse the write; the rest of the file is kept byte
+// for byte. A new issue is numbered from the issues read, so a writer that
+// files one has its day's "ISSUE-YYYYMMDD-" among the needles. Should an
+// issue changed or added have its ID in a piece not read, fn runs again on
+// the whole queue, as Update runs it, which finds an ID given twice.
+func UpdateSome(path string, needles []string, fn func(*Queue) error) error {
+	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
+		q := ParseSome(old, needles...)
+		if len(q.Problems) > 0 {
+			return nil, &ValidationError{Path: path, Problems: q.Problems}
+		}
+		if err := fn(q); err != nil {
+			return nil, err
+		}
+		if q.elsewhere() {
+			if q = Parse(old); len(q.Problems) > 0 {
+				return nil, &ValidationError{Path: path, Problems: q.Problems}
+			}
+			if err := fn(q); err != nil {
+				return nil, err
+			}
+		}
+		if !q.Changed() {
+			return old, nil
+		}
+		return q.Bytes(), nil
+	})
+}

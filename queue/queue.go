@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 )
 
 // The fields of the seed's format, in its order and spelling.
@@ -99,7 +100,8 @@ type Queue struct {
 	Problems []Problem
 
 	added   []*Issue
-	partial bool // read by ParseSome
+	partial bool     // read by ParseSome
+	skipped [][2]int // the pieces ParseSome did not read
 }
 
 // Issue is one issue of the queue.
@@ -246,6 +248,7 @@ func parse(data []byte, keep func(piece []byte) bool) *Queue {
 			// issue before it.
 			closeIssue(start)
 			skipped = append(skipped, [2]int{start, end})
+			q.skipped = append(q.skipped, [2]int{start, end})
 		}, walk)
 	}
 	closeIssue(len(q.src.Text))
@@ -503,6 +506,7 @@ func (is *Issue) List(name string) []string {
 // value it has changes nothing. It must not be called on an issue without a
 // field table, which Parse reports as a problem.
 func (is *Issue) Set(name, value string) {
+	value = textclean.Line(value)
 	if is.table != nil {
 		is.table.Set(name, CanonicalName(name), value)
 		return
@@ -536,7 +540,8 @@ func (is *Issue) Section(title string) *Section {
 // SetSection replaces a section's body, or appends the section to the
 // issue when it has none of that title.
 func (is *Issue) SetSection(title, body string) {
-	body = strings.TrimRight(body, "\r\n ")
+	title = textclean.Line(title)
+	body = strings.TrimRight(safeBody(body), "\r\n ")
 	s := is.Section(title)
 	if s == nil {
 		is.sections = append(is.sections, &Section{Title: title, body: body, pending: true})
@@ -577,7 +582,7 @@ func (q *Queue) Add(now time.Time, fields map[string]string, sections map[string
 	for _, t := range []string{SectionSummary, SectionFailureDetails, SectionVerification, SectionSuggestedFix} {
 		for k, v := range sections {
 			if mdpatch.Norm(k) == mdpatch.Norm(t) {
-				is.sections = append(is.sections, &Section{Title: t, body: strings.TrimRight(v, "\r\n "), pending: true})
+				is.sections = append(is.sections, &Section{Title: t, body: strings.TrimRight(safeBody(v), "\r\n "), pending: true})
 				seen[k] = true
 			}
 		}
@@ -590,7 +595,7 @@ func (q *Queue) Add(now time.Time, fields map[string]string, sections map[string
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		is.sections = append(is.sections, &Section{Title: k, body: strings.TrimRight(sections[k], "\r\n "), pending: true})
+		is.sections = append(is.sections, &Section{Title: textclean.Line(k), body: strings.TrimRight(safeBody(sections[k]), "\r\n "), pending: true})
 	}
 	q.added = append(q.added, is)
 	return is
@@ -634,6 +639,36 @@ func (q *Queue) Changed() bool {
 		}
 		for _, s := range is.sections {
 			if s.pending || s.replaced {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// elsewhere reports whether an issue this change touches or adds has its
+// ID in a piece ParseSome did not read: the ID may be given twice, which
+// only a whole parse can tell.
+func (q *Queue) elsewhere() bool {
+	if len(q.skipped) == 0 {
+		return false
+	}
+	var ids [][]byte
+	for _, is := range q.Issues {
+		changed := is.table != nil && is.table.Changed()
+		for _, s := range is.sections {
+			changed = changed || s.pending || s.replaced
+		}
+		if changed {
+			ids = append(ids, []byte(is.ID))
+		}
+	}
+	for _, is := range q.added {
+		ids = append(ids, []byte(is.ID))
+	}
+	for _, r := range q.skipped {
+		for _, id := range ids {
+			if bytes.Contains(q.src.Text[r[0]:r[1]], id) {
 				return true
 			}
 		}
@@ -784,4 +819,79 @@ func CheckValue(name, value string) error {
 		}
 	}
 	return nil
+}
+
+// safeBody returns a section's body as text that creates no structure in
+// the queue: clean text (textclean.Text: no control bytes, valid UTF-8),
+// where no line can be read as a heading (a "#" line, a setext underline),
+// an HTML block or a code fence left open that would hide what follows.
+// Such lines outside fenced code get a backslash in front, markdown's
+// escape; a fence left open is closed. If the result still parses with a
+// heading of its own (a fence the simple scan misread), every such line is
+// escaped, fences too.
+func safeBody(body string) string {
+	body = textclean.Text(body)
+	if b := escapeLines(body, false); structureFree(b) {
+		return b
+	}
+	return escapeLines(body, true)
+}
+
+// escapeLines escapes the lines that could start a heading or an HTML
+// block; outside fenced code only, unless all.
+func escapeLines(body string, all bool) string {
+	lines := strings.Split(body, "\n")
+	var fence byte
+	fenceLen := 0
+	for i, l := range lines {
+		trimmed := strings.TrimLeft(l, " ")
+		indent := len(l) - len(trimmed)
+		if indent > 3 || trimmed == "" {
+			continue
+		}
+		run := func(c byte) int {
+			n := 0
+			for n < len(trimmed) && trimmed[n] == c {
+				n++
+			}
+			return n
+		}
+		if fence != 0 && !all {
+			if n := run(fence); n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
+				fence = 0
+			}
+			continue
+		}
+		c := trimmed[0]
+		if !all && (c == '`' || c == '~') && run(c) >= 3 && (c == '~' || !strings.Contains(trimmed[run(c):], "`")) {
+			fence, fenceLen = c, run(c)
+			continue
+		}
+		underline := (c == '=' || c == '-') && strings.TrimRight(trimmed, " \t") == strings.Repeat(string(c), len(strings.TrimRight(trimmed, " \t")))
+		if c == '#' || c == '<' || underline || all && (c == '`' || c == '~') {
+			lines[i] = l[:indent] + `\` + trimmed
+		}
+	}
+	if fence != 0 {
+		lines = append(lines, strings.Repeat(string(fence), fenceLen))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// structureFree reports whether body, as a section's body, holds no heading
+// of level 3 or less and hides no heading after it.
+func structureFree(body string) bool {
+	const end = "### end"
+	doc := "### s\n\n" + body + "\n\n" + end + "\n"
+	n := 0
+	ok := true
+	mdpatch.NewSource([]byte(doc)).Walk(func(b mdpatch.Block) {
+		if b.Kind == mdpatch.Heading && b.Level <= 3 {
+			n++
+			if n == 2 && b.Title != "end" {
+				ok = false
+			}
+		}
+	})
+	return ok && n == 2
 }

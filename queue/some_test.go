@@ -2,10 +2,13 @@ package queue
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -170,5 +173,112 @@ func FuzzParseSome(f *testing.F) {
 			return
 		}
 		agree(t, data, needle)
+	})
+}
+
+func TestUpdateSome(t *testing.T) {
+	const base = `# Queue
+
+## ISSUE-20241213-001
+
+| Field | Value |
+|---|---|
+| Status | pending |
+| Session | s1 |
+
+## ISSUE-20241213-002
+
+| Field | Value |
+|---|---|
+| Status | pending |
+| Session | s2 |
+`
+	write := func(t *testing.T, text string) string {
+		path := filepath.Join(t.TempDir(), "issue_queue.md")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	setStatus := func(id string) func(*Queue) error {
+		return func(q *Queue) error {
+			is := q.Issue(id)
+			if is == nil {
+				return fmt.Errorf("no %s", id)
+			}
+			is.Set(FieldStatus, StatusResolved)
+			return nil
+		}
+	}
+
+	t.Run("the same bytes as Update", func(t *testing.T) {
+		some, full := write(t, base), write(t, base)
+		if err := UpdateSome(some, []string{"s2"}, setStatus("ISSUE-20241213-002")); err != nil {
+			t.Fatal(err)
+		}
+		if err := Update(full, setStatus("ISSUE-20241213-002")); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(some)
+		b, _ := os.ReadFile(full)
+		if !bytes.Equal(a, b) || bytes.Equal(a, []byte(base)) {
+			t.Errorf("UpdateSome wrote\n%s\nUpdate\n%s", a, b)
+		}
+		if err := UpdateSome(some, []string{"s2"}, setStatus("ISSUE-20241213-001")); err == nil {
+			t.Errorf("UpdateSome found an issue whose text holds no needle")
+		}
+	})
+
+	t.Run("a problem elsewhere does not stop it, one in its issues does", func(t *testing.T) {
+		bad := base + "\n## ISSUE-20241213-003\n\n| Field | Value |\n|---|---|\n| Status | weird |\n"
+		path := write(t, bad)
+		if err := Update(path, setStatus("ISSUE-20241213-002")); err == nil {
+			t.Fatalf("Update wrote a queue with an unknown status")
+		}
+		if err := UpdateSome(path, []string{"s2"}, setStatus("ISSUE-20241213-002")); err != nil {
+			t.Errorf("UpdateSome(s2) = %v; want the problem in another issue left alone", err)
+		}
+		data, _ := os.ReadFile(path)
+		if !strings.Contains(string(data), "| Status | weird |") {
+			t.Errorf("the other issue changed:\n%s", data)
+		}
+		if got := Parse(data).Issue("ISSUE-20241213-002").Status(); got != StatusResolved {
+			t.Errorf("status %s; want resolved", got)
+		}
+		var verr *ValidationError
+		if err := UpdateSome(path, []string{"weird"}, func(*Queue) error { return nil }); !errors.As(err, &verr) {
+			t.Errorf("UpdateSome(weird) = %v; want the problem of the issue it reads", err)
+		}
+	})
+
+	t.Run("an ID given twice elsewhere is found", func(t *testing.T) {
+		dup := base + "\n## ISSUE-20241213-002\n\n| Field | Value |\n|---|---|\n| Status | pending |\n"
+		path := write(t, dup)
+		var verr *ValidationError
+		if err := UpdateSome(path, []string{"s2"}, setStatus("ISSUE-20241213-002")); !errors.As(err, &verr) || !strings.Contains(err.Error(), "duplicate issue ID") {
+			t.Errorf("UpdateSome = %v; want the duplicate ID refused", err)
+		}
+		if data, _ := os.ReadFile(path); string(data) != dup {
+			t.Errorf("the file changed")
+		}
+	})
+
+	t.Run("a new issue never takes an ID of a piece not read", func(t *testing.T) {
+		path := write(t, base)
+		var id string
+		err := UpdateSome(path, []string{"nothing"}, func(q *Queue) error {
+			id = q.Add(time.Date(2024, 12, 13, 10, 0, 0, 0, time.UTC), map[string]string{"Session": "s3"}, nil).ID
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id != "ISSUE-20241213-003" {
+			t.Errorf("new issue %s; want ISSUE-20241213-003, after the two in pieces not read", id)
+		}
+		data, _ := os.ReadFile(path)
+		if q := Parse(data); len(q.Problems) > 0 || len(q.Issues) != 3 {
+			t.Errorf("after the add: %d issues, problems %v", len(q.Issues), q.Problems)
+		}
 	})
 }

@@ -39,8 +39,21 @@ func FuzzNormalize(f *testing.F) {
 				t.Fatalf("Normalize(%q) = %q: a line ends in blanks", output, got)
 			}
 		}
-		if Compute(output, Fail, opt) != hash(Fail, got) {
+		if Compute(output, Fail, opt) != hashOf(Fail, got) {
 			t.Fatalf("Compute(%q) is not the hash of Normalize", output)
+		}
+		// Written in pieces, the output signs the same.
+		w := NewWriter(opt)
+		for rest := output; len(rest) > 0; {
+			n := 1 + len(rest)%7
+			if n > len(rest) {
+				n = len(rest)
+			}
+			w.Write(rest[:n])
+			rest = rest[n:]
+		}
+		if d := w.Digest(); d.Signature(Fail) != Compute(output, Fail, opt) || d.Normalized != got || d.Empty != Empty(got) {
+			t.Fatalf("a Writer fed %q in pieces gives %q (empty %v); want %q", output, d.Normalized, d.Empty, got)
 		}
 	})
 }
@@ -49,6 +62,14 @@ func FuzzNormalize(f *testing.F) {
 var (
 	offsetSpec = regexp.MustCompile(`\+0x[0-9a-fA-F]+\b`)
 	addrSpec   = regexp.MustCompile(`\b0x[0-9a-fA-F]{6,}\b`)
+)
+
+// pidSpec, portHostSpec and portWordSpec are what maskPIDWords and maskPorts
+// do, as regexps.
+var (
+	pidSpec      = regexp.MustCompile(`(?i)\b(pid[ =:]+)\d+\b`)
+	portHostSpec = regexp.MustCompile(`(\b(?:\d{1,3}\.){3}\d{1,3}|\blocalhost|\[[0-9a-fA-F:.]*\]):(\d{5})\b`)
+	portWordSpec = regexp.MustCompile(`\b(port) (\d{5})\b`)
 )
 
 // fileLineSpec is what maskFileLines does, as a regexp.
@@ -62,6 +83,7 @@ func FuzzScanners(f *testing.F) {
 	}
 	for _, s := range []string{"a.go:1:2:3", "my-Makefile:3", "xMakefile:3", "(node:123)", "xnode:a:1", "node:a/b.c-d:7:8", "x.1go:3", "a.b+c:1",
 		"+0x1 +0x1fg 0x0x123456 x0x123456 0x1234567_ +0x", "0x123456+0x12",
+		"pid=1 PID: 22 rapid 3 pid 4x (pid  5)", "1.2.3.4:45007 1234.5.6.7:45007 localhost:50000 xlocalhost:50000 [::1]:61000 port 42413 sport 42413 port 123456",
 	} {
 		f.Add(s)
 	}
@@ -71,6 +93,19 @@ func FuzzScanners(f *testing.F) {
 		}
 		if want, got := addrSpec.ReplaceAllString(line, tokAddr), maskHexWords(line, false); got != want {
 			t.Errorf("maskHexWords(%q, false) = %q; want %q", line, got, want)
+		}
+		if want, got := pidSpec.ReplaceAllString(line, "${1}"+tokPID), maskPIDWords(line); got != want {
+			t.Errorf("maskPIDWords(%q) = %q; want %q", line, got, want)
+		}
+		wantPorts := portHostSpec.ReplaceAllStringFunc(line, func(m string) string {
+			i := strings.LastIndexByte(m, ':')
+			return maskPort(m[:i], ":", m[i+1:])
+		})
+		wantPorts = portWordSpec.ReplaceAllStringFunc(wantPorts, func(m string) string {
+			return maskPort("port", " ", m[len("port "):])
+		})
+		if got := maskPorts(line); got != wantPorts {
+			t.Errorf("maskPorts(%q) = %q; want %q", line, got, wantPorts)
 		}
 		want := fileLineSpec.ReplaceAllStringFunc(line, func(m string) string {
 			sub := fileLineSpec.FindStringSubmatch(m)

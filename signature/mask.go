@@ -77,16 +77,10 @@ var (
 	// A throughput: "34.7 GB/s" (dd), "1.2MiB/s".
 	reRate = regexp.MustCompile(`\b\d+(?:\.\d+)? ?[kKMGTP]?i?B/s\b`)
 
-	// pid=11827, (pid 11098), PID: 42.
-	rePID = regexp.MustCompile(`(?i)\b(pid[ =:]+)\d+\b`)
 	// ==11118==ERROR: AddressSanitizer (and the other sanitizers).
 	reSanPID = regexp.MustCompile(`^==\d+==`)
 	// (node:18206) Warning: …
 	reNodePID = regexp.MustCompile(`\(node:\d+\)`)
-
-	// 127.0.0.1:45007, localhost:45007, [::1]:45007, and curl's "port 42413".
-	rePortHost = regexp.MustCompile(`(\b(?:\d{1,3}\.){3}\d{1,3}|\blocalhost|\[[0-9a-fA-F:.]*\]):(\d{5})\b`)
-	rePortWord = regexp.MustCompile(`\b(port) (\d{5})\b`)
 
 	// goroutine 7 [running]:, created by x in goroutine 6, by goroutine 9:,
 	// Goroutine 9 (running) created at: (the race detector).
@@ -146,11 +140,11 @@ var rules = []rule{
 		if hasDigitDotDigit(l) {
 			l = reDurFrac.ReplaceAllString(l, tokDur)
 		}
-		if strings.Contains(l, "(") {
+		if hasParenDigit(l) {
 			l = reDurParen.ReplaceAllString(l, "("+tokDur+")")
 		}
-		if strings.Contains(l, "in ") || strings.Contains(l, "after ") || strings.Contains(l, "took ") ||
-			strings.Contains(l, "lapsed") || strings.Contains(l, "ime") {
+		if hasSpaceDigit(l) && (strings.Contains(l, "in ") || strings.Contains(l, "after ") || strings.Contains(l, "took ") ||
+			strings.Contains(l, "lapsed") || strings.Contains(l, "ime")) {
 			l = reDurWord.ReplaceAllString(l, "$1 "+tokDur)
 		}
 		if strings.Contains(l, "B/s") {
@@ -159,24 +153,17 @@ var rules = []rule{
 		return l
 	}},
 	{"duration_ms", func(l string) bool { return strings.Contains(l, "duration_ms") }, replace(reDurMs, "$1 "+tokDur)},
-	{"pid", hasFoldPID, replace(rePID, "${1}"+tokPID)},
+	{"pid", hasFoldPID, maskPIDWords},
+	{"syslog", func(l string) bool { return strings.Contains(l, "]: ") }, maskSyslogPID},
 	{"nodepid", func(l string) bool { return strings.Contains(l, "(node:") }, replace(reNodePID, "(node:"+tokPID+")")},
 	{"sanpid", func(l string) bool { return strings.HasPrefix(l, "==") }, replace(reSanPID, "=="+tokPID+"==")},
-	{"port", hasPortNumber, func(l string) string {
-		l = rePortHost.ReplaceAllStringFunc(l, func(m string) string {
-			i := strings.LastIndexByte(m, ':')
-			return maskPort(m[:i], ":", m[i+1:])
-		})
-		return rePortWord.ReplaceAllStringFunc(l, func(m string) string {
-			return maskPort("port", " ", m[len("port "):])
-		})
-	}},
+	{"port", hasPortNumber, maskPorts},
 	{"goroutine", func(l string) bool { return strings.Contains(l, "oroutine ") }, func(l string) string {
 		l = reGoroutine.ReplaceAllString(l, "$1 N")
 		l = reGoroutineWait.ReplaceAllString(l, "$1, "+tokDur)
 		return reRaceState.ReplaceAllString(l, "$1 (<state>)")
 	}},
-	{"race", func(l string) bool { return strings.Contains(l, " at ") }, func(l string) string {
+	{"race", func(l string) bool { return strings.Contains(l, "ead at ") || strings.Contains(l, "rite at ") }, func(l string) string {
 		return reRaceAccess.ReplaceAllStringFunc(l, func(m string) string {
 			sub := reRaceAccess.FindStringSubmatch(m)
 			if sub[1] != "" {
@@ -615,4 +602,178 @@ func tmpRootLen(s string) int {
 
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || c == '\n'
+}
+
+// maskPIDWords masks the number after a word "pid" (any case) and spaces,
+// "=" or ":": "pid=11827", "(pid 11098)", "PID: 42". The regexp that says
+// the same is pidSpec, in the tests.
+func maskPIDWords(l string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i+3 < len(l); i++ {
+		if (l[i]|0x20) != 'p' || (l[i+1]|0x20) != 'i' || (l[i+2]|0x20) != 'd' || i > 0 && isWordByte(l[i-1]) {
+			continue
+		}
+		j := i + 3
+		for j < len(l) && (l[j] == ' ' || l[j] == '=' || l[j] == ':') {
+			j++
+		}
+		if j == i+3 {
+			continue
+		}
+		k := j
+		for k < len(l) && isDigit(l[k]) {
+			k++
+		}
+		if k == j || k < len(l) && isWordByte(l[k]) {
+			continue
+		}
+		b.WriteString(l[last:j])
+		b.WriteString(tokPID)
+		last = k
+		i = k - 1
+	}
+	if last == 0 {
+		return l
+	}
+	b.WriteString(l[last:])
+	return b.String()
+}
+
+// maskSyslogPID masks the process ID of a syslog-style line, "name[pid]: "
+// as its first, second or third field: "sshd[1234]: Accepted",
+// "<time> host sshd[1234]: Accepted" (syslog, journalctl), "<time>
+// cron[77]: …". Elsewhere "x[12]: " is an index, and stays; so does make's
+// recursion level, "make[1]: ".
+func maskSyslogPID(l string) string {
+	start := 0
+	for field := 0; field < 3 && start < len(l); field++ {
+		end := strings.IndexByte(l[start:], ' ')
+		if end < 0 {
+			return l
+		}
+		end += start
+		tok := l[start:end]
+		if strings.HasSuffix(tok, "]:") {
+			open := max(strings.LastIndexByte(tok, '['), 0)
+			digits := tok[open+1 : len(tok)-2]
+			name := tok[:open]
+			if open > 0 && digits != "" && strings.Trim(digits, "0123456789") == "" && isSyslogName(name) &&
+				name != "make" && name != "gmake" && !strings.HasSuffix(name, "/make") {
+				return l[:start+open+1] + tokPID + l[end-2:]
+			}
+		}
+		start = end + 1
+	}
+	return l
+}
+
+// isSyslogName reports whether s names a program as syslog shows it: a
+// letter, then letters, digits and ._-@/.
+func isSyslogName(s string) bool {
+	if s == "" || !isLetter(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isWordByte(c) && c != '.' && c != '-' && c != '@' && c != '/' {
+			return false
+		}
+	}
+	return true
+}
+
+// maskPorts masks ephemeral ports (see maskPort) after an IPv4 address,
+// localhost or a bracketed IPv6 address ("127.0.0.1:45007",
+// "[::1]:61000"), and in curl's "port 42413": five digits, a whole word.
+// The regexps that say the same are portHostSpec and portWordSpec, in the
+// tests.
+func maskPorts(l string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i+5 < len(l); i++ {
+		c := l[i]
+		if c != ':' && c != ' ' {
+			continue
+		}
+		j := i + 1
+		for j < len(l) && j < i+7 && isDigit(l[j]) {
+			j++
+		}
+		if j-(i+1) != 5 || j < len(l) && isWordByte(l[j]) {
+			continue
+		}
+		host := c == ':' && portHost(l[:i]) || c == ' ' && strings.HasSuffix(l[:i], "port") && (i == 4 || !isWordByte(l[i-5]))
+		if !host {
+			continue
+		}
+		b.WriteString(l[last : i+1])
+		b.WriteString(maskPort("", "", l[i+1:j]))
+		last = j
+		i = j - 1
+	}
+	if last == 0 {
+		return l
+	}
+	b.WriteString(l[last:])
+	return b.String()
+}
+
+// portHost reports whether s ends in a host a port may follow: an IPv4
+// address, localhost, or an IPv6 address in brackets, each a whole word.
+func portHost(s string) bool {
+	if strings.HasSuffix(s, "localhost") {
+		return len(s) == 9 || !isWordByte(s[len(s)-10])
+	}
+	if strings.HasSuffix(s, "]") {
+		open := strings.LastIndexByte(s, '[')
+		if open < 0 {
+			return false
+		}
+		for k := open + 1; k < len(s)-1; k++ {
+			if !isHex(s[k]) && s[k] != ':' && s[k] != '.' {
+				return false
+			}
+		}
+		return true
+	}
+	end := len(s)
+	for group := 0; group < 4; group++ {
+		k := end
+		for k > 0 && isDigit(s[k-1]) {
+			k--
+		}
+		if n := end - k; n < 1 || n > 3 {
+			return false
+		}
+		if group == 3 {
+			return k == 0 || !isWordByte(s[k-1])
+		}
+		if k == 0 || s[k-1] != '.' {
+			return false
+		}
+		end = k - 1
+	}
+	return false
+}
+
+// hasParenDigit reports whether l has "(" and a digit: where a duration in
+// parentheses can start.
+func hasParenDigit(l string) bool {
+	for i := 0; i+1 < len(l); i++ {
+		if l[i] == '(' && isDigit(l[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSpaceDigit reports whether l has a space and a digit: where a duration
+// after a word can start.
+func hasSpaceDigit(l string) bool {
+	for i := 0; i+1 < len(l); i++ {
+		if l[i] == ' ' && isDigit(l[i+1]) {
+			return true
+		}
+	}
+	return false
 }

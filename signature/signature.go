@@ -30,15 +30,19 @@
 package signature
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
+	"hash/maphash"
+	"io"
 	"strings"
 )
 
 // Version names the normalization rules and the hash layout. It is the first
 // part of every signature's header, so that signatures made by other rules
 // never compare equal by accident.
-const Version = "sig-v1"
+const Version = "sig-v2"
 
 // Class is the exit class of a failure, part of the signature's header.
 type Class string
@@ -88,30 +92,30 @@ type Options struct {
 // the result has no leading or trailing blank lines; it is "" when nothing is
 // left (see Empty).
 func Normalize(output []byte, opt Options) string {
-	paths := newPathMasker(opt)
-	text := string(output)
-	lines := make([]line, 0, strings.Count(text, "\n")+1)
-	for len(text) > 0 {
-		raw, rest, _ := strings.Cut(text, "\n")
-		text = rest
-		lines = append(lines, classify(maskLine(cleanLine(raw), paths)))
-	}
-	lines = structure(lines)
-	return joinLines(lines)
+	var b strings.Builder
+	w := NewWriter(opt)
+	w.Explain(&b)
+	w.Write(output)
+	w.Digest()
+	return b.String()
 }
 
-// Compute returns the hex SHA256 of the header ("sig-v1 <class>\n") and
-// Normalize(output, opt). An empty class counts as Fail.
+// Compute returns the signature of output (see Digest.Signature). An empty
+// class counts as Fail.
 func Compute(output []byte, class Class, opt Options) string {
-	sig, _ := Of(output, class, opt)
-	return sig
+	w := NewWriter(opt)
+	w.Write(output)
+	return w.Digest().Signature(class)
 }
 
 // Of normalizes output once and returns both its signature (as Compute) and
 // the normalized text (as Normalize).
 func Of(output []byte, class Class, opt Options) (sig string, normalized string) {
-	normalized = Normalize(output, opt)
-	return hash(class, normalized), normalized
+	var b strings.Builder
+	w := NewWriter(opt)
+	w.Explain(&b)
+	w.Write(output)
+	return w.Digest().Signature(class), b.String()
 }
 
 // Empty reports whether a normalized text holds nothing: the output was blank
@@ -120,37 +124,200 @@ func Empty(normalized string) bool {
 	return strings.TrimSpace(normalized) == ""
 }
 
-func hash(class Class, normalized string) string {
+// Limits of the streaming normalization, which keep its memory bounded
+// whatever the size of the output.
+const (
+	// MaxLine is the longest line normalized as one: a longer run of bytes
+	// without a newline is cut into lines of MaxLine bytes.
+	MaxLine = 64 << 10
+	// Window is how much text the passes over several lines (dropping
+	// passing tests, sorting failure blocks) see at once. An output longer
+	// than that is normalized window by window: blocks are sorted within a
+	// window, which ends at the first line after Window bytes that starts
+	// no block (or at twice Window bytes, whatever the line).
+	Window = 1 << 20
+	// KeepNormalized is how much of the normalized text a Digest keeps.
+	KeepNormalized = 1 << 20
+)
+
+// The Writer keeps the lines it normalized last in a direct-mapped cache:
+// output repeats itself (stack frames, warnings, log lines), and a line seen
+// again is not normalized again.
+const (
+	cacheSize = 16384
+	maxCached = 512 // bytes: longer lines are not cached
+)
+
+var cacheSeed = maphash.MakeSeed()
+
+type cacheEntry struct {
+	raw  string
+	line line
+	ok   bool
+}
+
+// A Writer normalizes an output as it is written, in bounded memory, and
+// hashes the normalized text: write the output to it, then call Digest once.
+// Normalize, Of and Compute are a Writer over one slice; a gate's output is
+// written to one as it runs, so that the whole output is signed, not only
+// the excerpt kept in memory.
+type Writer struct {
+	paths   *pathMasker
+	partial []byte // the start of a line whose "\n" has not come yet
+	lines   []line // the current window
+	out     []byte // the current window, normalized
+	size    int    // bytes of text in lines
+	h       hash.Hash
+	explain io.Writer
+	keep    strings.Builder // the first KeepNormalized bytes of the normalized text
+	cut     bool            // normalized text went beyond keep
+	started bool            // a non-blank line was written out
+	blank   bool            // a blank line is pending
+	total   int64
+	done    bool
+	digest  Digest
+	cache   *[cacheSize]cacheEntry
+}
+
+// NewWriter returns a Writer for an output from a command run with opt.
+func NewWriter(opt Options) *Writer {
+	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: new([cacheSize]cacheEntry)}
+}
+
+// Explain makes the Writer copy the normalized text to out as it goes, all
+// of it (a Digest keeps only its start). Call it before the first Write.
+func (w *Writer) Explain(out io.Writer) { w.explain = out }
+
+// Write normalizes p. It never fails.
+func (w *Writer) Write(p []byte) (int, error) {
+	n := len(p)
+	w.total += int64(n)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.partial = append(w.partial, p...)
+			for len(w.partial) >= MaxLine {
+				w.addLine(w.partial[:MaxLine])
+				w.partial = append(w.partial[:0], w.partial[MaxLine:]...)
+			}
+			break
+		}
+		if len(w.partial) > 0 {
+			w.partial = append(w.partial, p[:i]...)
+			w.addRaw(w.partial)
+			w.partial = w.partial[:0]
+		} else {
+			w.addRaw(p[:i])
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// addRaw adds one line of output, cut into lines of MaxLine bytes.
+func (w *Writer) addRaw(raw []byte) {
+	for len(raw) > MaxLine {
+		w.addLine(raw[:MaxLine])
+		raw = raw[MaxLine:]
+	}
+	w.addLine(raw)
+}
+
+func (w *Writer) addLine(raw []byte) {
+	var l line
+	if len(raw) <= maxCached {
+		h := maphash.Bytes(cacheSeed, raw)
+		e := &w.cache[h%cacheSize]
+		if e.ok && e.raw == string(raw) {
+			l = e.line
+		} else {
+			r := string(raw)
+			l = classify(maskLine(cleanLine(r), w.paths))
+			*e = cacheEntry{raw: r, line: l, ok: true}
+		}
+	} else {
+		l = classify(maskLine(cleanLine(string(raw)), w.paths))
+	}
+	w.lines = append(w.lines, l)
+	w.size += len(l.text) + 1
+	if w.size >= Window && (l.kind&blockKinds == 0 && l.indent == 0 && l.text != "" || w.size >= 2*Window) {
+		w.flush()
+	}
+}
+
+// blockKinds are the kinds of lines that may start or belong to a block that
+// the passes over several lines look at as a whole.
+const blockKinds = kFailHeader | kTestAt | kTAPSubtest | kTAPPoint | kYAMLStart | kYAMLEnd | kEqualsRule |
+	kDashRule | kPyFail | kPyRan | kPyVerbose | kRaceRule | kRaceWarning | kGoRun | kGoEvent | kGoResult
+
+// flush applies the passes over several lines to the window and writes it
+// out.
+func (w *Writer) flush() {
+	out := w.out[:0]
+	for _, l := range structure(w.lines) {
+		if l.text == "" {
+			w.blank = w.started
+			continue
+		}
+		start := len(out)
+		if w.blank {
+			out = append(out, '\n')
+			w.blank = false
+		}
+		out = append(out, l.text...)
+		out = append(out, '\n')
+		w.started = true
+		if !w.cut && KeepNormalized-w.keep.Len() >= len(out)-start {
+			w.keep.Write(out[start:])
+		} else {
+			w.cut = true
+		}
+	}
+	w.h.Write(out)
+	if w.explain != nil {
+		w.explain.Write(out)
+	}
+	w.out = out
+	clear(w.lines)
+	w.lines, w.size = w.lines[:0], 0
+}
+
+// Digest finishes the normalization and returns its result. Later calls
+// return the same; writes after the first call are ignored.
+func (w *Writer) Digest() Digest {
+	if w.done {
+		return w.digest
+	}
+	if len(w.partial) > 0 {
+		w.addLine(w.partial)
+		w.partial = nil
+	}
+	w.flush()
+	w.done = true
+	w.digest = Digest{Normalized: w.keep.String(), Cut: w.cut, Empty: !w.started, Bytes: w.total}
+	w.h.Sum(w.digest.sum[:0])
+	return w.digest
+}
+
+// A Digest is what normalizing an output found: the hash of its normalized
+// text, and the start of that text.
+type Digest struct {
+	sum        [sha256.Size]byte
+	Normalized string // the normalized text, its first KeepNormalized bytes at most (cut at a line)
+	Cut        bool   // Normalized is only the start of the normalized text
+	Empty      bool   // the normalized text is empty: blank output, or only noise
+	Bytes      int64  // the size of the output
+}
+
+// Signature returns the failure signature: the hex SHA256 of a header
+// naming the rules and the exit class ("sig-v2 fail\n") followed by the
+// SHA256 of the normalized text. An empty class counts as Fail.
+func (d Digest) Signature(class Class) string {
 	if class == "" {
 		class = Fail
 	}
 	h := sha256.New()
 	h.Write([]byte(Version + " " + string(class) + "\n"))
-	h.Write([]byte(normalized))
+	h.Write(d.sum[:])
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// joinLines joins lines with "\n", squeezing runs of blank lines into one and
-// dropping blank lines at both ends.
-func joinLines(lines []line) string {
-	var b strings.Builder
-	n := 0
-	for _, l := range lines {
-		n += len(l.text) + 1
-	}
-	b.Grow(n)
-	blank := false
-	for _, l := range lines {
-		if l.text == "" {
-			blank = b.Len() > 0
-			continue
-		}
-		if blank {
-			b.WriteByte('\n')
-			blank = false
-		}
-		b.WriteString(l.text)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
@@ -275,8 +276,7 @@ func TestNormalizeKeepsDifferences(t *testing.T) {
 func TestCompute(t *testing.T) {
 	out := []byte("--- FAIL: TestAdd (0.00s)\n    calc_test.go:11: got 3 want 4\n")
 	norm := Normalize(out, Options{})
-	sum := sha256.Sum256([]byte("sig-v1 fail\n" + norm))
-	if got, want := Compute(out, Fail, Options{}), hex.EncodeToString(sum[:]); got != want {
+	if got, want := Compute(out, Fail, Options{}), hashOf(Fail, norm); got != want {
 		t.Errorf("Compute(%q, Fail) = %s; want %s", out, got, want)
 	}
 	if Compute(out, "", Options{}) != Compute(out, Fail, Options{}) {
@@ -303,6 +303,72 @@ func TestEmpty(t *testing.T) {
 	} {
 		if got := Empty(Normalize([]byte(tt.in), Options{})); got != tt.want {
 			t.Errorf("Empty(Normalize(%q)) = %v; want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// hashOf is the signature layout: SHA256 of "sig-v2 CLASS\n" and the SHA256
+// of the normalized text.
+func hashOf(class Class, normalized string) string {
+	inner := sha256.Sum256([]byte(normalized))
+	outer := sha256.Sum256(append([]byte("sig-v2 "+string(class)+"\n"), inner[:]...))
+	return hex.EncodeToString(outer[:])
+}
+
+// TestWriterBounded writes far more than Window and MaxLine through a
+// Writer: lines without a newline are cut, the kept text stops at
+// KeepNormalized, and the result does not depend on how the writes were cut.
+func TestWriterBounded(t *testing.T) {
+	block := []byte("--- FAIL: TestAdd (0.00s)\n    calc_test.go:11: got 3 want 4\nplain line 12345\n")
+	var all []byte
+	for len(all) < 3*Window {
+		all = append(all, block...)
+	}
+	all = append(all, bytes.Repeat([]byte("z"), 3*MaxLine+5)...)
+	one := NewWriter(Options{})
+	one.Write(all)
+	d1 := one.Digest()
+	pieces := NewWriter(Options{})
+	for i := 0; i < len(all); i += 4093 {
+		pieces.Write(all[i:min(i+4093, len(all))])
+	}
+	d2 := pieces.Digest()
+	if d1.Signature(Fail) != d2.Signature(Fail) {
+		t.Fatalf("one write and writes of 4093 bytes sign differently")
+	}
+	if !d1.Cut || len(d1.Normalized) > KeepNormalized || d1.Empty || d1.Bytes != int64(len(all)) {
+		t.Fatalf("Digest: cut %v, %d bytes kept, empty %v, %d bytes; want cut, <= %d, not empty, %d",
+			d1.Cut, len(d1.Normalized), d1.Empty, d1.Bytes, KeepNormalized, len(all))
+	}
+	var b strings.Builder
+	w := NewWriter(Options{})
+	w.Explain(&b)
+	w.Write(all)
+	w.Digest()
+	if !strings.HasSuffix(b.String(), "\n"+strings.Repeat("z", MaxLine)+"\n"+strings.Repeat("z", 5)+"\n") {
+		t.Fatalf("a line of %d bytes was not cut into lines of MaxLine", 3*MaxLine+5)
+	}
+	// Another byte in the last window changes the signature.
+	other := NewWriter(Options{})
+	other.Write(append(all[:len(all):len(all)], 'z'))
+	if other.Digest().Signature(Fail) == d1.Signature(Fail) {
+		t.Fatalf("one more byte at the end did not change the signature")
+	}
+}
+
+func TestSyslogPID(t *testing.T) {
+	for in, want := range map[string]string{
+		"Nov 22 03:05:09 host sshd[1234]: Accepted key": "<time> host sshd[<pid>]: Accepted key\n",
+		"Nov 22 03:05:09 host sshd[99]: Accepted key":   "<time> host sshd[<pid>]: Accepted key\n",
+		"myservice[4242]: listening":                    "myservice[<pid>]: listening\n",
+		"make[1]: *** [Makefile:3: all] Error 1":        "make[1]: *** [Makefile:N: all] Error 1\n",
+		"got values: a b c x[12]: 3":                    "got values: a b c x[12]: 3\n",
+		"[12]: nothing":                                 "[12]: nothing\n",
+		"]: x":                                          "]: x\n",
+		"a b sshd[12x]: no":                             "a b sshd[12x]: no\n",
+	} {
+		if got := Normalize([]byte(in), Options{}); got != want {
+			t.Errorf("Normalize(%q) = %q; want %q", in, got, want)
 		}
 	}
 }

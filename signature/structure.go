@@ -352,6 +352,19 @@ func (g *regrouper) result() []line {
 	return g.out
 }
 
+// prefixCount returns, for each i from 0 to len(lines), how many of
+// lines[:i] are of kind k.
+func prefixCount(lines []line, k kind) []int32 {
+	n := make([]int32, len(lines)+1)
+	for i, l := range lines {
+		n[i+1] = n[i]
+		if l.kind&k != 0 {
+			n[i+1]++
+		}
+	}
+	return n
+}
+
 // nextShallower returns, for each line, the index of the first non-blank
 // line after it indented no deeper than it (len(lines) if none): where an
 // indented block that starts there ends. Linear, with a monotonic stack.
@@ -382,8 +395,12 @@ func nextShallower(lines []line) []int {
 // failing tests, the "test at file:line" line before a block belongs to it.
 func sortIndented(lines []line) []line {
 	next := nextShallower(lines)
+	headers := prefixCount(lines, kFailHeader)
 	var level func(lo, hi int) []line
 	level = func(lo, hi int) []line {
+		if headers[hi]-headers[lo] == 0 {
+			return slices.Clip(lines[lo:hi]) // no block to sort
+		}
 		g := newRegrouper(hi - lo)
 		groupIndent := -1
 		for i := lo; i < hi; {
@@ -447,8 +464,12 @@ func tapBlocks(lines []line) []line {
 			stack = append(stack, e)
 		}
 	}
+	subtests := prefixCount(lines, kTAPSubtest)
 	var level func(lo, hi int) []line
 	level = func(lo, hi int) []line {
+		if subtests[hi]-subtests[lo] == 0 {
+			return slices.Clip(lines[lo:hi]) // no subtest to drop or sort
+		}
 		g := newRegrouper(hi - lo)
 		for i := lo; i < hi; {
 			p := point[i]

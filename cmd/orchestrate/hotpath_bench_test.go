@@ -28,13 +28,13 @@ import (
 // The background refresh of analytics.html these commands start is a
 // process of its own, which they do not wait for: it is not in their time.
 
-// hotWorkspace makes a repository with a workspace whose one gate passes,
-// a queue of issues issues and a history of rows rows.
-func hotWorkspace(b *testing.B, issues, rows int) (root string, queue []byte) {
+// hotWorkspace makes a repository with a workspace whose one gate runs
+// command, a queue of issues issues and a history of rows rows.
+func hotWorkspace(b *testing.B, issues, rows int, command string) (root string, queue []byte) {
 	b.Helper()
 	dir, src := benchQueue(b, issues)
 	root = filepath.Dir(dir)
-	config := "agent:\n  command: 'true'\ngates:\n  - name: unit\n    command: 'true'\n"
+	config := "agent:\n  command: 'true'\ngates:\n  - name: unit\n    command: '" + command + "'\n"
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(config), 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -100,9 +100,14 @@ func BenchmarkHotPaths(b *testing.B) {
 	if err != nil {
 		b.Skip("orchestrate is not on PATH:", err)
 	}
-	small, smallQueue := hotWorkspace(b, 10, 0)
-	long, longQueue := hotWorkspace(b, 10, 1_000_000)
-	big, _ := hotWorkspace(b, 10_000, 0)
+	small, smallQueue := hotWorkspace(b, 10, 0, "true")
+	long, longQueue := hotWorkspace(b, 10, 1_000_000, "true")
+	big, _ := hotWorkspace(b, 10_000, 0, "true")
+	// A gate that fails: the hook files an issue for the session and
+	// blocks; the queue is put back before each, so that each files one.
+	failing := "echo unit: got 3, want 4; exit 1"
+	smallFail, smallFailQueue := hotWorkspace(b, 10, 0, failing)
+	bigFail, bigFailQueue := hotWorkspace(b, 10_000, 0, failing)
 	failure := filepath.Join(b.TempDir(), "failure.log")
 	if err := os.WriteFile(failure, []byte("--- FAIL: TestAdd (0.00s)\n    calc_test.go:12: got 3, want 4\nFAIL\n"), 0o644); err != nil {
 		b.Fatal(err)
@@ -114,11 +119,18 @@ func BenchmarkHotPaths(b *testing.B) {
 		cmd.Stdin = bytes.NewReader([]byte(`{"session_id":"bench","cwd":"` + root + `","hook_event_name":"Stop"}`))
 		return cmd
 	}
-	record := func(root string, queue []byte) *exec.Cmd {
-		// The same issue, as it was, each time: no halt.
+	reset := func(root string, queue []byte) {
 		if err := os.WriteFile(filepath.Join(root, loop.DefaultDir, "issue_queue.md"), queue, 0o644); err != nil {
 			b.Fatal(err)
 		}
+	}
+	hookFail := func(root string, queue []byte) *exec.Cmd {
+		reset(root, queue)
+		return hook(root)
+	}
+	record := func(root string, queue []byte) *exec.Cmd {
+		// The same issue, as it was, each time: no halt.
+		reset(root, queue)
 		cmd := exec.Command(bin, "record", "ISSUE-20241213-001", failure, "--exit-code", "1", "--gate", "unit")
 		cmd.Dir = root
 		return cmd
@@ -136,12 +148,15 @@ func BenchmarkHotPaths(b *testing.B) {
 		measure("hook-10k", hook(big))
 		measure("record-empty", record(small, smallQueue))
 		measure("record-1M", record(long, longQueue))
+		measure("hook-fail-10", hookFail(smallFail, smallFailQueue))
+		measure("hook-fail-10k", hookFail(bigFail, bigFailQueue))
 	}
 	ratio := func(a, b string) float64 { return float64(best[a]) / float64(best[b]) }
 	b.ReportMetric(ratio("hook-1M", "hook-empty"), "hook-1M/empty")
 	b.ReportMetric(ratio("record-1M", "record-empty"), "record-1M/empty")
 	b.ReportMetric(ratio("hook-10k", "hook-10"), "hook-10k/10")
-	for _, name := range []string{"hook-empty", "hook-1M", "hook-10", "hook-10k", "record-empty", "record-1M"} {
+	b.ReportMetric(ratio("hook-fail-10k", "hook-fail-10"), "hook-fail-10k/10")
+	for _, name := range []string{"hook-empty", "hook-1M", "hook-10", "hook-10k", "record-empty", "record-1M", "hook-fail-10", "hook-fail-10k"} {
 		b.Logf("%-12s %6.1f ms CPU", name, float64(best[name].Microseconds())/1000)
 	}
 }

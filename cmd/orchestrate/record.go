@@ -60,11 +60,12 @@ func runRecord(e *env, args []string) error {
 	if len(pos) == 2 {
 		src = pos[1]
 	}
-	out, err := readInput(e, src)
+	f, err := readFailure(e, src)
 	if err != nil {
 		return err
 	}
-	r, err := e.ws().Record(e.ctx, e.now(), pos[0], loop.Failure{Output: out, Gate: *gate, ExitCode: flagInt(fs, "exit-code", *exitCode)})
+	f.Gate, f.ExitCode = *gate, flagInt(fs, "exit-code", *exitCode)
+	r, err := e.ws().Record(e.ctx, e.now(), pos[0], f)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 func init() {
@@ -12,9 +14,10 @@ func init() {
 		summary: "print a failure output's signature; --explain prints the normalized text",
 		usage: `Usage: orchestrate signature [FILE|-] [--exit-code N] [--explain] [--json]
 
-Prints the failure signature of an output (FILE, or stdin): a SHA256, in
-hex, of a versioned header (sig-v1 and the exit class) and the output after
-normalization. Normalization masks only what varies between two runs of the
+Prints the failure signature of an output (FILE, or stdin, at most 1 GiB):
+a SHA256, in hex, of a versioned header (sig-v2 and the exit class) and the
+SHA256 of the output after normalization. The output is read as a stream, in
+bounded memory whatever its size. Normalization masks only what varies between two runs of the
 same failure: colour codes, progress lines, timestamps and durations,
 temporary and workspace paths, PIDs, ports, addresses, goroutine IDs,
 UUIDs, the line numbers of file:line references, the lines of passing tests
@@ -23,7 +26,8 @@ and the order of independent failure blocks. It never masks other numbers:
 
 --exit-code gives the exit class: 126/127 nonretryable, 124 or 128+N
 (a signal) infra, anything else fail. --explain prints the normalized text
-instead, to see why two outputs do or do not match.
+instead, to see why two outputs do or do not match; with --json, the
+normalized text is its first MiB ("normalized_cut" says whether it is cut).
 
 Examples:
   go test ./... 2>&1 | orchestrate signature
@@ -50,22 +54,23 @@ func runSignature(e *env, args []string) error {
 	if len(pos) == 1 {
 		src = pos[0]
 	}
-	out, err := readInput(e, src)
-	if err != nil {
+	w := signature.NewWriter(e.ws().SignatureOptions())
+	if *explain && !e.json {
+		out := bufio.NewWriterSize(e.stdout, 64<<10)
+		defer out.Flush()
+		w.Explain(out)
+	}
+	if err := copyInput(e, src, w, maxOutputInput); err != nil {
 		return err
 	}
-	f := loop.Failure{Output: out, ExitCode: flagInt(fs, "exit-code", *exitCode)}
-	sig, normalized := e.ws().Signature(f)
+	d := w.Digest()
+	f := loop.Failure{Digest: &d, ExitCode: flagInt(fs, "exit-code", *exitCode)}
+	sig := d.Signature(f.Class())
 	if e.json {
-		return e.printJSON(map[string]any{"signature": sig, "class": f.Class(), "normalized": normalized})
+		return e.printJSON(map[string]any{"signature": sig, "class": f.Class(), "normalized": d.Normalized, "normalized_cut": d.Cut})
 	}
-	if *explain {
-		fmt.Fprint(e.stdout, normalized)
-		if normalized != "" && normalized[len(normalized)-1] != '\n' {
-			fmt.Fprintln(e.stdout)
-		}
-		return nil
+	if !*explain {
+		fmt.Fprintln(e.stdout, sig)
 	}
-	fmt.Fprintln(e.stdout, sig)
 	return nil
 }
