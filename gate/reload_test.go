@@ -47,3 +47,36 @@ func TestReadAttemptsBad(t *testing.T) {
 		t.Error("truncated JSON read without error")
 	}
 }
+
+// FuzzReadAttempts: any file reads back without a panic, and what reads
+// back writes a gate-results.json that reads back the same.
+func FuzzReadAttempts(f *testing.F) {
+	f.Add([]byte(`{"execution_id": "r", "quality_gates": {"attempts": [{"attempt": 1, "timestamp": "2024-01-15T10:30:00Z", "passed": false, "duration_seconds": 1.5, "results": [{"name": "t", "passed": false, "duration_seconds": 1.5, "exit_code": 1, "output": "x", "outcome": "fail", "enforcement": "blocking", "output_bytes": 1, "fail_on": "P1", "findings": [{"priority": "P0", "file": "a.go", "line": 3, "issue": "i"}]}]}]}}`))
+	f.Add([]byte(`{"quality_gates": {"attempts": [{"attempt": 2, "results": [{"name": "h", "outcome": "awaiting_approval", "approval": {"state": "pending", "issue": "ISSUE-20241213-001"}}]}]}}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), ResultsFile)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadAttempts(path)
+		if err != nil {
+			return
+		}
+		out, err := (&Report{Attempts: got}).JSON()
+		if err != nil {
+			return // a value JSON cannot hold (NaN seconds)
+		}
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadAttempts(path)
+		if err != nil {
+			t.Fatalf("gate-results.json written from what was read does not read back: %v\n%s", err, out)
+		}
+		out2, _ := (&Report{Attempts: again}).JSON()
+		if string(out2) != string(out) {
+			t.Fatalf("read back, written again, differs:\n%s\n---\n%s", out, out2)
+		}
+	})
+}
