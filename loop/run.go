@@ -125,7 +125,8 @@ func (w Workspace) TryRunLock() (func(), error) {
 // agent.timeout; run the gates, which file, record and resolve issues;
 // append the history; then the auto-retry check decides whether to loop
 // again. The sentinel, auto_retry_enabled and orchestrate abort are looked
-// at before every agent launch and every check.
+// at before every agent launch after the first and every check: the
+// sentinel turns off the retries, not a task's first launch.
 //
 // Run holds the run lock throughout (ErrRunning when another run does)
 // and begins a session. Its last step brings analytics.html up to date. It returns an error only for what stopped it
