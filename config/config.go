@@ -18,8 +18,6 @@ const (
 	DefaultGlobalCap          = 15
 	DefaultHaltAfterIdentical = 3
 	DefaultFreshAfterFailures = 2
-	DefaultAgentCommand       = "claude -p"
-	DefaultResumeCommand      = "claude -p --continue"
 	DefaultAgentTimeout       = 30 * time.Minute
 	DefaultGateTimeout        = 10 * time.Minute
 	DefaultHeadBytes          = 16 << 10
@@ -30,6 +28,13 @@ const (
 	// MaxCaptureBytes caps head_bytes and tail_bytes: a gate's captured
 	// output is meant to stay small whatever the command prints.
 	MaxCaptureBytes = 64 << 20
+
+	// A gate's log on disk keeps its first and its last bytes, so that a
+	// command that prints without end cannot fill the disk.
+	DefaultLogHeadBytes = 4 << 20
+	DefaultLogTailBytes = 4 << 20
+	// DefaultKeepRuns is how many runs runs/ keeps.
+	DefaultKeepRuns = 20
 )
 
 // Retry strategies: resume the same agent session, start a fresh one, or
@@ -88,6 +93,7 @@ type Config struct {
 	OnExhaustion string
 	Output       Output
 	Human        Human
+	KeepRuns     int    // keep_runs: how many runs runs/ keeps (the newest); 0 keeps every run
 	Preset       string // gates.preset: the preset the gates were expanded from; "" for none
 	Gates        []Gate // the preset's gates, changed and extended by gates.list, or the plain list
 }
@@ -112,11 +118,18 @@ type Retry struct {
 	FreshAfterFailures int
 }
 
-// Agent is the command that runs the coding agent; the prompt goes to its stdin.
+// Agent is the command that runs the coding agent; the prompt goes to its
+// stdin. What the file leaves out comes from the agent's profile.
 type Agent struct {
-	Command       string
-	ResumeCommand string // for same-agent retries
+	Profile       string // agent.profile: one of Profiles; claude when not set
+	Command       string // a fresh agent, in a session of its own
+	ResumeCommand string // the same agent again, in its pinned session; "" when it cannot resume
+	ReviewCommand string // a review gate's reviewer, read-only (presets use it)
 	Timeout       time.Duration
+	Session       string // how the session is pinned: SessionChosen, SessionReported, or "" (none)
+	Usage         string // how the agent reports its session and usage: one of the Usage* formats, or ""
+	CommandSet    bool   // agent.command is set in the file
+	ResumeSet     bool   // agent.resume_command is set in the file
 }
 
 // Output bounds what is kept of a gate's output in memory (the whole of it
@@ -126,6 +139,8 @@ type Output struct {
 	TailBytes     int // last bytes kept (output.tail_bytes)
 	FeedbackLines int // at most this many last lines of a failure in the feedback (output.feedback_lines)
 	FeedbackBytes int // and at most this many bytes (output.feedback_bytes)
+	LogHeadBytes  int // first bytes of the log on disk (output.log_head_bytes)
+	LogTailBytes  int // last bytes of the log on disk, after a marker (output.log_tail_bytes)
 }
 
 // Gate types: what judges the agent's work.
@@ -229,15 +244,20 @@ func Default() *Config {
 			Strategy:           StrategyAuto,
 			FreshAfterFailures: DefaultFreshAfterFailures,
 		},
-		Agent: Agent{
-			Command:       DefaultAgentCommand,
-			ResumeCommand: DefaultResumeCommand,
-			Timeout:       DefaultAgentTimeout,
-		},
+		Agent:        defaultAgent(),
 		OnExhaustion: ExhaustionKeep,
 		Output:       DefaultOutput(),
 		Human:        Human{Wait: HumanWaitExit},
+		KeepRuns:     DefaultKeepRuns,
 	}
+}
+
+// defaultAgent is the claude profile's agent, allowing no check command.
+func defaultAgent() Agent {
+	a := Agent{Profile: ProfileClaude, Timeout: DefaultAgentTimeout}
+	a.reviewer()
+	a.applyProfile(nil)
+	return a
 }
 
 // DefaultOutput returns the default output bounds.
@@ -247,6 +267,8 @@ func DefaultOutput() Output {
 		TailBytes:     DefaultTailBytes,
 		FeedbackLines: DefaultFeedbackLines,
 		FeedbackBytes: DefaultFeedbackBytes,
+		LogHeadBytes:  DefaultLogHeadBytes,
+		LogTailBytes:  DefaultLogTailBytes,
 	}
 }
 

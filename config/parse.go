@@ -471,32 +471,52 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		return
 	}
 	r, a, o := &cfg.Retry, &cfg.Agent, &cfg.Output
+	// The agent section's commands come from the file, then from the profile.
+	*a = Agent{Timeout: a.Timeout}
 	var gates *yaml.Node
+	strategyLine, commandLine := 0, 0
 	p.section(n, "", map[string]func(*yaml.Node){
 		"retry": func(v *yaml.Node) {
 			p.section(v, "retry", map[string]func(*yaml.Node){
 				"max_retries":          p.setInt(&r.MaxRetries, "retry.max_retries", 0, maxInt),
 				"global_cap":           p.setInt(&r.GlobalCap, "retry.global_cap", 0, maxInt),
 				"halt_after_identical": p.setInt(&r.HaltAfterIdentical, "retry.halt_after_identical", 1, maxInt),
-				"strategy":             p.setEnum(&r.Strategy, "retry.strategy", StrategySame, StrategyFresh, StrategyAuto),
+				"strategy": func(v *yaml.Node) {
+					strategyLine = v.Line
+					p.setEnum(&r.Strategy, "retry.strategy", StrategySame, StrategyFresh, StrategyAuto)(v)
+				},
 				"fresh_after_failures": p.setInt(&r.FreshAfterFailures, "retry.fresh_after_failures", 0, maxInt),
 			})
 		},
 		"agent": func(v *yaml.Node) {
 			p.section(v, "agent", map[string]func(*yaml.Node){
-				"command":        p.setNonEmpty(&a.Command, "agent.command"),
-				"resume_command": p.setNonEmpty(&a.ResumeCommand, "agent.resume_command"),
+				"profile": p.setEnum(&a.Profile, "agent.profile", Profiles...),
+				"command": func(v *yaml.Node) {
+					commandLine = v.Line
+					if s, ok := p.nonEmpty(v, "agent.command"); ok {
+						a.Command, a.CommandSet = s, true
+					}
+				},
+				"resume_command": func(v *yaml.Node) {
+					if s, ok := p.nonEmpty(v, "agent.resume_command"); ok {
+						a.ResumeCommand, a.ResumeSet = s, true
+					}
+				},
+				"review_command": p.setNonEmpty(&a.ReviewCommand, "agent.review_command"),
 				"timeout":        p.setDuration(&a.Timeout, "agent.timeout"),
 			})
 		},
 		"parallelism":   p.setInt(&cfg.Parallelism, "parallelism", 0, 1024),
 		"on_exhaustion": p.setEnum(&cfg.OnExhaustion, "on_exhaustion", ExhaustionKeep, ExhaustionStash),
+		"keep_runs":     p.setInt(&cfg.KeepRuns, "keep_runs", 0, maxInt),
 		"output": func(v *yaml.Node) {
 			p.section(v, "output", map[string]func(*yaml.Node){
 				"head_bytes":     p.setInt(&o.HeadBytes, "output.head_bytes", 0, MaxCaptureBytes),
 				"tail_bytes":     p.setInt(&o.TailBytes, "output.tail_bytes", 0, MaxCaptureBytes),
 				"feedback_lines": p.setInt(&o.FeedbackLines, "output.feedback_lines", 1, maxInt),
 				"feedback_bytes": p.setInt(&o.FeedbackBytes, "output.feedback_bytes", 1, MaxCaptureBytes),
+				"log_head_bytes": p.setInt(&o.LogHeadBytes, "output.log_head_bytes", 1, maxInt),
+				"log_tail_bytes": p.setInt(&o.LogTailBytes, "output.log_tail_bytes", 0, MaxCaptureBytes),
 			})
 		},
 		"human": func(v *yaml.Node) {
@@ -507,14 +527,34 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		// Read once the agent's command is known: a preset's reviewers use it.
 		"gates": func(v *yaml.Node) { gates = v },
 	})
+	a.reviewer()
 	if gates != nil {
-		cfg.Preset, cfg.Gates = p.gateSection(gates, cfg.Agent.Command)
+		cfg.Preset, cfg.Gates = p.gateSection(gates, a.ReviewCommand)
+	}
+	a.applyProfile(cfg.Gates)
+	p.checkAgent(cfg, strategyLine, commandLine)
+}
+
+// checkAgent reports an agent section that cannot work: a custom profile with
+// no command, and strategy same with no resume command to resume with.
+func (p *parser) checkAgent(cfg *Config, strategyLine, commandLine int) {
+	a := &cfg.Agent
+	if a.Profile == ProfileCustom && !a.CommandSet {
+		p.add(commandLine, "agent.command: the custom profile needs a command (or choose a profile: %s)", strings.Join(Profiles[:len(Profiles)-1], ", "))
+		return
+	}
+	if cfg.Retry.Strategy == StrategySame && a.ResumeCommand == "" {
+		why := "the " + a.Profile + " profile cannot resume a session"
+		if a.CommandSet {
+			why = "agent.command is set without one (a resume command belongs to its agent)"
+		}
+		p.add(strategyLine, "retry.strategy: same resumes the agent, but agent.resume_command is not set: %s; set agent.resume_command, or use strategy fresh (auto starts a fresh agent every loop when there is nothing to resume)", why)
 	}
 }
 
 // gateSection reads gates: a list of gates, or a mapping of a preset and a
 // list that changes its gates (by name) and adds to them.
-func (p *parser) gateSection(v *yaml.Node, agentCommand string) (preset string, gates []Gate) {
+func (p *parser) gateSection(v *yaml.Node, reviewCommand string) (preset string, gates []Gate) {
 	if v.Kind == yaml.SequenceNode {
 		return "", p.gates(v, "gates", nil)
 	}
@@ -535,7 +575,7 @@ func (p *parser) gateSection(v *yaml.Node, agentCommand string) (preset string, 
 	lang := ""
 	if preset != "" {
 		lang = detectLanguage(p.repoDir)
-		base = presetGates(preset, agentCommand, lang)
+		base = presetGates(preset, reviewCommand, lang)
 	}
 	if list != nil {
 		gates = p.gates(list, "gates.list", base)

@@ -52,17 +52,14 @@ const (
 	PresetHumanGate     = "human_approval"
 )
 
-// ReviewCommand is the reviewer command of a preset's review gate: the
-// agent's command with the prompt as its argument; the diff (or, for the
-// synthesis, the findings) comes on its stdin.
-func ReviewCommand(agentCommand string) string {
-	return agentCommand + ` "$ORCHESTRATE_REVIEW_PROMPT"`
-}
-
 // presetGates returns the gates of a preset, before gates.list changes
 // them. tests and typecheck have the commands of lang (see
 // languageCommands); typecheck is left out when lang has none.
-func presetGates(preset, agentCommand, lang string) []Gate {
+//
+// The reviewers and the synthesis run agent.review_command (the profile's
+// read-only reviewer); the diff (or, for the synthesis, the findings) comes
+// on their stdin.
+func presetGates(preset, reviewCommand, lang string) []Gate {
 	if preset == PresetNone || preset == "" {
 		return nil
 	}
@@ -89,7 +86,7 @@ func presetGates(preset, agentCommand, lang string) []Gate {
 			dims = append(dims, d)
 		}
 	}
-	cmd := ReviewCommand(agentCommand)
+	cmd := reviewCommand
 	gates = append(gates, Gate{
 		Name: PresetReviewGate, Type: TypeReview, Command: cmd, Synthesis: cmd, Timeout: DefaultGateTimeout,
 		Dimensions: dims, FailOn: DefaultFailOn, DiffBase: DefaultDiffBase,

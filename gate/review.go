@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // The environment of a review gate's commands, besides its env.
@@ -76,6 +77,10 @@ var priorityGuide = `Priorities:
 - P2 minor: nice to fix (unclear code, small inefficiencies, missing tests of edge cases)
 - P3 nit: optional (naming, style, wording)`
 
+// reviewOnly tells a reviewer (and the synthesis) what it may not do: it
+// reviews, another agent fixes.
+var reviewOnly = `This is a review only: do not edit, create or delete any file, and run nothing that changes the repository. Another agent fixes what you report.`
+
 var answerFormat = `Print your findings on stdout as JSON lines, one object per finding and nothing else:
 {"priority": "P1", "file": "path/to/file.go", "line": 42, "issue": "what is wrong", "suggestion": "how to fix it"}
 If you find nothing, print exactly: no findings`
@@ -89,8 +94,8 @@ func ReviewerPrompt(g config.Gate, d config.Dimension) string {
 	if d.Name == GeneralDimension {
 		what = "as a careful senior engineer would"
 	}
-	fmt.Fprintf(&b, "You are reviewing a change to this repository %s. The diff (git diff %s, new files included) is on your stdin, and in the file $%s.\n\n",
-		what, g.DiffBase, EnvReviewDiff)
+	fmt.Fprintf(&b, "You are reviewing a change to this repository %s. The diff (git diff %s, new files included) is on your stdin, and in the file $%s.\n%s\n\n",
+		what, g.DiffBase, EnvReviewDiff, reviewOnly)
 	if d.Prompt != "" {
 		b.WriteString(d.Prompt + "\n\n")
 	}
@@ -105,7 +110,7 @@ func ReviewerPrompt(g config.Gate, d config.Dimension) string {
 func SynthesisPrompt(g config.Gate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are the last step of a code review. Your stdin holds the findings of several reviewers, one per dimension, as JSON lines; the diff they reviewed (git diff %s) is in the file $%s.\n\n", g.DiffBase, EnvReviewDiff)
-	b.WriteString("Merge the findings that describe the same problem, drop the ones that are wrong or not about the change, and give each the priority it deserves.\n")
+	b.WriteString("Merge the findings that describe the same problem, drop the ones that are wrong or not about the change, and give each the priority it deserves.\n" + reviewOnly + "\n")
 	if g.Prompt != "" {
 		b.WriteString("\n" + g.Prompt + "\n")
 	}
@@ -191,6 +196,7 @@ func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string
 		e[EnvReviewDiff] = diffPath
 		e[EnvReviewBase] = rev.Base
 		e[EnvReviewFailOn] = rev.FailOn.String()
+		e[EnvChild] = "1"
 		return e
 	}
 	dims := g.Dimensions
@@ -267,7 +273,7 @@ func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string
 
 // writeDiff writes the diff under review to path.
 func writeDiff(ctx context.Context, opts *Options, base, path string) error {
-	f, err := os.Create(path)
+	f, err := fsx.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -420,9 +426,15 @@ func writeReviewLog(r *Result) error {
 	if r.Output != "" {
 		b.WriteString("\n" + r.Output)
 	}
-	if err := os.WriteFile(r.LogPath, []byte(b.String()), 0o644); err != nil {
+	if err := fsx.WriteFile(r.LogPath, []byte(b.String()), 0o644); err != nil {
 		r.LogPath = ""
 		return err
 	}
 	return nil
 }
+
+// EnvChild is set ("1") for every process orchestrate launches as an agent
+// under orchestrate run, a reviewer or a synthesis: orchestrate's own hooks in
+// it (orchestrate hook stop) let it stop at once, so that no gate runs, and no
+// reviewer is launched, from inside one that orchestrate launched.
+const EnvChild = "ORCHESTRATE_CHILD"

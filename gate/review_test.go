@@ -452,3 +452,33 @@ func TestHumanGate(t *testing.T) {
 		t.Errorf("without Human: %s %q", r.Outcome, r.Err)
 	}
 }
+
+// TestReviewersAreChildren: every reviewer and the synthesis run with
+// ORCHESTRATE_CHILD=1 (orchestrate's hooks in them do nothing) and are told
+// to review only.
+func TestReviewersAreChildren(t *testing.T) {
+	repo := gitRepo(t)
+	seen := t.TempDir()
+	reviewer := script(t, "reviewer", fmt.Sprintf(`cat >/dev/null
+echo "$ORCHESTRATE_CHILD" > %[1]s/$ORCHESTRATE_REVIEW_DIMENSION.child
+printf '%%s' "$ORCHESTRATE_REVIEW_PROMPT" > %[1]s/$ORCHESTRATE_REVIEW_DIMENSION.prompt
+echo '{"priority": "P2", "file": "main.go", "line": 3, "issue": "minor"}'
+`, seen))
+	g := reviewGate("review", reviewer)
+	g.Dimensions, g.Synthesis = dims("correctness"), reviewer
+	t.Setenv(EnvChild, "")
+	r := evalOne(t, g, Options{RepoRoot: repo, DiffExclude: []string{".orchestrator"}})
+	if r.Outcome != Pass {
+		t.Fatalf("review: %s %q", r.Outcome, r.Err)
+	}
+	for _, who := range []string{"correctness", SynthesisDimension} {
+		child, err := os.ReadFile(filepath.Join(seen, who+".child"))
+		if err != nil || string(child) != "1\n" {
+			t.Errorf("%s: ORCHESTRATE_CHILD = %q, %v; want 1", who, child, err)
+		}
+		prompt, _ := os.ReadFile(filepath.Join(seen, who+".prompt"))
+		if !strings.Contains(string(prompt), "This is a review only: do not edit, create or delete any file") {
+			t.Errorf("%s's prompt does not say review only:\n%s", who, prompt)
+		}
+	}
+}

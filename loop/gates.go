@@ -34,6 +34,12 @@ type GateRun struct {
 	// Feedback is empty. See Workspace.WaitApprovals.
 	AwaitingApproval []string
 	Approvals        map[string]string
+
+	// Waiting maps each failed auto-retry gate whose failure already
+	// belongs to an issue that waits for a person (stuck, halted or
+	// exhausted) to that issue, with GateOptions.SkipWaiting: such a
+	// failure is not filed again.
+	Waiting map[string]IssueRef
 }
 
 // Failed reports whether a blocking gate failed: the agent has work to do.
@@ -57,6 +63,12 @@ type GateOptions struct {
 	// runs/<run-id>/ and the feedback are still written.
 	NoRecord bool
 	Tag      map[string]string // extra fields for issues filed (a Stop hook's session)
+	// Dir names the artifacts' directory under runs/ (one path element);
+	// "" is the run's, runs/<run-id>/.
+	Dir string
+	// SkipWaiting leaves unfiled a failure whose signature belongs to an
+	// issue that waits for a person: GateRun.Waiting names it.
+	SkipWaiting bool
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
@@ -102,13 +114,20 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return nil, err
 	}
 	run := w.runID()
-	gr = &GateRun{Dir: filepath.Join(w.Path(RunsDir), run), Issues: map[string]Added{}, Approvals: map[string]string{}}
-	if err := os.MkdirAll(gr.Dir, 0o755); err != nil {
+	dir := run
+	if opt.Dir != "" {
+		if opt.Dir != filepath.Base(opt.Dir) || opt.Dir == "." || opt.Dir == ".." {
+			return nil, fmt.Errorf("artifacts directory %q is not a name", opt.Dir)
+		}
+		dir = opt.Dir
+	}
+	gr = &GateRun{Issues: map[string]Added{}, Approvals: map[string]string{}, Waiting: map[string]IssueRef{}}
+	if gr.Dir, err = w.RunDir(dir); err != nil {
 		return nil, err
 	}
 	humans := map[string]*human{}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
-		RepoRoot: w.Root(), LogDir: gr.Dir, Output: cfg.Output,
+		RepoRoot: w.Root(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
 		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
 		DiffExclude: w.diffExclude(),
 		Human: func(g config.Gate) gate.Approval {
@@ -165,6 +184,13 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 			gr.Approvals[r.Name()] = id
 			e.Detail = "approval " + id
 		case r.Failed() && r.Gate.AutoRetry:
+			if opt.SkipWaiting {
+				if ref, sig := w.waitingFor(cfg, r); ref.ID != "" {
+					gr.Waiting[r.Name()] = ref
+					e.IssueID, e.Signature = ref.ID, sig
+					break
+				}
+			}
 			a, err := w.fileGateFailure(ctx, now(), cfg, r, opt.Tag)
 			if err != nil {
 				return gr, err
@@ -231,6 +257,32 @@ func previousAttempts(path string) []gate.Attempt {
 	return prev
 }
 
+// logLoop returns the number of this loop's gate logs in a run's
+// directory, so that no loop overwrites an earlier one's: 1 (plain
+// <name>.log) for the first, then one more than the highest
+// <name>.loop<N>.log there.
+func logLoop(dir string, gates []config.Gate) int {
+	n := 1
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".log")
+		if i := strings.LastIndex(name, ".loop"); i >= 0 && name != e.Name() {
+			if k, err := strconv.Atoi(name[i+len(".loop"):]); err == nil {
+				n = max(n, k)
+			}
+		}
+	}
+	if n > 1 {
+		return n + 1
+	}
+	for _, name := range gate.LogNames(gates) {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return 2
+		}
+	}
+	return 1
+}
+
 func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {
 	if len(names) == 0 {
 		if len(cfg.Gates) == 0 {
@@ -261,14 +313,7 @@ func exitCodeOf(r *gate.Result) int {
 // fileGateFailure files a gate's failure as an issue, or records it against
 // the open issue the gate filed before.
 func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
-	code := exitCodeOf(r)
-	f := Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name()}
-	findings := ""
-	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
-		f.Output = []byte(gate.SignatureText(rev.Blocking()))
-		// One level down: a level-3 heading would end the section.
-		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
-	}
+	f, findings := gateFailure(r)
 	if id := w.openGateIssue(r.Name(), tag); id != "" {
 		rec, err := w.Record(ctx, now, id, f)
 		if err != nil {
@@ -312,6 +357,21 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 		sections[SectionReviewFindings] = findings
 	}
 	return w.AddIssue(ctx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
+}
+
+// gateFailure is the failure a gate's result files, and a review gate's
+// findings for its issue.
+func gateFailure(r *gate.Result) (f Failure, findings string) {
+	code := exitCodeOf(r)
+	// The whole output was signed as it streamed (r.Digest); r.Output is
+	// its head and tail.
+	f = Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name(), Digest: r.Digest}
+	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
+		f.Output, f.Digest = []byte(gate.SignatureText(rev.Blocking())), nil
+		// One level down: a level-3 heading would end the section.
+		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
+	}
+	return f, findings
 }
 
 // SectionReviewFindings holds a review gate's findings in the issue its
@@ -412,8 +472,9 @@ func (w Workspace) tried(gr *GateRun) []gate.Tried {
 			}
 			counts[s]++
 		}
+		seen := failuresSeen(is)
 		for _, s := range order {
-			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s]})
+			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
 		}
 	}
 	return out

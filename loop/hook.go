@@ -6,25 +6,233 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // FieldSession ties an issue to the agent session whose Stop hook filed
 // it: the hook counts a session's attempts on its own issues only.
 const FieldSession = "Session"
 
-// HookInput is the JSON object Claude Code gives a Stop hook on stdin.
+// HookInput is the JSON object an agent gives its hook on stdin: Claude
+// Code's and Codex's Stop and SessionStart, Gemini CLI's AfterAgent and
+// SessionStart, Cursor's stop and sessionStart. The fields one agent does
+// not send stay empty.
 type HookInput struct {
 	SessionID      string `json:"session_id"`
 	TranscriptPath string `json:"transcript_path"`
 	Cwd            string `json:"cwd"`
 	HookEventName  string `json:"hook_event_name"`
 	StopHookActive bool   `json:"stop_hook_active"`
+	Source         string `json:"source"`    // SessionStart: startup, resume, clear, compact
+	TurnID         string `json:"turn_id"`   // Codex
+	Timestamp      string `json:"timestamp"` // Gemini CLI
+
+	// Cursor: the conversation is its session; cwd is the first workspace
+	// root; status is completed, aborted or error.
+	ConversationID string   `json:"conversation_id"`
+	WorkspaceRoots []string `json:"workspace_roots"`
+	Status         string   `json:"status"`
+	LoopCount      int      `json:"loop_count"`
+}
+
+// The agents whose hooks orchestrate hook answers, each in its protocol.
+const (
+	AgentClaude = "claude"
+	AgentCodex  = "codex"
+	AgentGemini = "gemini"
+	AgentCursor = "cursor"
+)
+
+// HookAgents lists them.
+var HookAgents = []string{AgentClaude, AgentCodex, AgentGemini, AgentCursor}
+
+// Agent names the agent that sent the input, by its event name and the
+// fields only it sends: Gemini CLI's AfterAgent, Cursor's lower-case
+// events and conversation_id, Codex's turn_id; Claude Code otherwise.
+func (in HookInput) Agent() string {
+	switch {
+	case in.HookEventName == "AfterAgent":
+		return AgentGemini
+	case in.HookEventName == "stop" || in.HookEventName == "sessionStart" || in.ConversationID != "" || len(in.WorkspaceRoots) > 0:
+		return AgentCursor
+	case in.TurnID != "":
+		return AgentCodex
+	case in.Timestamp != "" && in.HookEventName == "SessionStart":
+		return AgentGemini
+	}
+	return AgentClaude
+}
+
+// IsStop reports whether the input is an agent's stop event (or names no
+// event at all).
+func (in HookInput) IsStop() bool {
+	switch in.HookEventName {
+	case "", "Stop", "SubagentStop", "AfterAgent", "stop":
+		return true
+	}
+	return false
+}
+
+// IsSessionStart reports whether the input is an agent's session start (or
+// names no event at all).
+func (in HookInput) IsSessionStart() bool {
+	switch in.HookEventName {
+	case "", "SessionStart", "sessionStart":
+		return true
+	}
+	return false
+}
+
+// Session returns the agent's session ID: Cursor's conversation_id (its
+// stop has no other), or session_id.
+func (in HookInput) Session() string {
+	if in.ConversationID != "" {
+		return in.ConversationID
+	}
+	return in.SessionID
+}
+
+// Dir returns the directory the agent works in: cwd, or Cursor's first
+// workspace root.
+func (in HookInput) Dir() string {
+	if in.Cwd != "" || len(in.WorkspaceRoots) == 0 {
+		return in.Cwd
+	}
+	return in.WorkspaceRoots[0]
+}
+
+// ProjectDirEnv lists, for an agent, the environment variables that name
+// its project's root in a hook's environment, its own first.
+func ProjectDirEnv(agent string) []string {
+	switch agent {
+	case AgentGemini:
+		return []string{"GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"}
+	case AgentCursor:
+		return []string{"CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"}
+	}
+	return []string{"CLAUDE_PROJECT_DIR"}
+}
+
+// HookAnswer renders a hook's decision in an agent's protocol: what to
+// print on stdout (nil: nothing) and what on stderr ("" nothing).
+//
+//	claude, codex  block: {"decision":"block","reason":…}; else {"systemMessage":…} or nothing
+//	gemini         block: {"decision":"deny","reason":…};  else {"systemMessage":…} or {}
+//	cursor         block: {"followup_message":…};          else {}, the message on stderr
+func HookAnswer(agent string, out HookOutput) (stdout []byte, stderr string) {
+	var v any = out
+	switch agent {
+	case AgentGemini:
+		if out.Decision == "block" {
+			out.Decision = "deny"
+		}
+		v = out
+	case AgentCursor:
+		type cursorOutput struct {
+			FollowupMessage string `json:"followup_message,omitempty"`
+		}
+		c := cursorOutput{}
+		if out.Decision == "block" {
+			c.FollowupMessage = out.Reason
+		} else {
+			stderr = out.SystemMessage
+		}
+		v = c
+	default:
+		if out == (HookOutput{}) {
+			return nil, ""
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // strings only: it cannot fail
+	return b.Bytes(), stderr
+}
+
+// ChildEnv is set (to 1) in the environment of every process orchestrate
+// launches (agents under orchestrate run, reviewers, synthesis, gate
+// commands): a hook that finds it does nothing, so that a child never runs
+// the gates again.
+const ChildEnv = gate.EnvChild
+
+// IsChild reports whether the environment is that of a process
+// orchestrate launched: ORCHESTRATE_CHILD set to anything but "", "0" or
+// "false", or ORCHESTRATE_RUN_ID set (an agent under orchestrate run).
+func IsChild(getenv func(string) string) bool {
+	switch strings.ToLower(strings.TrimSpace(getenv(ChildEnv))) {
+	case "", "0", "false":
+	default:
+		return true
+	}
+	return strings.TrimSpace(getenv("ORCHESTRATE_RUN_ID")) != ""
+}
+
+// FindWorkspace finds the workspace directory named name (relative, as
+// .orchestrator is) of the project an agent's hook runs for: in the first
+// of projectDirs (e.g. $CLAUDE_PROJECT_DIR) that holds one, else in cwd or
+// the nearest parent of it that does, up to the repository's root (the
+// first directory with a .git), or the file system's outside a repository.
+// It returns "" when there is none.
+func FindWorkspace(name string, projectDirs []string, cwd string) string {
+	isDir := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.IsDir()
+	}
+	for _, d := range projectDirs {
+		if d != "" && filepath.IsAbs(d) && isDir(filepath.Join(d, name)) {
+			return filepath.Join(d, name)
+		}
+	}
+	if cwd == "" {
+		return ""
+	}
+	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
+		if isDir(filepath.Join(d, name)) {
+			return filepath.Join(d, name)
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil || filepath.Dir(d) == d {
+			return "" // the repository's root, or the file system's
+		}
+	}
+}
+
+// SessionDirName is the name of a hook session's directory under runs/,
+// where its gates' artifacts and its baseline go: hook-<id> for an ID of
+// at most 64 letters, digits, '.', '_' and '-' that starts with a letter
+// or digit, hook-sha256-<16 hex> for any other, hook-none for none. No ID
+// becomes a path of its own choosing.
+func SessionDirName(id string) string {
+	if id == "" {
+		return "hook-none"
+	}
+	safe := len(id) <= 64
+	for i, c := range id {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || !strings.ContainsRune("._-", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return "hook-" + id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "hook-sha256-" + hex.EncodeToString(sum[:8])
 }
 
 // HookOutput is a Stop hook's answer on stdout. Decision "block" keeps the
@@ -45,6 +253,8 @@ const (
 	HookAwaiting   = "awaiting"    // a human gate awaits a person's approval: nothing for the agent to do
 	HookDisabled   = "disabled"    // gates failed, but auto-retry is disabled: reported, not retried
 	HookSkipped    = "skipped"     // the gates did not run: no gates, bad input
+	HookUnchanged  = "unchanged"   // the session changed nothing since it began, or since its gates last passed
+	HookWaiting    = "waiting"     // gates failed as an issue that waits for a person already did
 )
 
 // HookResult is what a Stop hook call did.
@@ -55,6 +265,7 @@ type HookResult struct {
 	Gates     *GateRun
 	Retried   []IssueRef // the session's issues given another attempt
 	Exhausted []IssueRef // the session's issues with none left
+	Waiting   []IssueRef // issues that wait for a person, whose failure came back
 }
 
 // Limits on a Stop hook's input: it is a small JSON object, and a hook
@@ -136,6 +347,14 @@ func SessionKey(id string) string {
 // to let it stop: the attempt counts bound the loop. With the sentinel or
 // auto_retry_enabled false the gates still run, file and resolve, and a
 // failure is reported, but nothing is retried: the agent may stop.
+//
+// A session that changed nothing since its start (its baseline, recorded by
+// SessionStart) or since its gates last passed, and has no issue of its own
+// to work on, may stop at once: the gates do not run. A failure whose
+// signature belongs to an issue that waits for a person (of any session, or
+// none) is not filed again: the agent may stop, told which issue waits and
+// what to run. The gates' artifacts go to the session's own directory,
+// runs/<SessionDirName>/.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
 	w.session, w.day = res.Session, now().Format("20060102")
@@ -152,7 +371,14 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		res.Output.SystemMessage = "orchestrate: no quality gates in " + w.Path(ConfigFile) + "; nothing checked the work."
 		return res, nil
 	}
-	gr, err := w.RunGates(ctx, now, GateOptions{Tag: map[string]string{FieldSession: res.Session}})
+	dirName := SessionDirName(sessionID)
+	if base, ok := w.readBaseline(dirName); ok && !w.sessionWorking(res.Session) {
+		if cur, ok := w.treeState(ctx); ok && cur == base.TreeState {
+			res.Outcome = HookUnchanged
+			return res, nil
+		}
+	}
+	gr, err := w.RunGates(ctx, now, GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName, SkipWaiting: true})
 	if err != nil {
 		return nil, err
 	}
@@ -164,13 +390,13 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			msgs = append(msgs, SucceededMessage(r))
 		}
 		res.Output.SystemMessage = strings.Join(msgs, "\n")
-		return res, nil
+		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates passed")
 	}
 
 	if !gr.Failed() && len(gr.AwaitingApproval) > 0 {
 		res.Outcome = HookAwaiting
 		res.Output.SystemMessage = "orchestrate: the quality gates pass but for a person's approval, so the agent may stop: " + approvals(gr) + "."
-		return res, nil
+		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates passed but for approval")
 	}
 	if disabled != "" {
 		// The sentinel turns off the retries, not the checks: the gates ran
@@ -184,6 +410,8 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 	for _, f := range gr.Evaluation.Failures() {
 		if a, ok := gr.Issues[f.Name()]; ok {
 			filed = append(filed, a.ID)
+		} else if ref, ok := gr.Waiting[f.Name()]; ok {
+			res.Waiting = append(res.Waiting, ref)
 		} else {
 			unfiled = append(unfiled, f.Name())
 		}
@@ -195,16 +423,240 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 	case len(res.Retried) > 0:
 		res.Outcome = HookBlocked
 		res.Output = HookOutput{Decision: "block", Reason: gr.Feedback}
+	case len(res.Waiting) > 0:
+		res.Outcome = HookWaiting
+		res.Output.SystemMessage = WaitingMessage(w.Dir, res.Waiting)
+		if len(res.Exhausted) > 0 {
+			res.Output.SystemMessage += "\n" + ExhaustedMessage(w.Dir, res.Exhausted)
+		}
+		// Until a person acts, a turn that changes nothing has nothing to check.
+		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates fail as issues that wait for a person")
 	case len(res.Exhausted) > 0:
 		res.Outcome = HookExhausted
 		res.Output.SystemMessage = "orchestrate: the quality gates still fail and no attempt is left, so the agent may stop.\n" +
 			ExhaustedMessage(w.Dir, res.Exhausted)
+		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates fail as issues that wait for a person")
 	default:
 		res.Outcome = HookNotRetried
 		res.Output.SystemMessage = fmt.Sprintf("orchestrate: quality gates failed (%s), but they file no auto-retry issue (auto_retry: false), so the agent may stop. The results are in %s.",
 			strings.Join(unfiled, ", "), gr.Dir)
 	}
 	return res, nil
+}
+
+// sessionWorking reports whether a session has an issue of its own to work
+// on: open, and neither stuck nor an approval request. Its gates must run
+// to resolve it, whatever the tree.
+func (w Workspace) sessionWorking(key string) bool {
+	q, err := w.loadQueue()
+	if err != nil {
+		return true
+	}
+	for _, is := range q.Issues {
+		if s, _ := is.Get(FieldSession); s == key && open(is) && is.Status() != queue.StatusStuck && !isApproval(is) {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitingMessage tells the person which issues, whose failures came back in
+// a hook's gates, wait for them, and what to run.
+func WaitingMessage(dir string, refs []IssueRef) string {
+	lines := []string{"orchestrate: the quality gates fail as before, and a person is needed, so the agent may stop:"}
+	for _, r := range refs {
+		what := r.ID
+		if r.Summary != "" {
+			what += ": " + r.Summary
+		}
+		lines = append(lines, fmt.Sprintf("  - %s (%s)", what, explainReason(r)))
+	}
+	id := refs[0].ID
+	lines = append(lines,
+		"Run: orchestrate issue show "+id+" (and "+dir+"/"+QueueFile+"); fix it by hand, then orchestrate issue resolve "+id+
+			", or orchestrate issue retry "+id+" to let the agent try again (counts back to 0), or orchestrate issue skip "+id+".")
+	return strings.Join(lines, "\n")
+}
+
+// waitingFor returns the issue that waits for a person (stuck, halted or
+// exhausted; of any session, or none) whose failure signature is that of a
+// failed gate's result, with the signature; an empty ref when none. A
+// failure that is not counted (infrastructure, empty output) belongs to
+// none. It reads the whole queue, a hook's workspace too: the issue may be
+// any session's.
+func (w Workspace) waitingFor(cfg *config.Config, r *gate.Result) (IssueRef, string) {
+	f, _ := gateFailure(r)
+	sig, normalized := w.Signature(f)
+	if f.Class() == signature.Infra || signature.Empty(normalized) {
+		return IssueRef{}, ""
+	}
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		return IssueRef{}, ""
+	}
+	for _, is := range q.Issues {
+		if v, _ := is.Get(queue.FieldFailureSignature); v != sig {
+			continue
+		}
+		ref := IssueRef{
+			ID: is.ID, Summary: summaryOf(is),
+			RetryCount: is.Int(queue.FieldRetryCount, 0),
+			MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries),
+		}
+		if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
+			return ref, sig
+		}
+	}
+	return IssueRef{}, ""
+}
+
+// TreeState is where a repository stands: its HEAD (empty before the first
+// commit) and the git tree object of its working tree, every file git does
+// not ignore, tracked or not, the workspace directory left out.
+type TreeState struct {
+	Head string `json:"head"`
+	Tree string `json:"tree"`
+}
+
+// Baseline is where a hook session stands for its Stop hook: where it
+// began, or where its gates last passed.
+type Baseline struct {
+	TreeState
+	SessionID string `json:"session_id"`
+	Source    string `json:"source,omitempty"` // the agent's session start source
+	By        string `json:"by"`               // session start, gates passed
+	Recorded  string `json:"recorded"`         // RFC 3339
+}
+
+// BaselineFile is the baseline's file in a hook session's directory.
+const BaselineFile = "baseline.json"
+
+// treeState returns the repository's state; false outside a git work tree
+// or when git fails. The tree is written with a copy of the index, which
+// is left as it is.
+func (w Workspace) treeState(ctx context.Context) (TreeState, bool) {
+	if !w.inGit(ctx) {
+		return TreeState{}, false
+	}
+	var st TreeState
+	if out, err := w.git(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
+		st.Head = strings.TrimSpace(out)
+	}
+	// The index's copy goes next to the index, in the git directory, which
+	// git add never adds (a temporary directory might be in the tree).
+	p, err := w.git(ctx, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return TreeState{}, false
+	}
+	if p = strings.TrimSpace(p); !filepath.IsAbs(p) {
+		p = filepath.Join(w.Root(), p)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), "orchestrate-index-*")
+	if err != nil {
+		return TreeState{}, false
+	}
+	index := tmp.Name()
+	defer os.Remove(index)
+	defer os.Remove(index + ".lock")
+	// A copy of the real index gives git the tree's entries, and keeps its
+	// mtime: git trusts an entry's cached stat only when the file is older
+	// than the index, and checks the content of the others ("racily
+	// clean"), so the copy is as safe as the index is for git status. With
+	// a new mtime, an edit of the same size in the second the index was
+	// written would pass for unchanged.
+	if data, err := os.ReadFile(p); err == nil {
+		fi, serr := os.Stat(p)
+		_, err = tmp.Write(data)
+		if cerr := tmp.Close(); err != nil || cerr != nil || serr != nil {
+			return TreeState{}, false
+		}
+		if os.Chtimes(index, fi.ModTime(), fi.ModTime()) != nil {
+			return TreeState{}, false
+		}
+	} else {
+		tmp.Close()
+		os.Remove(index) // no index yet: git starts an empty one
+	}
+	gitEnv := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", w.Root()}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+		out, err := cmd.Output()
+		return string(out), err
+	}
+	if _, err := gitEnv(append([]string{"add", "-A", "--ignore-errors"}, w.outsideWorkspace()...)...); err != nil {
+		return TreeState{}, false
+	}
+	out, err := gitEnv("write-tree")
+	if err != nil {
+		return TreeState{}, false
+	}
+	st.Tree = strings.TrimSpace(out)
+	return st, st.Tree != ""
+}
+
+// readBaseline reads a hook session's baseline; false when it has none
+// (or an unreadable one: the gates then run).
+func (w Workspace) readBaseline(dirName string) (Baseline, bool) {
+	data, err := os.ReadFile(filepath.Join(w.Path(RunsDir), dirName, BaselineFile))
+	if err != nil {
+		return Baseline{}, false
+	}
+	var b Baseline
+	if json.Unmarshal(data, &b) != nil || b.Tree == "" {
+		return Baseline{}, false
+	}
+	return b, true
+}
+
+// recordBaseline records where the repository stands as the session's
+// baseline; nothing outside a git work tree.
+func (w Workspace) recordBaseline(ctx context.Context, now time.Time, dirName, sessionID, source, by string) error {
+	st, ok := w.treeState(ctx)
+	if !ok {
+		return nil
+	}
+	b := Baseline{TreeState: st, SessionID: sessionID, Source: source, By: by, Recorded: now.UTC().Format(time.RFC3339)}
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(w.Path(RunsDir), dirName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return fsx.WriteFile(filepath.Join(dir, BaselineFile), append(data, '\n'), 0o644)
+}
+
+// The outcomes of a SessionStart hook call.
+const (
+	SessionRecorded = "recorded" // the baseline is where the repository stands now
+	SessionKept     = "kept"     // the session had one (a resume, a compaction): kept
+	SessionNoGit    = "no_git"   // not a git work tree: the Stop hook always runs the gates
+)
+
+// SessionStart records where an agent's session begins, for its Stop hook
+// to tell whether the session changed anything: HEAD and the tree, in
+// runs/<SessionDirName>/baseline.json. A session that has a baseline keeps
+// it: a resumed or compacted session goes on from where it was.
+func (w Workspace) SessionStart(ctx context.Context, now time.Time, sessionID, source string) (string, error) {
+	if err := w.mustExist(); err != nil {
+		return "", err
+	}
+	dirName := SessionDirName(sessionID)
+	if _, err := os.Stat(filepath.Join(w.Path(RunsDir), dirName, BaselineFile)); err == nil {
+		return SessionKept, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if !w.inGit(ctx) {
+		return SessionNoGit, nil
+	}
+	if err := w.recordBaseline(ctx, now, dirName, sessionID, source, "session start"); err != nil {
+		return "", err
+	}
+	return SessionRecorded, nil
 }
 
 // retrySession is the check of a Stop hook, on the issues a session's

@@ -77,6 +77,7 @@ type AgentRun struct {
 	Loop     int           `json:"loop"`
 	Fresh    bool          `json:"fresh"` // a fresh agent, not the same one resumed
 	Command  string        `json:"command"`
+	Key      string        `json:"-"`       // the config key of the command: agent.command or agent.resume_command
 	Prompt   string        `json:"prompt"`  // the file of the prompt it was sent
 	Log      string        `json:"log"`     // the file of its whole output
 	Outcome  string        `json:"outcome"` // ok, fail, timeout, or error (could not start, canceled)
@@ -84,6 +85,9 @@ type AgentRun struct {
 	Reason   string        `json:"reason,omitempty"`
 	Duration time.Duration `json:"-"`
 	Output   string        `json:"-"` // the head and tail of its output
+	// Usage is what the agent reported of its session, turns, tokens and
+	// cost; nil when it reported nothing.
+	Usage *analytics.Usage `json:"usage,omitempty"`
 }
 
 // RunResult is what a run did and why it stopped.
@@ -129,18 +133,19 @@ func (w Workspace) TryRunLock() (func(), error) {
 // sentinel turns off the retries, not a task's first launch.
 //
 // Run holds the run lock throughout (ErrRunning when another run does)
-// and begins a session. Its last step brings analytics.html up to date. It returns an error only for what stopped it
-// short of a decision; a RunResult says why it stopped otherwise, an ended
-// ctx included (RunInterrupted).
+// and begins a session; its last step brings analytics.html up to date.
+// It returns an error only for what stopped it short of a decision; a
+// RunResult says why it stopped otherwise, an ended ctx included
+// (RunInterrupted).
 func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	unlock, err := w.TryRunLock()
+	held, err := w.runLock()
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer held.Unlock()
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err
@@ -157,7 +162,7 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if err := os.Remove(w.Path(AbortFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	r := &runner{w: w, opt: opt, cfg: cfg, task: task, res: &RunResult{}}
+	r := &runner{w: w, opt: opt, cfg: cfg, task: task, res: &RunResult{}, held: held}
 	if stop, err := r.nothingToDo(); stop || err != nil {
 		return r.res, err
 	}
@@ -190,6 +195,7 @@ type runner struct {
 	cfg  *config.Config
 	task string
 	res  *RunResult
+	held *fsx.Held // the run lock, where each agent's process group is noted
 
 	attempts     []gate.Attempt  // the evaluations so far, for the artifacts
 	tried        []PromptAttempt // the loops so far, for the prompts
@@ -197,6 +203,10 @@ type runner struct {
 	summary      string          // the end of the last agent's output
 	sameFailures int             // failed loops since the last fresh agent
 	launched     int             // agents launched
+	// session is the pinned session of the last agent: the one a resume
+	// continues (the ID orchestrate chose, or the one the agent reported);
+	// "" when there is none to continue.
+	session string
 	// gatesFirst: the first loop runs the gates without an agent, as the
 	// only open issues wait on a person's decision (approval requests, human
 	// gates' failures), which the gates read.
@@ -278,7 +288,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 				return r.fail(ctx, err)
 			}
 			if a.ExitCode == 126 || a.ExitCode == 127 {
-				return r.fail(ctx, fmt.Errorf("the agent could not run (%s): check agent.command in %s", a.Reason, r.w.Path(ConfigFile)))
+				return r.fail(ctx, fmt.Errorf("the agent could not run (%s): check %s in %s", a.Reason, a.Key, r.w.Path(ConfigFile)))
 			}
 		}
 
@@ -383,7 +393,9 @@ func approvals(gr *GateRun) string {
 // auto after fresh_after_failures failed loops of the same agent.
 func (r *runner) fresh(n int) bool {
 	switch {
-	case r.launched == 0 || r.cfg.Agent.ResumeCommand == "":
+	case r.launched == 0 || r.cfg.Agent.ResumeCommand == "" || r.session == "":
+		// Nothing to resume: no agent yet, no resume command for this one,
+		// or no session it reported. Never "the most recent" session.
 		return true
 	case r.cfg.Retry.Strategy == config.StrategyFresh:
 		return true
@@ -413,10 +425,11 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	for _, g := range r.cfg.Gates {
 		d.Gates = append(d.Gates, g.Name)
 	}
-	name, command, how := PromptAgent, r.cfg.Agent.Command, "fresh"
+	name, command, how, key := PromptAgent, r.cfg.Agent.Command, "fresh", "agent.command"
+	session := r.session
 	switch {
 	case !fresh:
-		name, command, how = PromptResume, r.cfg.Agent.ResumeCommand, "resumed"
+		name, command, how, key = PromptResume, r.cfg.Agent.ResumeCommand, "resumed", "agent.resume_command"
 	case n > 1:
 		name = PromptContinue
 		d.FilesChanged = r.w.filesChanged(ctx)
@@ -425,8 +438,8 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(r.w.Path(RunsDir), r.res.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := r.w.RunDir(r.res.RunID)
+	if err != nil {
 		return nil, err
 	}
 	a := &AgentRun{
@@ -447,9 +460,21 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	}
 	r.step(Step{Kind: StepLaunch, Loop: n, Agent: a})
 
+	// A fresh agent gets a session of its own: one orchestrate chooses, or
+	// the one it will report.
+	if fresh {
+		session = ""
+		if r.cfg.Agent.Session != config.SessionReported {
+			if session, err = newSessionID(); err != nil {
+				return nil, err
+			}
+		}
+	}
+
 	// The agent runs as a gate does (sh -c, its own process group, killed
 	// whole at its timeout or when ctx ends), with the prompt file as its
-	// standard input.
+	// standard input. ORCHESTRATE_CHILD tells orchestrate's own hooks in it
+	// that the run runs the gates itself.
 	g := config.Gate{
 		Name:    "agent",
 		Command: "exec <\"$ORCHESTRATE_PROMPT_FILE\"\n" + command,
@@ -460,9 +485,12 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 			"ORCHESTRATE_LOOP":        strconv.Itoa(n),
 			"ORCHESTRATE_AGENT":       how,
 			"ORCHESTRATOR_DIR":        wsAbs,
+			config.EnvSessionID:       session,
+			gate.EnvChild:             "1",
 		},
 	}
-	res, logErr := gate.Run(ctx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now}, a.Log)
+	res, logErr := gate.Run(ctx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now,
+		Started: noteGroup(r.held, r.res.RunID)}, a.Log)
 	if logErr != nil {
 		a.Log = ""
 	}
@@ -477,7 +505,25 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	default:
 		a.Outcome = analytics.OutcomeError
 	}
+	a.Key = key
+	rep := ParseAgentOutput(r.cfg.Agent.Usage, agentOutput(a.Log, res.Output))
 	r.summary = workSummary(res.Output)
+	if rep.Result != "" {
+		r.summary = workSummary(rep.Result)
+	}
+	// The session a resume continues: the one the agent reported, else the
+	// one it was given.
+	r.session = session
+	if rep.Usage.Session != "" {
+		r.session = rep.Usage.Session
+	}
+	if !rep.Usage.Zero() {
+		if rep.Usage.Session == "" {
+			rep.Usage.Session = r.session
+		}
+		u := rep.Usage
+		a.Usage = &u
+	}
 	r.res.Agents = append(r.res.Agents, *a)
 	ev := analytics.Event{
 		Time: r.opt.Now(), RunID: r.res.RunID, Loop: n, Event: analytics.EventAgent, Attempt: n,
@@ -486,7 +532,12 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if a.ExitCode >= 0 {
 		ev.ExitCode = &a.ExitCode
 	}
-	if err := r.history(ctx, ev); err != nil {
+	events := []analytics.Event{ev}
+	if a.Usage != nil {
+		events = append(events, analytics.Event{Time: ev.Time, RunID: ev.RunID, Loop: n, Event: analytics.EventUsage,
+			Attempt: n, Detail: analytics.FormatUsage(*a.Usage)})
+	}
+	if err := r.history(ctx, events...); err != nil {
 		return a, err
 	}
 	r.step(Step{Kind: StepAgent, Loop: n, Agent: a})

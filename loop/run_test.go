@@ -16,14 +16,17 @@ func TestFresh(t *testing.T) {
 		strategy string
 		after    int
 		resume   string
+		session  string // the session each agent reported or was given
 		want     string // f: fresh, s: same agent resumed, loops 1 to 7
 	}{
-		{config.StrategyAuto, 2, "resume", "fsfsfsf"},
-		{config.StrategyAuto, 3, "resume", "fssfssf"},
-		{config.StrategyAuto, 1, "resume", "fffffff"},
-		{config.StrategySame, 2, "resume", "fssssss"},
-		{config.StrategyFresh, 2, "resume", "fffffff"},
-		{config.StrategySame, 2, "", "fffffff"},
+		{config.StrategyAuto, 2, "resume", "s1", "fsfsfsf"},
+		{config.StrategyAuto, 3, "resume", "s1", "fssfssf"},
+		{config.StrategyAuto, 1, "resume", "s1", "fffffff"},
+		{config.StrategySame, 2, "resume", "s1", "fssssss"},
+		{config.StrategyFresh, 2, "resume", "s1", "fffffff"},
+		{config.StrategySame, 2, "", "s1", "fffffff"},
+		// No session to continue: never "the most recent" one.
+		{config.StrategySame, 2, "resume", "", "fffffff"},
 	} {
 		cfg := config.Default()
 		cfg.Retry.Strategy, cfg.Retry.FreshAfterFailures, cfg.Agent.ResumeCommand = tc.strategy, tc.after, tc.resume
@@ -37,6 +40,7 @@ func TestFresh(t *testing.T) {
 				got += "s"
 			}
 			r.launched++
+			r.session = tc.session
 			r.sameFailures++ // the loop failed
 		}
 		if got != tc.want {

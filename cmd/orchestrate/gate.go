@@ -201,7 +201,7 @@ func writeCIReports(e *env, gr *loop.GateRun, junit, sarif string) error {
 		}
 	}
 	if sarif != "" {
-		data, err := gate.SARIF(gr.Evaluation, version)
+		data, err := gate.SARIF(gr.Evaluation, readBuildVersion().Version)
 		if err == nil {
 			err = fsx.WriteFile(sarif, data, 0o644)
 		}

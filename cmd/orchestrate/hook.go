@@ -1,10 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
@@ -12,44 +13,79 @@ import (
 func init() {
 	register(&command{
 		name:    "hook",
-		summary: "the Stop hook of an agent client (hook stop)",
-		usage: `Usage: orchestrate hook stop
+		summary: "an agent's Stop and SessionStart hooks (hook stop, hook session-start)",
+		usage: `Usage: orchestrate hook stop|session-start [--agent claude|codex|gemini|cursor]
 
-Claude Code's Stop hook: when the agent says it is done, run the quality
-gates and let it stop, or send it back to work with the feedback.
-orchestrate init --claude installs it in .claude/settings.json:
+The hooks of an agent CLI. hook stop: when the agent says it is done, run
+the quality gates and let it stop, or send it back to work with the
+feedback. hook session-start: record where the session began, so that a
+session that changed nothing stops at once. Both are installed by
+orchestrate init --agent NAME (--claude: orchestrate init --agent claude):
 
-  {"hooks": {"Stop": [{"hooks": [{"type": "command",
-                                  "command": "orchestrate hook stop"}]}]}}
+  claude  .claude/settings.json  SessionStart, Stop
+  codex   .codex/hooks.json      SessionStart, Stop
+  gemini  .gemini/settings.json  SessionStart, AfterAgent
+  cursor  .cursor/hooks.json     sessionStart, stop
 
-It reads the hook's JSON object on stdin (session_id, transcript_path,
-cwd, hook_event_name, stop_hook_active) and runs the gates of
-<cwd>/.orchestrator/config.yaml, as orchestrate gate does. Then:
+The hook reads the agent's JSON object on stdin and knows the agent by it
+(AfterAgent is Gemini CLI's; stop, sessionStart and conversation_id are
+Cursor's; turn_id is Codex's; anything else is Claude Code's), or by
+--agent. It answers in that agent's protocol, on stdout:
 
-  gates fail, attempts left  prints {"decision": "block", "reason": FEEDBACK}:
-                             the agent goes on with the feedback; the
-                             session's failing issues go to in_progress
-                             with Retry-Count + 1
-  gates pass                 prints nothing (or a systemMessage saying
-                             which issues are resolved): the agent stops
-  no attempt left            prints {"systemMessage": …} saying which issues
-                             are halted or exhausted and why: the agent stops
+             gates fail, attempts left        the agent may stop
+  claude     {"decision":"block","reason":F}  {"systemMessage":M} or nothing
+  codex      {"decision":"block","reason":F}  {"systemMessage":M} or nothing
+  gemini     {"decision":"deny","reason":F}   {"systemMessage":M} or {}
+  cursor     {"followup_message":F}           {} (M on stderr)
+
+where F is the feedback and M a message for the person. Then:
+
+  gates fail, attempts left  block: the session's failing issues go to
+                             in_progress with Retry-Count + 1
+  gates pass                 stop (saying which issues are resolved)
+  no attempt left            stop, saying which issues are halted or
+                             exhausted and why
+  the failure is one that    stop, naming the issue that waits for a
+  waits for a person         person and what to run; nothing is filed
+
+The workspace: --dir when it is absolute; else .orchestrator (or --dir)
+in the agent's project directory ($CLAUDE_PROJECT_DIR; $GEMINI_PROJECT_DIR,
+$CURSOR_PROJECT_DIR), else in the payload's cwd (Cursor: its first
+workspace root) or the nearest parent that has one, up to the repository
+root (the file system's outside a repository). A hook that finds none lets the agent stop (a line on stderr, nothing
+on stdout).
+
+The session's gate artifacts go to .orchestrator/runs/hook-<session_id>/
+(an ID that is not a plain name is hashed: hook-sha256-…), and so does its
+baseline (baseline.json: HEAD and a git tree of the working tree, the
+workspace left out), which session-start records (a resumed session keeps
+its own) and a stop moves on when the gates pass, or fail only as issues
+that wait for a person. A stop whose repository is as its baseline says,
+from a session with no open issue of its own, is let through at once,
+without running the gates. Without a baseline (no SessionStart hook, or
+not a git repository) the gates always run.
 
 Attempts are counted in issue_queue.md, per session: the issues a hook
-files carry a Session field (the session_id; an empty one is "(none)"), and
+files carry a Session field (the session ID; an empty one is "(none)"), and
 a hook never touches another session's issues. stop_hook_active is no
 reason to stop: Max-Retries and the halt on identical failures bound the
 loop. With the no_auto_retry sentinel or auto_retry_enabled: false the
 gates still run and file, and a failure is reported without blocking:
-nothing is retried. A hook called by an agent that orchestrate run launched
-(ORCHESTRATE_RUN_ID is set) lets it stop: the run runs the gates itself. Malformed input (not a JSON object, over 1 MiB, or not ended
-within 10 seconds) lets the agent stop with a message; it never hangs.
+nothing is retried. Cursor's stop of a turn that was aborted or ended in an
+error (status not completed) lets the agent stop without running the
+gates. A process orchestrate launched
+(ORCHESTRATE_CHILD=1, or ORCHESTRATE_RUN_ID set: an agent under orchestrate
+run, a reviewer, a synthesis, a gate's command) is let through at once,
+whatever its input: orchestrate runs the gates itself. Malformed input
+(not a JSON object, over 1 MiB, or not ended within 10 seconds) lets the
+agent stop with a message; it never hangs.
 
 Examples:
   echo '{"session_id":"abc","cwd":"'"$PWD"'","hook_event_name":"Stop"}' | orchestrate hook stop
+  echo '{"conversation_id":"c1","hook_event_name":"stop","status":"completed"}' | orchestrate hook stop --agent cursor
 
 Exit codes: 0 always once the input is read, whatever the decision (an
-error is a systemMessage and an allowed stop); 2 usage.
+error is a message and an allowed stop); 2 usage.
 `,
 		run: runHook,
 	})
@@ -57,56 +93,126 @@ error is a systemMessage and an allowed stop); 2 usage.
 
 func runHook(e *env, args []string) error {
 	fs := e.flags("hook")
+	agent := fs.String("agent", "", "the agent whose hook this is: "+strings.Join(loop.HookAgents, ", "))
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || pos[0] != "stop" {
-		return usageError("hook", "hook needs stop")
+	if len(pos) != 1 || (pos[0] != "stop" && pos[0] != "session-start") {
+		return usageError("hook", "hook needs stop or session-start")
 	}
-	out := stopHook(e)
-	if out == (loop.HookOutput{}) {
-		return nil
+	if *agent != "" && !slices.Contains(loop.HookAgents, *agent) {
+		return usageError("hook", "--agent %q: want one of %s", *agent, strings.Join(loop.HookAgents, ", "))
 	}
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	h := &hookCall{e: e, agent: *agent, name: "hook " + pos[0]}
+	if pos[0] == "stop" {
+		h.stop()
+	} else {
+		h.sessionStart()
+	}
+	out, msg := loop.HookAnswer(h.agent, h.out)
+	if msg != "" {
+		fmt.Fprintln(e.stderr, msg)
+	}
+	_, err = e.stdout.Write(out)
+	return err
 }
 
-// stopHook decides; every problem is an allowed stop with a message, so
-// that a broken hook never traps the agent.
-func stopHook(e *env) loop.HookOutput {
-	allow := func(format string, args ...any) loop.HookOutput {
-		msg := "orchestrate hook stop: " + fmt.Sprintf(format, args...)
-		fmt.Fprintln(e.stderr, msg)
-		return loop.HookOutput{SystemMessage: msg}
-	}
-	if os.Getenv("ORCHESTRATE_RUN_ID") != "" {
-		return loop.HookOutput{} // orchestrate run launched this agent, and runs the gates itself
-	}
-	in, err := loop.ReadHookInput(e.stdin, loop.HookInputTimeout)
+// hookCall is one call of a hook: every problem is an allowed stop with a
+// message, so that a broken hook never traps the agent.
+type hookCall struct {
+	e     *env
+	agent string // from --agent, or known from the input
+	name  string // hook stop, hook session-start
+	out   loop.HookOutput
+}
+
+func (h *hookCall) allow(format string, args ...any) {
+	msg := "orchestrate " + h.name + ": " + fmt.Sprintf(format, args...)
+	fmt.Fprintln(h.e.stderr, msg)
+	h.out = loop.HookOutput{SystemMessage: msg}
+}
+
+// read reads the input and finds the workspace; "" when the hook has
+// nothing to do (h.out then says why, if anything).
+func (h *hookCall) read(event string, want func(loop.HookInput) bool) (loop.HookInput, string) {
+	in, err := loop.ReadHookInput(h.e.stdin, loop.HookInputTimeout)
 	if err != nil {
-		return allow("%v; the agent may stop", err)
+		h.allow("%v; the agent may stop", err)
+		return in, ""
 	}
-	switch in.HookEventName {
-	case "", "Stop", "SubagentStop":
-	default:
-		return allow("hook_event_name is %q, not Stop; the agent may stop", in.HookEventName)
+	if h.agent == "" {
+		h.agent = in.Agent()
 	}
-	dir := e.dir
-	if !filepath.IsAbs(dir) && in.Cwd != "" {
-		dir = filepath.Join(in.Cwd, dir)
+	if !want(in) {
+		h.allow("hook_event_name is %q, not %s; the agent may stop", in.HookEventName, event)
+		return in, ""
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if filepath.IsAbs(h.e.dir) {
+		return in, h.e.dir
+	}
+	var projects []string
+	for _, v := range loop.ProjectDirEnv(h.agent) {
+		projects = append(projects, os.Getenv(v))
+	}
+	cwd := in.Dir()
+	if !filepath.IsAbs(cwd) {
+		wd, _ := os.Getwd()
+		cwd = filepath.Join(wd, cwd)
+	}
+	dir := loop.FindWorkspace(h.e.dir, projects, cwd)
+	if dir == "" {
 		// Not a repository orchestrate works in: nothing to say to anyone.
-		fmt.Fprintf(e.stderr, "orchestrate hook stop: no %s; the agent may stop\n", dir)
-		return loop.HookOutput{}
+		fmt.Fprintf(h.e.stderr, "orchestrate %s: no %s in %s or above it; the agent may stop\n", h.name, h.e.dir, cwd)
 	}
-	ws := loop.Workspace{Dir: dir}
-	res, err := ws.StopHook(e.ctx, e.now, in.SessionID)
+	return in, dir
+}
+
+// child reports whether orchestrate launched this process, which then
+// does nothing: orchestrate runs the gates itself. The input is read all
+// the same, so that the agent never writes to a closed pipe.
+func (h *hookCall) child() bool {
+	if !loop.IsChild(os.Getenv) {
+		return false
+	}
+	_, _ = loop.ReadHookInput(h.e.stdin, loop.HookInputTimeout)
+	return true
+}
+
+func (h *hookCall) stop() {
+	if h.child() {
+		return
+	}
+	in, dir := h.read("Stop", loop.HookInput.IsStop)
+	if dir == "" {
+		return
+	}
+	if h.agent == loop.AgentCursor && in.Status != "" && in.Status != "completed" {
+		h.allow("the agent's turn ended %s, not completed; the gates did not run", in.Status)
+		return
+	}
+	// The gates' own processes (reviewers above all) are orchestrate's
+	// children: their hooks must do nothing.
+	os.Setenv(loop.ChildEnv, "1")
+	ws := loop.Workspace{Dir: dir, Notify: h.e.notify}
+	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session())
 	refreshAnalytics(ws)
 	if err != nil {
-		return allow("%v; the agent may stop", err)
+		h.allow("%v; the agent may stop", err)
+		return
 	}
-	return res.Output
+	h.out = res.Output
+}
+
+func (h *hookCall) sessionStart() {
+	if h.child() {
+		return
+	}
+	in, dir := h.read("SessionStart", loop.HookInput.IsSessionStart)
+	if dir == "" {
+		return
+	}
+	if _, err := (loop.Workspace{Dir: dir, Notify: h.e.notify}).SessionStart(h.e.ctx, h.e.now(), in.Session(), in.Source); err != nil {
+		h.allow("%v", err)
+	}
 }

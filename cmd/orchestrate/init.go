@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/orchestrate-dev/orchestrate"
 	"github.com/orchestrate-dev/orchestrate/config"
@@ -18,18 +21,38 @@ func init() {
 	register(&command{
 		name:    "init",
 		summary: "write .orchestrator/ from the bundled example; never overwrites",
-		usage: `Usage: orchestrate init [--dir DIR] [--claude]
+		usage: `Usage: orchestrate init [--dir DIR] [--agent NAME]... [--claude]
 
 Writes the workspace directory (.orchestrator/ by default) from the bundled
 example: config.yaml, issue_queue.md and session_state.md. A file that is
-already there is kept as it is, never overwritten.
+already there is kept as it is, never overwritten. config.yaml gets the
+gates of the repository's language and the agent profile's commands written
+out: the claude profile's (edits accepted, the gates' commands allowed in
+Bash, a pinned session), or the first --agent's.
 
-With --claude, also sets up Claude Code in the repository: the /orchestrate
-slash command in .claude/commands/orchestrate.md (kept if there), and the
-Stop hook, orchestrate hook stop, in .claude/settings.json, merged with what
-is there: every other key and hook is kept, and a hook already there is not
-added twice. A settings.json that is not a JSON object is an error, and
-nothing is written. The hook needs orchestrate on the PATH.
+With --agent NAME (claude, codex, gemini, cursor; repeat it for more than
+one), also installs that agent's hooks in the repository: a session-start
+hook (orchestrate hook session-start) and a stop hook (orchestrate hook
+stop), which run the gates when the agent says it is done (see orchestrate
+help hook). --claude is --agent claude.
+
+  claude  .claude/settings.json  SessionStart, Stop; and the /orchestrate
+                                 slash command, .claude/commands/orchestrate.md
+                                 (kept if there)
+  codex   .codex/hooks.json      SessionStart, Stop (trust them in codex: /hooks)
+  gemini  .gemini/settings.json  SessionStart, AfterAgent
+  cursor  .cursor/hooks.json     sessionStart, stop (with "version": 1)
+
+The file is merged with what is there: every other key and hook is kept,
+and a hook already there is not added twice. A file that is not a JSON
+object is an error, and nothing is written. The stop hook gets a timeout
+that covers the configured gates (the serial gates' timeouts one after
+another, then the parallel phase's, plus a minute; seconds, or
+milliseconds for Gemini CLI), and Cursor's a loop_limit of the gates'
+largest Max-Retries; a hook of ours already there with a smaller one (or
+none) gets them: run init --agent again after adding or slowing gates. The
+hooks need orchestrate on the PATH: init warns when it is not, since the
+hook would fail with exit 127 and no gate would run.
 
 config.yaml gets the default quality gates of the repository's language
 when it finds one (go.mod, package.json, pyproject.toml or setup.py,
@@ -38,6 +61,7 @@ Cargo.toml), with a comment saying so.
 Examples:
   orchestrate init
   orchestrate init --claude
+  orchestrate init --agent codex --agent cursor
   orchestrate --dir /srv/repo/.orchestrator init
 
 Exit codes: 0 written (or everything already there), 1 error, 2 usage.
@@ -48,22 +72,28 @@ Exit codes: 0 written (or everything already there), 1 error, 2 usage.
 
 func runInit(e *env, args []string) error {
 	fs := e.flags("init")
-	claude := fs.Bool("claude", false, "install the slash command and the Stop hook in .claude/")
+	claude := fs.Bool("claude", false, "install Claude Code's hooks and slash command: --agent claude")
+	var agents agentList
+	fs.Var(&agents, "agent", "install an agent's hooks: "+strings.Join(agentNames(), ", "))
 	if err := e.parseNone(fs, args); err != nil {
 		return err
 	}
-	// Everything that can be refused is checked before anything is written.
-	var setup *claudeSetup
 	if *claude {
-		var err error
-		if setup, err = planClaude(e.ws()); err != nil {
+		agents.add(loop.AgentClaude)
+	}
+	// Everything that can be refused is checked before anything is written.
+	var setups []*agentSetup
+	for _, a := range agents {
+		s, err := planAgent(e.ws(), a)
+		if err != nil {
 			return err
 		}
+		setups = append(setups, s)
 	}
 	if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return err
 	}
-	unlock, err := e.ws().Lock(e.ctx)
+	unlock, err := e.ws().LockNew(e.ctx)
 	if err != nil {
 		return err
 	}
@@ -77,6 +107,11 @@ func runInit(e *env, args []string) error {
 		}
 		if rel == loop.ConfigFile {
 			data = withDefaultGates(data, e.ws().Root())
+			profile := config.ProfileClaude
+			if len(agents) > 0 {
+				profile = agents[0] // the first agent named is the one run drives
+			}
+			data = withAgentCommands(data, dst, e.ws().Root(), profile)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
@@ -90,15 +125,34 @@ func runInit(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if setup != nil {
-		w, k, err := setup.apply()
+	var warnings []string
+	if len(setups) > 0 {
+		if _, err := exec.LookPath("orchestrate"); err != nil {
+			warnings = append(warnings, "orchestrate is not on the PATH: the hooks run `orchestrate hook …`, which would fail with exit 127, and no gate would run; put orchestrate on the PATH (go install, or a link in a directory of $PATH)")
+		}
+	}
+	var timeouts []string
+	for _, s := range setups {
+		if err := s.finish(e.ws()); err != nil {
+			return err
+		}
+		w, k, err := s.apply()
 		if err != nil {
 			return err
 		}
 		written, kept = append(written, w...), append(kept, k...)
+		warnings = append(warnings, s.warnings...)
+		line := fmt.Sprintf("%s: the stop hook's timeout is %s (the gates' timeouts and a minute)", s.agent, s.timeout)
+		if s.file.note != "" {
+			line += "; " + s.file.note
+		}
+		timeouts = append(timeouts, line)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "orchestrate: warning: %s\n", w)
 	}
 	if e.json {
-		return e.printJSON(map[string]any{"dir": e.dir, "written": nonNil(written), "kept": nonNil(kept)})
+		return e.printJSON(map[string]any{"dir": e.dir, "written": nonNil(written), "kept": nonNil(kept), "warnings": nonNil(warnings)})
 	}
 	for _, p := range written {
 		fmt.Fprintf(e.stdout, "wrote %s\n", p)
@@ -106,7 +160,32 @@ func runInit(e *env, args []string) error {
 	for _, p := range kept {
 		fmt.Fprintf(e.stdout, "kept  %s (already there)\n", p)
 	}
+	for _, t := range timeouts {
+		fmt.Fprintln(e.stdout, t)
+	}
 	return nil
+}
+
+// agentList is --agent, repeated.
+type agentList []string
+
+func (a *agentList) String() string { return strings.Join(*a, ",") }
+
+func (a *agentList) Set(v string) error {
+	for _, name := range strings.Split(v, ",") {
+		name = strings.TrimSpace(name)
+		if _, ok := hookFiles[name]; !ok {
+			return fmt.Errorf("no agent %q: want one of %s", name, strings.Join(agentNames(), ", "))
+		}
+		a.add(name)
+	}
+	return nil
+}
+
+func (a *agentList) add(name string) {
+	if !slices.Contains(*a, name) {
+		*a = append(*a, name)
+	}
 }
 
 // withDefaultGates puts the default gates of the repository's language in
@@ -117,6 +196,61 @@ func withDefaultGates(cfg []byte, repo string) []byte {
 		return cfg
 	}
 	return bytes.Replace(cfg, []byte("gates: []\n"), []byte(gates), 1)
+}
+
+// withAgentCommands writes the agent profile's commands into the example
+// config: the claude profile's allow the commands of the gates it has;
+// another profile's replace the claude lines, with what they let the agent do.
+func withAgentCommands(cfg []byte, path, repo, profile string) []byte {
+	c, problems := config.ParseIn(path, cfg, repo)
+	p, ok := config.LookupProfile(profile)
+	if len(problems) > 0 || !ok || p.Command == "" {
+		return cfg
+	}
+	claude, _ := config.LookupProfile(config.ProfileClaude)
+	plain, plainResume := claude.AgentCommands(nil)
+	command, resume := p.AgentCommands(config.CheckCommands(c.Gates))
+	if profile == config.ProfileClaude {
+		cfg = bytes.Replace(cfg, []byte("command: '"+plain+"'\n"), []byte("command: '"+command+"'\n"), 1)
+		return bytes.Replace(cfg, []byte("resume_command: '"+plainResume+"'\n"), []byte("resume_command: '"+resume+"'\n"), 1)
+	}
+	start := bytes.Index(cfg, []byte("  profile: claude"))
+	end := bytes.Index(cfg, []byte("resume_command: '"+plainResume+"'\n"))
+	if start < 0 || end < start {
+		return cfg
+	}
+	end += len("resume_command: '" + plainResume + "'\n")
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "  profile: %s   # %s\n", profile, strings.Join(config.Profiles, " | "))
+	fmt.Fprintf(&b, "  # The %s profile's commands, written out for you to narrow or widen. It\n", profile)
+	for _, line := range wrap(p.Permissions+".", 72) {
+		fmt.Fprintf(&b, "  # %s\n", line)
+	}
+	fmt.Fprintf(&b, "  command: '%s'\n", command)
+	if resume != "" {
+		fmt.Fprintf(&b, "  resume_command: '%s'\n", resume)
+	}
+	return append(append(append([]byte{}, cfg[:start]...), b.Bytes()...), cfg[end:]...)
+}
+
+// wrap breaks text into lines of at most width bytes, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // walkExample calls fn with each file of the embedded example directory.

@@ -33,7 +33,7 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
      loops of the same;
   3. the quality gates, as orchestrate gate runs them: failures file or
      update issues, passes resolve them;
-  4. history.csv and analytics.html;
+  4. history.csv (analytics.html is made once, when the run ends);
   5. the auto-retry check, as orchestrate check: another loop or a stop.
 
 The task comes from --task, --task-file (- for stdin), or
@@ -203,6 +203,12 @@ func (p *runPrinter) step(s loop.Step) {
 		what := a.Outcome
 		if a.Reason != "" {
 			what += " (" + a.Reason + ")"
+		}
+		if u := a.Usage; u != nil {
+			what += fmt.Sprintf(", %d turns, %d tokens", u.Turns, u.Tokens())
+			if u.CostUSD > 0 {
+				what += fmt.Sprintf(", $%.4f", u.CostUSD)
+			}
 		}
 		fmt.Fprintf(p.w, "agent: %s in %.1fs; output: %s\n", what, a.Duration.Seconds(), a.Log)
 	case loop.StepGates:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -19,14 +20,20 @@ Checks issue_queue.md, session_state.md and config.yaml and prints every
 problem as file:line: message: duplicate issue IDs, an issue with no field
 table, a malformed ID, a count that is not a non-negative integer, an unknown
 status, a table row with a missing cell, a boolean that is not true or false,
-an unknown or mistyped config key.
+an unknown or mistyped config key, an agent section that cannot work
+(retry.strategy same with no agent.resume_command, a custom profile with no
+agent.command). When every loop will start a fresh agent (no resume command),
+a note says so.
 
---explain also prints the gates as they run: gates.preset expanded, changed
-and extended by gates.list, every default filled in, as a gates: list that
-config.yaml could hold, each gate with where it came from.
+--explain also prints the agent and the gates as they run: the agent
+profile's commands and how its session is pinned, gates.preset expanded,
+changed and extended by gates.list, every default filled in, as an agent:
+section and a gates: list that config.yaml could hold, each gate with where
+it came from.
 
 With --json: {"ok": bool, "problems": [{"file": "…", "line": N, "message": "…"}, …]},
-and with --explain "preset", "human_wait" and "gates": [{"name": "…", "type": "…", …}, …].
+and with --explain "agent": {"profile": "…", "command": "…", …}, "preset",
+"human_wait" and "gates": [{"name": "…", "type": "…", …}, …].
 
 Examples:
   orchestrate validate
@@ -116,6 +123,9 @@ func runValidate(e *env, args []string) error {
 		out := map[string]any{"ok": len(problems) == 0, "problems": problems}
 		if *explain && configOK {
 			out["preset"], out["human_wait"], out["gates"] = cfg.Preset, cfg.Human.Wait, gatesJSON(cfg.Gates)
+			a := cfg.Agent
+			out["agent"] = map[string]string{"profile": a.Profile, "command": a.Command, "resume_command": a.ResumeCommand,
+				"review_command": a.ReviewCommand, "session": a.Session, "usage": a.Usage, "timeout": a.Timeout.String()}
 		}
 		if err := e.printJSON(out); err != nil {
 			return err
@@ -126,6 +136,10 @@ func runValidate(e *env, args []string) error {
 		}
 		if len(problems) == 0 {
 			fmt.Fprintf(e.stdout, "ok: %s, no problems\n", plural(issues, "issue"))
+			if configOK && cfg.Agent.ResumeCommand == "" && cfg.Retry.Strategy != config.StrategyFresh {
+				fmt.Fprintf(e.stdout, "note: %s: agent.resume_command is not set: every loop starts a fresh agent (the %s profile has no resume of its own)\n",
+					ws.Path(loop.ConfigFile), cfg.Agent.Profile)
+			}
 		}
 		if *explain {
 			explainGates(e, ws.Path(loop.ConfigFile), cfg, configOK)
@@ -160,6 +174,7 @@ func validateAll(ws loop.Workspace) (*workspaceState, error) {
 		return nil, err
 	}
 	add(ws.Path(loop.QueueFile), q.Problems)
+	add(ws.Path(loop.QueueFile), q.TextProblems())
 	s, err := session.Load(ws.Path(loop.StateFile))
 	if err != nil {
 		return nil, err
@@ -186,6 +201,17 @@ func explainGates(e *env, file string, cfg *config.Config, ok bool) {
 	if cfg.Preset != "" {
 		from = "gates.preset " + cfg.Preset + " of " + file + ", with gates.list"
 	}
+	session := "none: every loop starts a fresh agent"
+	switch {
+	case cfg.Agent.ResumeCommand == "":
+	case cfg.Agent.Session == config.SessionReported:
+		session = "the one the agent reports, resumed by resume_command"
+	default:
+		session = "a UUID orchestrate chooses, resumed by resume_command"
+	}
+	fmt.Fprintf(e.stdout, "# The agent, every default filled in. Its session ($%s): %s.\n", config.EnvSessionID, session)
+	fmt.Fprintln(e.stdout, strings.TrimSuffix(config.FormatAgent(cfg.Agent), "\n"))
+	fmt.Fprintln(e.stdout)
 	gates := "gates"
 	if len(cfg.Gates) == 1 {
 		gates = "gate"
