@@ -1,34 +1,28 @@
 package analytics
 
 import (
-	"embed"
+	_ "embed"
 	"sync"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 )
 
-// EchartsVersion is the echarts release that assets/fetch-echarts.sh fetches and the
-// charts are written for.
+// EchartsVersion is the echarts release committed in assets/ and the charts are
+// written for.
 const EchartsVersion = "5.6.0"
 
-// assets holds the assets directory: always its README and fetch script, and
-// echarts.min.js when it was fetched before the build (make assets). Embedding the
-// directory, not the file, lets the package build either way.
+// echartsJS is the pinned echarts.min.js, committed in the repository with its
+// SHA-256 (assets/echarts.min.js.sha256) and its license, so that every build (go
+// install, go build, make) draws the charts offline. See assets/README.md.
 //
-//go:embed assets
-var assets embed.FS
+//go:embed assets/echarts.min.js
+var echartsJS []byte
 
-// embeddedEcharts returns the echarts.min.js built into the binary, or nil.
-var embeddedEcharts = sync.OnceValue(func() []byte {
-	b, err := assets.ReadFile("assets/echarts.min.js")
-	if err != nil {
-		return nil
-	}
-	return b
-})
+// embeddedEcharts returns the echarts.min.js built into the binary.
+func embeddedEcharts() []byte { return echartsJS }
 
-// echartsURL is where the page loads echarts from when none is built in: go-echarts'
-// own asset host, so that the fallback follows the library.
+// echartsURL is where the page loads echarts from when the caller asks for no inlined
+// copy (RenderOptions.Echarts empty, not nil): go-echarts' own asset host.
 var echartsURL = sync.OnceValue(func() string {
 	bar := charts.NewBar()
 	bar.Validate()

@@ -63,13 +63,6 @@ func TestPageInChromium(t *testing.T) {
 	if testing.Short() && !requireChromium() {
 		t.Skip("skipped in -short mode")
 	}
-	if embeddedEcharts() == nil {
-		if requireChromium() {
-			t.Fatal("echarts.min.js is not embedded: run make assets (analytics/assets/fetch-echarts.sh) first")
-		}
-		t.Skip("echarts.min.js is not embedded (make assets fetches it): the charts cannot draw offline")
-	}
-
 	dir := t.TempDir()
 	history := filepath.Join(dir, "history.csv")
 	writeHostileHistory(t, history)
@@ -207,4 +200,94 @@ func lastChars(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// TestPageAtScaleInChromium draws the page for one run and for 1,000 runs over a
+// year in headless Chromium, the network blocked, and takes a screenshot of each
+// (kept in $ORCHESTRATE_SCREENSHOTS when set, to look at).
+func TestPageAtScaleInChromium(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if requireChromium() {
+			t.Fatalf("ORCHESTRATE_REQUIRE_CHROMIUM=1 but %s is missing", chromiumPath)
+		}
+		t.Skipf("%s is missing (apt-get install -y chromium)", chromiumPath)
+	}
+	if testing.Short() && !requireChromium() {
+		t.Skip("skipped in -short mode")
+	}
+	start := time.Date(2025, 11, 3, 9, 0, 0, 0, time.UTC)
+	for _, sc := range []struct {
+		name   string
+		runs   int
+		span   time.Duration
+		charts []string // drawn
+		none   []string // not drawn: too few points to say anything
+	}{
+		{"1-run", 1, time.Hour, []string{chartAttempts, chartOutcomes}, []string{chartWeeks, chartWeekCost, chartRuns, chartGateDays}},
+		{"1000-runs-a-year", 1000, 365 * 24 * time.Hour, []string{chartWeeks, chartWeekCost, chartRuns, chartGateDays, chartAttempts, chartOutcomes}, nil},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			history := filepath.Join(dir, "history.csv")
+			if err := AppendHistory(history, scaleHistory(sc.runs, start, sc.span)...); err != nil {
+				t.Fatal(err)
+			}
+			probe := loadInChromium(t, dir, history, nil)
+			for _, id := range sc.charts {
+				if n := probeInt(t, probe, id); n < 1 {
+					t.Errorf("chart %s not drawn (probe: %s)", id, probe)
+				}
+			}
+			for _, id := range sc.none {
+				if strings.Contains(probe, id+"=") {
+					t.Errorf("chart %s is on the page (probe: %s)", id, probe)
+				}
+			}
+			shots := os.Getenv("ORCHESTRATE_SCREENSHOTS")
+			if shots == "" {
+				shots = dir
+			}
+			// The page as a user sees it: without the probe, which opens the tooltips.
+			page, err := os.ReadFile(filepath.Join(dir, "analytics.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			clean := filepath.Join(dir, "analytics-"+sc.name+".html")
+			if err := os.WriteFile(clean, bytes.Replace(page, []byte(probeScript), nil, 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			png := filepath.Join(shots, "analytics-"+sc.name+".png")
+			screenshotInChromium(t, clean, png)
+			if st, err := os.Stat(png); err != nil || st.Size() < 10000 {
+				t.Errorf("screenshot %s: %v (%d bytes)", png, err, st.Size())
+			}
+		})
+	}
+}
+
+// screenshotInChromium saves a screenshot of the page at path, the network blocked.
+func screenshotInChromium(t *testing.T, path, png string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	logf, err := os.Create(filepath.Join(t.TempDir(), "chromium.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.CommandContext(ctx, chromiumPath,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--mute-audio", "--disable-crash-reporter", "--disable-breakpad",
+		"--hide-scrollbars", "--user-data-dir="+t.TempDir(),
+		"--host-resolver-rules=MAP * ~NOTFOUND",
+		"--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+		"--window-size=1280,3600", "--virtual-time-budget=10000",
+		"--screenshot="+png, "file://"+path,
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Run(); err != nil {
+		log, _ := os.ReadFile(logf.Name())
+		t.Fatalf("chromium --screenshot: %v\n%s", err, lastChars(string(log), 2000))
+	}
 }

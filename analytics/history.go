@@ -115,6 +115,11 @@ func AppendHistory(path string, events ...Event) error {
 	if len(events) == 0 {
 		return nil
 	}
+	for i := range events {
+		if err := checkEvent(&events[i]); err != nil {
+			return fmt.Errorf("appending history to %s: event %d of %d: %w", path, i+1, len(events), err)
+		}
+	}
 	rows, err := encodeRows(events, time.Now())
 	if err != nil {
 		return fmt.Errorf("appending history to %s: %w", path, err)
@@ -123,9 +128,11 @@ func AppendHistory(path string, events ...Event) error {
 	appendMu.Lock()
 	defer appendMu.Unlock()
 
-	_, statErr := os.Stat(path)
+	_, statErr := os.Lstat(path)
 	created := errors.Is(statErr, fs.ErrNotExist)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	// Never through a symbolic link: a history.csv that points at a shell's
+	// rc file would get rows a shell runs.
+	f, err := fsx.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("appending history: %w", err)
 	}
@@ -142,6 +149,7 @@ func AppendHistory(path string, events ...Event) error {
 		f.Close()
 		return fmt.Errorf("appending history: %w", err)
 	}
+	fsx.Step("appended " + path)
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("appending history: %w", err)

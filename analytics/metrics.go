@@ -14,6 +14,7 @@ import (
 const (
 	keepRuns         = 100  // RecentRuns: the most recent runs
 	keepDays         = 60   // GateOutcomesByDay: the most recent days with gate runs
+	keepWeeks        = 106  // Weeks: the most recent weeks with events, two years
 	keepIssues       = 20   // AttemptsPerIssue: the issues with the most attempts
 	keepSignatures   = 10   // TopSignatures
 	keepMalformed    = 10   // MalformedRows
@@ -23,6 +24,10 @@ const (
 	maxInterned      = 4096
 	maxSummaryLength = 200 // bytes of an issue's summary kept for the tables
 )
+
+// HaltNonRetryable is the detail of a halt row for a failure no retry can fix:
+// the gate's command could not run (exit 126 or 127).
+const HaltNonRetryable = "nonretryable"
 
 // otherName collects what falls past a bound on distinct names.
 const otherName = "(other)"
@@ -68,10 +73,39 @@ type Metrics struct {
 	// their resolve row's attempt (the retries it took since the last reset) plus one
 	// for the failing attempt that filed the issue: 1 means no retry was needed.
 	MeanAttemptsToPass float64 `json:"mean_attempts_to_pass"`
-	// TimeToSuccess is the time from an issue's creation to its resolve, over
+	// TimeToSuccess (seed 001: "total time from initial task to final gate
+	// passage") is, over the SucceededRuns, the time from the start of the task (the
+	// run's first row, its run_start) to the gate row that left every gate of the run
+	// passing.
+	TimeToSuccess DurationStats `json:"time_to_success"`
+	// SucceededRuns counts runs whose gates all passed in the end: each gate's last
+	// row in the run is a pass (or skipped), and at least one passed.
+	SucceededRuns int `json:"succeeded_runs"`
+	// TimeToFix is the time from an issue's creation to its resolve, over
 	// FixedByLoop issues: the resolve row's duration_ms, or else the time since the
 	// issue's first row.
-	TimeToSuccess DurationStats `json:"time_to_success"`
+	TimeToFix DurationStats `json:"time_to_fix"`
+	// FalsePositives (seed 001: "gates that fail but shouldn't") counts issues whose
+	// failure the history shows was not the code's: halted as nonretryable (the
+	// gate's command could not run: exit 126 or 127) or skipped by a person (who
+	// judged it needs no fix), as their last state. FalsePositiveRate is
+	// FalsePositives / IssuesFiled.
+	FalsePositives    int     `json:"false_positives"`
+	FalsePositiveRate float64 `json:"false_positive_rate"`
+
+	// What the agents reported of their use (usage rows) and how long they ran
+	// (agent rows). UsageReports counts usage rows; TokensPerSuccess (seed 001's
+	// token efficiency: average tokens consumed per successful gate passage) is
+	// Tokens / SucceededRuns, CostPerSuccess the same for CostUSD; AgentMSPerRun
+	// and CostPerRun are over all Runs.
+	AgentMS          int64   `json:"agent_ms"`
+	AgentMSPerRun    int64   `json:"agent_ms_per_run"`
+	UsageReports     int64   `json:"usage_reports"`
+	Tokens           int64   `json:"tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	TokensPerSuccess float64 `json:"tokens_per_success"`
+	CostPerSuccess   float64 `json:"cost_per_success"`
+	CostPerRun       float64 `json:"cost_per_run"`
 	// Halted counts issues that halted at least once; HaltReasons splits them by the
 	// reason of their last halt.
 	Halted      int     `json:"halted"`
@@ -107,7 +141,28 @@ type Metrics struct {
 	TopSignatures     []SignatureStat `json:"top_signatures"`       // the signatures seen most often
 	AttemptsPerIssue  []IssueStat     `json:"attempts_per_issue"`   // the issues with the most retries, then failures
 	GateOutcomesByDay []DayStat       `json:"gate_outcomes_by_day"` // oldest first
+	Weeks             []WeekStat      `json:"weeks"`                // oldest first, the most recent keepWeeks
 	RecentRuns        []RunStat       `json:"recent_runs"`          // oldest first
+}
+
+// WeekStat rolls up one week, Monday to Sunday in UTC. Rows count in the week of
+// their time; a run, and whether it succeeded, in the week it started.
+type WeekStat struct {
+	Week          string    `json:"week"` // its Monday, 2006-01-02
+	Start         time.Time `json:"start"`
+	Runs          int       `json:"runs"`
+	Succeeded     int       `json:"succeeded"`
+	GateRuns      int64     `json:"gate_runs"` // all but skipped
+	GateFailures  int64     `json:"gate_failures"`
+	IssuesFiled   int64     `json:"issues_filed"` // issue_add rows
+	IssuesFixed   int64     `json:"issues_fixed"` // resolve rows but a person's
+	AgentLaunches int64     `json:"agent_launches"`
+	AgentMS       int64     `json:"agent_ms"`
+	Tokens        int64     `json:"tokens"`
+	CostUSD       float64   `json:"cost_usd"`
+	// MeanTimeToSuccessMS is the mean TimeToSuccess of the week's succeeded runs.
+	MeanTimeToSuccessMS int64 `json:"mean_time_to_success_ms"`
+	successMS           int64
 }
 
 // MalformedRow is a row that Compute skipped.
@@ -185,6 +240,16 @@ type RunStat struct {
 	IssuesRetried int       `json:"issues_retried"` // retry_triggered rows
 	CapReached    bool      `json:"cap_reached"`
 	Outcome       string    `json:"outcome"` // its run_end outcome, empty while none
+	AgentMS       int64     `json:"agent_ms"`
+	Tokens        int64     `json:"tokens"`
+	CostUSD       float64   `json:"cost_usd"`
+	// Succeeded: every gate's last row in the run is a pass (or skipped), and one
+	// passed; TimeToSuccessMS is then the time from its start to that pass.
+	Succeeded       bool  `json:"succeeded"`
+	TimeToSuccessMS int64 `json:"time_to_success_ms,omitempty"`
+
+	failing   map[string]bool // gates whose last row in the run is not a pass
+	succeeded time.Time       // the pass that left none failing, zero while failing
 }
 
 // Compute reads a history and reduces it to Metrics, in one pass. Memory is bounded by
@@ -226,6 +291,8 @@ type computer struct {
 	gates    map[string]*GateStat
 	days     map[int64]*DayStat
 	runs     map[string]*RunStat
+	weeks    map[int64]*WeekStat
+	success  []int64  // TimeToSuccess of each succeeded run
 	runOrder []string // ring of the kept runs' IDs, oldest at runNext once full
 	runNext  int
 	sigs     *topSignatures
@@ -239,6 +306,7 @@ func newComputer() *computer {
 		issues:   make(map[string]*issueState),
 		gates:    make(map[string]*GateStat),
 		days:     make(map[int64]*DayStat),
+		weeks:    make(map[int64]*WeekStat),
 		runs:     make(map[string]*RunStat),
 		sigs:     newTopSignatures(sketchCapacity),
 		interned: make(map[string]string),
@@ -304,13 +372,44 @@ func (c *computer) add(ev Event) error {
 		}
 	case EventAgent:
 		m.AgentLaunches++
+		m.AgentMS += max(ev.DurationMS, 0)
 		c.agentOutcomes.add(ev.Outcome)
+		w := c.week(ev.Time)
+		w.AgentLaunches++
+		w.AgentMS += max(ev.DurationMS, 0)
 		if run != nil {
 			run.AgentLaunches++
+			run.AgentMS += max(ev.DurationMS, 0)
+		}
+	case EventUsage:
+		u, err := ParseUsage(ev.Detail)
+		if err != nil {
+			return nil // counted under Events; its numbers are unreadable
+		}
+		m.UsageReports++
+		m.Tokens += u.Tokens()
+		m.CostUSD += u.CostUSD
+		w := c.week(ev.Time)
+		w.Tokens += u.Tokens()
+		w.CostUSD += u.CostUSD
+		if run != nil {
+			run.Tokens += u.Tokens()
+			run.CostUSD += u.CostUSD
 		}
 	case EventGate:
-		if c.gate(ev) && run != nil {
-			run.GateFailures++
+		failed := c.gate(ev)
+		if ev.Outcome != OutcomeSkipped {
+			w := c.week(ev.Time)
+			w.GateRuns++
+			if failed {
+				w.GateFailures++
+			}
+		}
+		if run != nil {
+			if failed {
+				run.GateFailures++
+			}
+			run.gateOutcome(ev)
 		}
 		if ev.IssueID != "" {
 			c.issue(ev)
@@ -324,6 +423,7 @@ func (c *computer) add(ev Event) error {
 			is.summary = strings.Clone(truncate(ev.Detail, maxSummaryLength))
 		}
 		c.failed(is, ev)
+		c.week(ev.Time).IssuesFiled++
 	case EventRecord:
 		c.failed(c.issue(ev), ev)
 	case EventHalt:
@@ -363,6 +463,9 @@ func (c *computer) add(ev Event) error {
 		is := c.issue(ev)
 		is.state = stateResolved
 		is.manual = ev.Detail == DetailManual
+		if !is.manual {
+			c.week(ev.Time).IssuesFixed++
+		}
 		is.resolveAttempts = max(int32(ev.Attempt), is.sinceReset)
 		switch {
 		case ev.DurationMS > 0:
@@ -432,15 +535,55 @@ func (c *computer) run(id string, at time.Time) *RunStat {
 	}
 	r := &RunStat{ID: strings.Clone(id), Start: at}
 	c.m.Runs++
+	c.week(at).Runs++
 	if len(c.runOrder) < keepRuns {
 		c.runOrder = append(c.runOrder, r.ID)
 	} else {
+		c.endRun(c.runs[c.runOrder[c.runNext]])
 		delete(c.runs, c.runOrder[c.runNext])
 		c.runOrder[c.runNext] = r.ID
 		c.runNext = (c.runNext + 1) % keepRuns
 	}
 	c.runs[r.ID] = r
 	return r
+}
+
+// gateOutcome follows the run's gates: which fail as of their last row, and the
+// pass that left none failing.
+func (r *RunStat) gateOutcome(ev Event) {
+	name := ev.Gate
+	switch ev.Outcome {
+	case OutcomeSkipped:
+		return
+	case OutcomePass:
+		delete(r.failing, name)
+		if len(r.failing) == 0 {
+			r.succeeded = ev.Time
+		}
+	default: // fail, timeout, error, awaiting approval: not passing
+		if r.failing == nil {
+			r.failing = make(map[string]bool)
+		}
+		if len(r.failing) < maxGates {
+			r.failing[name] = true
+		}
+		r.succeeded = time.Time{}
+	}
+}
+
+// endRun settles a run whose rows are all read: whether it succeeded, and when.
+func (c *computer) endRun(r *RunStat) {
+	if r.succeeded.IsZero() || len(r.failing) > 0 {
+		return
+	}
+	r.Succeeded = true
+	r.TimeToSuccessMS = max(r.succeeded.Sub(r.Start).Milliseconds(), 0)
+	c.m.SucceededRuns++
+	c.success = append(c.success, r.TimeToSuccessMS)
+	if w, ok := c.weeks[weekKey(r.Start)]; ok {
+		w.Succeeded++
+		w.successMS += r.TimeToSuccessMS
+	}
 }
 
 // gate counts a gate row and reports whether it was a failure.
@@ -494,6 +637,44 @@ func (c *computer) gate(ev Event) bool {
 	return failed
 }
 
+// weekKey numbers the week of t: the days since the epoch of its Monday (UTC).
+func weekKey(t time.Time) int64 {
+	const secondsPerDay = 24 * 60 * 60
+	sec := t.Unix()
+	day := sec / secondsPerDay
+	if sec < 0 && sec%secondsPerDay != 0 {
+		day--
+	}
+	// 1970-01-01 was a Thursday: day 0 is weekday 3 counting from Monday.
+	return day - (((day+3)%7)+7)%7
+}
+
+func (c *computer) week(t time.Time) *WeekStat {
+	key := weekKey(t)
+	if w, ok := c.weeks[key]; ok {
+		return w
+	}
+	if len(c.weeks) >= 2*keepWeeks {
+		c.pruneWeeks()
+	}
+	start := time.Unix(key*24*60*60, 0).UTC()
+	w := &WeekStat{Week: start.Format(time.DateOnly), Start: start}
+	c.weeks[key] = w
+	return w
+}
+
+// pruneWeeks drops all but the keepWeeks most recent weeks.
+func (c *computer) pruneWeeks() {
+	keys := make([]int64, 0, len(c.weeks))
+	for k := range c.weeks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys[:max(len(keys)-keepWeeks, 0)] {
+		delete(c.weeks, k)
+	}
+}
+
 func (c *computer) day(t time.Time) *DayStat {
 	const secondsPerDay = 24 * 60 * 60
 	sec := t.Unix()
@@ -539,6 +720,9 @@ func (c *computer) finish() *Metrics {
 			m.Halted++
 			halts.add(is.haltReason)
 		}
+		if (outcome == IssueHalted && is.haltReason == HaltNonRetryable) || outcome == IssueSkipped {
+			m.FalsePositives++
+		}
 		if outcome == IssueFixedAutonomously || outcome == IssueFixedAfterRetry {
 			m.FixedByLoop++
 			attemptsSum += int64(is.resolveAttempts) + 1
@@ -555,7 +739,8 @@ func (c *computer) finish() *Metrics {
 	m.FixedAutonomously = int(outcomes[IssueFixedAutonomously])
 	m.AutonomousFixRate = ratio(int64(m.FixedAutonomously), int64(m.IssuesFiled))
 	m.MeanAttemptsToPass = float64(attemptsSum) / float64(max(m.FixedByLoop, 1))
-	m.TimeToSuccess = durationStats(durations)
+	m.TimeToFix = durationStats(durations)
+	m.FalsePositiveRate = ratio(int64(m.FalsePositives), int64(m.IssuesFiled))
 	m.HaltReasons = halts.sorted()
 	for _, name := range issueOutcomeOrder {
 		m.IssueOutcomes = append(m.IssueOutcomes, Count{Name: name, N: outcomes[name]})
@@ -589,7 +774,28 @@ func (c *computer) finish() *Metrics {
 
 	for i := range c.runOrder {
 		r := c.runs[c.runOrder[(c.runNext+i)%len(c.runOrder)]]
+		c.endRun(r)
 		m.RecentRuns = append(m.RecentRuns, *r)
+	}
+	m.TimeToSuccess = durationStats(c.success)
+	m.TokensPerSuccess = ratioF(float64(m.Tokens), float64(m.SucceededRuns))
+	m.CostPerSuccess = ratioF(m.CostUSD, float64(m.SucceededRuns))
+	m.CostPerRun = ratioF(m.CostUSD, float64(m.Runs))
+	m.AgentMSPerRun = m.AgentMS / int64(max(m.Runs, 1))
+
+	c.pruneWeeks()
+	weeks := make([]int64, 0, len(c.weeks))
+	for k := range c.weeks {
+		weeks = append(weeks, k)
+	}
+	slices.Sort(weeks)
+	m.Weeks = []WeekStat{}
+	for _, k := range weeks {
+		w := *c.weeks[k]
+		if w.Succeeded > 0 {
+			w.MeanTimeToSuccessMS = w.successMS / int64(w.Succeeded)
+		}
+		m.Weeks = append(m.Weeks, w)
 	}
 
 	// Empty lists, not null, in JSON: a reader need not tell the two apart.
@@ -672,6 +878,13 @@ func durationStats(ms []int64) DurationStats {
 		median = (ms[n/2-1] + ms[n/2]) / 2
 	}
 	return DurationStats{Count: n, MeanMS: sum / int64(n), MedianMS: median}
+}
+
+func ratioF(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
 
 func ratio(a, b int64) float64 {

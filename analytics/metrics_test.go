@@ -71,11 +71,19 @@ func TestComputeHeadline(t *testing.T) {
 		{"AgentLaunches", m.AgentLaunches, 12},
 		{"GateRuns", m.GateRuns, 19},
 		{"GateFailures", m.GateFailures, 14},
-		{"TimeToSuccess.Count", int64(m.TimeToSuccess.Count), 2},
+		{"TimeToFix.Count", int64(m.TimeToFix.Count), 2},
 		// 102000 for the first issue; 22h30m45s from filing to fixing for the other,
 		// whose resolve row has no duration.
-		{"TimeToSuccess.MeanMS", m.TimeToSuccess.MeanMS, (102000 + 81045000) / 2},
-		{"TimeToSuccess.MedianMS", m.TimeToSuccess.MedianMS, (102000 + 81045000) / 2},
+		{"TimeToFix.MeanMS", m.TimeToFix.MeanMS, (102000 + 81045000) / 2},
+		{"TimeToFix.MedianMS", m.TimeToFix.MedianMS, (102000 + 81045000) / 2},
+		// Only run-1 ends with every gate passing: from its run_start at 09:00:00 to
+		// lint's pass at 09:02:47. run-4's tests pass, but its e2e errs.
+		{"SucceededRuns", int64(m.SucceededRuns), 1},
+		{"TimeToSuccess.Count", int64(m.TimeToSuccess.Count), 1},
+		{"TimeToSuccess.MedianMS", m.TimeToSuccess.MedianMS, 167000},
+		// The skipped vet issue and the e2e gate that could not run (exit 127).
+		{"FalsePositives", int64(m.FalsePositives), 2},
+		{"Weeks", int64(len(m.Weeks)), 2}, // Sat 10th and Sun 11th; Mon 12th to Wed 14th
 	}
 	for _, c := range ints {
 		if c.got != c.want {
@@ -252,4 +260,129 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestComputeSeedMetrics pins seed 001's metrics at their boundaries: time to
+// success from the task's start to the pass that left every gate passing, a run
+// whose gates fail again after passing is no success, the false positives, and
+// the tokens per success from usage rows.
+func TestComputeSeedMetrics(t *testing.T) {
+	const history = `time,run_id,loop,event,issue_id,gate,attempt,outcome,exit_code,duration_ms,signature,detail
+2026-03-02T10:00:00.000Z,r1,,run_start,,,,,,,,
+2026-03-02T10:00:01.000Z,r1,1,agent,,,1,ok,0,50000,,
+2026-03-02T10:00:51.000Z,r1,1,usage,,,1,,,,,session=s1 turns=3 input_tokens=1000 output_tokens=200 cache_read_tokens=300 cost_usd=0.5
+2026-03-02T10:01:00.000Z,r1,1,gate,I-1,tests,,fail,1,1000,sig-a,
+2026-03-02T10:01:00.000Z,r1,1,issue_add,I-1,tests,,,,,sig-a,tests fail
+2026-03-02T10:01:01.000Z,r1,1,gate,,lint,,pass,0,1000,,
+2026-03-02T10:02:00.000Z,r1,2,agent,,,2,ok,0,30000,,
+2026-03-02T10:02:30.000Z,r1,2,usage,,,2,,,,,input_tokens=500 cost_usd=0.25
+2026-03-02T10:03:00.000Z,r1,2,gate,I-1,tests,,pass,0,1000,,
+2026-03-02T10:03:00.001Z,r1,2,gate,,lint,,pass,0,1000,,
+2026-03-02T10:03:01.000Z,r1,2,resolve,I-1,,1,,,,,
+2026-03-08T23:59:59.999Z,r2,,run_start,,,,,,,,
+2026-03-09T00:00:10.000Z,r2,1,gate,,tests,,pass,0,1000,,
+2026-03-09T00:00:11.000Z,r2,1,gate,I-2,lint,,fail,1,1000,sig-b,
+2026-03-09T00:00:11.000Z,r2,1,issue_add,I-2,lint,,,,,sig-b,lint fails
+2026-03-09T00:00:12.000Z,r2,1,usage,,,1,,,,,output_tokens=100 bogus=1
+2026-03-09T00:00:13.000Z,r2,1,usage,,,1,,,,,input_tokens=lots
+2026-03-09T00:01:00.000Z,,,skip,I-2,,,,,,,
+2026-03-09T01:00:00.000Z,r3,,run_start,,,,,,,,
+2026-03-09T01:00:10.000Z,r3,1,gate,I-3,e2e,,error,127,10,sig-c,
+2026-03-09T01:00:10.000Z,r3,1,issue_add,I-3,e2e,,,,,sig-c,e2e cannot run
+2026-03-09T01:00:10.000Z,r3,1,halt,I-3,e2e,,,,,sig-c,nonretryable
+2026-03-09T02:00:00.000Z,r4,,run_start,,,,,,,,
+2026-03-09T02:00:10.000Z,r4,1,gate,I-4,tests,,fail,1,10,sig-d,
+2026-03-09T02:00:10.000Z,r4,1,issue_add,I-4,tests,,,,,sig-d,flaky
+2026-03-09T02:00:20.000Z,r4,1,halt,I-4,tests,,,,,sig-d,identical
+2026-03-09T02:00:30.000Z,r4,1,gate,,tests,,skipped,,,,
+`
+	m, err := Compute(strings.NewReader(history))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ints := []struct {
+		name      string
+		got, want int64
+	}{
+		// r1 only: 10:00:00.000 to lint's pass at 10:03:00.001, the row that left no
+		// gate failing (tests' pass a millisecond before left lint's earlier pass).
+		{"SucceededRuns", int64(m.SucceededRuns), 1},
+		{"TimeToSuccess.Count", int64(m.TimeToSuccess.Count), 1},
+		{"TimeToSuccess.MedianMS", m.TimeToSuccess.MedianMS, 180001},
+		// Filed at 10:01:00, resolved at 10:03:01.
+		{"TimeToFix.MedianMS", m.TimeToFix.MedianMS, 121000},
+		// I-2 skipped by a person, I-3's gate could not run; I-4 halted on identical
+		// failures is a true failure, I-1 fixed.
+		{"FalsePositives", int64(m.FalsePositives), 2},
+		{"IssuesFiled", int64(m.IssuesFiled), 4},
+		// Usage: 1500 + 500 + 100 (an unknown key is ignored); the unreadable row is not counted.
+		{"UsageReports", m.UsageReports, 3},
+		{"Tokens", m.Tokens, 2100},
+		{"AgentMS", m.AgentMS, 80000},
+		{"AgentMSPerRun", m.AgentMSPerRun, 20000},
+		{"Weeks", int64(len(m.Weeks)), 2},
+	}
+	for _, c := range ints {
+		if c.got != c.want {
+			t.Errorf("%s = %d; want %d", c.name, c.got, c.want)
+		}
+	}
+	floats := []struct {
+		name      string
+		got, want float64
+	}{
+		{"FalsePositiveRate", m.FalsePositiveRate, 0.5},
+		{"TokensPerSuccess", m.TokensPerSuccess, 2100},
+		{"CostUSD", m.CostUSD, 0.75},
+		{"CostPerSuccess", m.CostPerSuccess, 0.75},
+		{"CostPerRun", m.CostPerRun, 0.1875},
+	}
+	for _, c := range floats {
+		if diff := c.got - c.want; diff > 1e-9 || diff < -1e-9 {
+			t.Errorf("%s = %g; want %g", c.name, c.got, c.want)
+		}
+	}
+	// Weeks are Monday to Sunday in UTC: r2 started on Sunday at 23:59:59.999, its
+	// rows after midnight belong to the next week.
+	w0, w1 := m.Weeks[0], m.Weeks[1]
+	if w0.Week != "2026-03-02" || w0.Runs != 2 || w0.Succeeded != 1 || w0.MeanTimeToSuccessMS != 180001 ||
+		w0.GateRuns != 4 || w0.GateFailures != 1 || w0.IssuesFiled != 1 || w0.IssuesFixed != 1 ||
+		w0.AgentLaunches != 2 || w0.AgentMS != 80000 || w0.Tokens != 2000 {
+		t.Errorf("first week = %+v", w0)
+	}
+	if w1.Week != "2026-03-09" || w1.Runs != 2 || w1.Succeeded != 0 || w1.GateRuns != 4 || w1.GateFailures != 3 ||
+		w1.IssuesFiled != 3 || w1.Tokens != 100 {
+		t.Errorf("second week = %+v", w1)
+	}
+	runs := map[string]RunStat{}
+	for _, r := range m.RecentRuns {
+		runs[r.ID] = r
+	}
+	if r := runs["r1"]; !r.Succeeded || r.TimeToSuccessMS != 180001 || r.Tokens != 2000 || r.AgentMS != 80000 || r.CostUSD != 0.75 {
+		t.Errorf("r1 = %+v", r)
+	}
+	// r2: tests passed, lint failed last; r4: its failing gate was skipped later.
+	for _, id := range []string{"r2", "r3", "r4"} {
+		if runs[id].Succeeded {
+			t.Errorf("%s succeeded: %+v", id, runs[id])
+		}
+	}
+}
+
+func TestWeekKey(t *testing.T) {
+	for _, tc := range []struct {
+		t    string
+		want string
+	}{
+		{"2026-03-09T00:00:00Z", "2026-03-09"}, // a Monday
+		{"2026-03-08T23:59:59.999Z", "2026-03-02"},
+		{"2026-03-15T23:59:59Z", "2026-03-09"}, // the Sunday after
+		{"1970-01-01T00:00:00Z", "1969-12-29"},
+		{"1969-12-28T23:59:59Z", "1969-12-22"},
+	} {
+		at, _ := time.Parse(time.RFC3339, tc.t)
+		if got := time.Unix(weekKey(at)*86400, 0).UTC().Format(time.DateOnly); got != tc.want {
+			t.Errorf("week of %s = %s; want %s", tc.t, got, tc.want)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -38,7 +39,16 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"duration": formatMS,
 	"date":     formatTime,
 	"label":    outcomeLabel,
-	"short":    func(s string) string { return truncate(s, 12) },
+	"usd":      formatUSD,
+	"rate":     ratio,
+	"count":    formatCount,
+	"perRun": func(total int64, runs int) string {
+		if runs == 0 {
+			return "—"
+		}
+		return formatMS(total / int64(runs))
+	},
+	"short": func(s string) string { return truncate(s, 12) },
 	"args": func(title, name, unit string, counts []Count) countsTable {
 		return countsTable{title, name, unit, counts}
 	},
@@ -54,8 +64,18 @@ type countsTable struct {
 const (
 	chartAttempts = "chart-attempts"
 	chartGateDays = "chart-gate-outcomes"
-	chartRuns     = "chart-retries-per-run"
+	chartRuns     = "chart-runs"
 	chartOutcomes = "chart-outcomes"
+	chartWeeks    = "chart-weeks"
+	chartWeekCost = "chart-week-cost"
+)
+
+// How much of the history the tables show: they do not grow with it.
+const (
+	tableWeeks = 12 // the most recent weeks
+	tableRuns  = 20 // the most recent runs
+	// dailyDays is the longest span the gate chart draws by day; beyond it, by week.
+	dailyDays = 60
 )
 
 type page struct {
@@ -69,8 +89,11 @@ type page struct {
 	Options   template.JS     // {chart ID: echarts option}, HTML-safe JSON
 	Inline    template.JS     // echarts.min.js, or empty
 	ScriptURL string          // where to load echarts from when not inlined
-	RunsDesc  []RunStat       // RecentRuns, newest first
+	RunsDesc  []RunStat       // the tableRuns most recent runs, newest first
+	WeeksDesc []WeekStat      // the tableWeeks most recent weeks, newest first
+	Usage     bool            // some agent reported its usage
 	Overcount bool            // some signature count is an estimate
+	GateBy    string          // "day" or "week": how the gate chart groups
 }
 
 type card struct {
@@ -114,9 +137,14 @@ func Render(w io.Writer, m *Metrics, opt RenderOptions) error {
 	if m != nil {
 		p.Summary = summary(m)
 		p.Cards = cards(m)
-		for i := len(m.RecentRuns) - 1; i >= 0; i-- {
+		for i := len(m.RecentRuns) - 1; i >= 0 && len(p.RunsDesc) < tableRuns; i-- {
 			p.RunsDesc = append(p.RunsDesc, m.RecentRuns[i])
 		}
+		for i := len(m.Weeks) - 1; i >= 0 && len(p.WeeksDesc) < tableWeeks; i-- {
+			p.WeeksDesc = append(p.WeeksDesc, m.Weeks[i])
+		}
+		p.Usage = m.UsageReports > 0
+		p.GateBy = gateGrouping(m)
 		for _, s := range m.TopSignatures {
 			p.Overcount = p.Overcount || s.Overcount > 0
 		}
@@ -125,6 +153,8 @@ func Render(w io.Writer, m *Metrics, opt RenderOptions) error {
 			chartGateDays: gateDaysChart,
 			chartRuns:     runsChart,
 			chartOutcomes: outcomesChart,
+			chartWeeks:    weeksChart,
+			chartWeekCost: weekCostChart,
 		} {
 			option := chart(m)
 			if option == nil {
@@ -190,18 +220,51 @@ func cards(m *Metrics) []card {
 		}
 		return s
 	}
+	usage := func(s string) string {
+		if m.UsageReports == 0 {
+			return "—"
+		}
+		return s
+	}
+	usageNote := func(s string) string {
+		if m.UsageReports == 0 {
+			return "no usage recorded: the agent reported no tokens or cost"
+		}
+		return s
+	}
 	return []card{{
 		Label: "Autonomous fix rate",
 		Value: dash(m.IssuesFiled > 0, pct(m.AutonomousFixRate)),
 		Note:  fmt.Sprintf("%d of %d issues fixed with no person's help", m.FixedAutonomously, m.IssuesFiled),
 	}, {
+		Label: "Time to success",
+		Value: dash(m.TimeToSuccess.Count > 0, formatMS(m.TimeToSuccess.MedianMS)),
+		Note: fmt.Sprintf("median from the task's start to every gate passing; mean %s; %d of %d runs got there",
+			formatMS(m.TimeToSuccess.MeanMS), m.SucceededRuns, m.Runs),
+	}, {
 		Label: "Attempts to pass",
 		Value: dash(m.FixedByLoop > 0, fmt.Sprintf("%.1f", m.MeanAttemptsToPass)),
 		Note:  fmt.Sprintf("mean over %d issues the loop fixed; 1 means no retry", m.FixedByLoop),
 	}, {
-		Label: "Time to success",
-		Value: dash(m.TimeToSuccess.Count > 0, formatMS(m.TimeToSuccess.MedianMS)),
-		Note:  fmt.Sprintf("median from filed to fixed; mean %s over %d issues", formatMS(m.TimeToSuccess.MeanMS), m.TimeToSuccess.Count),
+		Label: "False-positive rate",
+		Value: dash(m.IssuesFiled > 0, pct(m.FalsePositiveRate)),
+		Note:  fmt.Sprintf("%d of %d issues were not the code's: skipped by a person, or the gate's command could not run", m.FalsePositives, m.IssuesFiled),
+	}, {
+		Label: "Token efficiency",
+		Value: usage(dash(m.SucceededRuns > 0, formatCount(int64(m.TokensPerSuccess)))),
+		Note:  usageNote(fmt.Sprintf("tokens per run whose gates all passed; %s in all, %s per success", formatCount(m.Tokens), formatUSD(m.CostPerSuccess))),
+	}, {
+		Label: "Agent time per run",
+		Value: dash(m.Runs > 0, formatMS(m.AgentMSPerRun)),
+		Note:  fmt.Sprintf("mean; %s over %d agent launches", formatMS(m.AgentMS), m.AgentLaunches),
+	}, {
+		Label: "Cost per run",
+		Value: usage(dash(m.Runs > 0, formatUSD(m.CostPerRun))),
+		Note:  usageNote(fmt.Sprintf("mean; %s in all, as the agents reported it", formatUSD(m.CostUSD))),
+	}, {
+		Label: "Time to fix",
+		Value: dash(m.TimeToFix.Count > 0, formatMS(m.TimeToFix.MedianMS)),
+		Note:  fmt.Sprintf("median from an issue filed to fixed; mean %s over %d issues", formatMS(m.TimeToFix.MeanMS), m.TimeToFix.Count),
 	}, {
 		Label: "Halted issues",
 		Value: fmt.Sprint(m.Halted),
@@ -255,20 +318,16 @@ func outcomeLabel(name string) string {
 
 // The charts are built with go-echarts' typed options; only their option JSON is used.
 
-func barChart(categories []string, zoom bool) *charts.Bar {
+func barChart(categories []string) *charts.Bar {
 	bar := charts.NewBar()
-	global := []charts.GlobalOpts{
+	bar.SetGlobalOptions(
 		charts.WithAnimation(false),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true)}),
 		charts.WithGridOpts(opts.Grid{Left: "3%", Right: "3%", Bottom: "3%", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Rotate: 30}}),
 		charts.WithYAxisOpts(opts.YAxis{MinInterval: 1}),
-	}
-	if zoom {
-		global = append(global, charts.WithDataZoomOpts(opts.DataZoom{Type: "slider", Start: 0, End: 100}))
-	}
-	bar.SetGlobalOptions(global...)
+	)
 	bar.SetXAxis(categories)
 	return bar
 }
@@ -301,51 +360,165 @@ func attemptsChart(m *Metrics) any {
 	for i, s := range m.AttemptsPerIssue {
 		ids[i], retries[i], failures[i] = s.ID, int64(s.Retries), int64(s.Failures)
 	}
-	bar := barChart(ids, false)
+	bar := barChart(ids)
 	barSeries(bar, "retries", "#5470c6", "", retries)
 	barSeries(bar, "failures recorded", "#ee6666", "", failures)
 	return option(bar)
 }
 
+// The charts over time have a time axis: echarts spaces and labels its dates
+// itself, so 1 run or 1,000 over a year stay readable. A chart over time needs
+// two points at least: one bar says nothing. Their options are written as plain
+// maps: a time axis takes [time, value] pairs, and two value axes.
+
+// gateGrouping says how the gate chart groups its runs: by day while the days
+// kept cover the history, by week beyond.
+func gateGrouping(m *Metrics) string {
+	if m.Last.Sub(m.First) <= dailyDays*24*time.Hour {
+		return "day"
+	}
+	return "week"
+}
+
+type point = [2]any
+
+func at(t time.Time) int64 { return t.UnixMilli() }
+
+func timeChart(series []map[string]any, yAxes ...map[string]any) map[string]any {
+	for _, y := range yAxes {
+		y["type"] = "value"
+		y["splitLine"] = map[string]any{"show": len(yAxes) == 1 || y["position"] != "right"}
+	}
+	return map[string]any{
+		"animation": false,
+		"tooltip":   map[string]any{"trigger": "axis"},
+		"legend":    map[string]any{"show": true},
+		"grid":      map[string]any{"left": "3%", "right": "3%", "bottom": "3%", "containLabel": true},
+		"xAxis":     map[string]any{"type": "time", "axisLabel": map[string]any{"hideOverlap": true}},
+		"yAxis":     yAxes,
+		"series":    series,
+	}
+}
+
+func bars(name, color, stack string, data []point) map[string]any {
+	s := map[string]any{"type": "bar", "name": name, "data": data, "itemStyle": map[string]any{"color": color}, "barMaxWidth": 40}
+	if stack != "" {
+		s["stack"] = stack
+	}
+	return s
+}
+
+func line(name, color string, axis int, data []point) map[string]any {
+	return map[string]any{"type": "line", "name": name, "data": data, "yAxisIndex": axis,
+		"itemStyle": map[string]any{"color": color}, "lineStyle": map[string]any{"color": color}, "symbolSize": 6}
+}
+
 func gateDaysChart(m *Metrics) any {
-	if len(m.GateOutcomesByDay) == 0 {
+	names := []string{OutcomePass, OutcomeFail, OutcomeTimeout, OutcomeError, OutcomeSkipped}
+	series := map[string][]point{}
+	if gateGrouping(m) == "day" {
+		if len(m.GateOutcomesByDay) < 2 {
+			return nil
+		}
+		for _, d := range m.GateOutcomesByDay {
+			day, _ := time.Parse(time.DateOnly, d.Day)
+			for i, n := range []int64{d.Pass, d.Fail, d.Timeout, d.Error, d.Skipped} {
+				series[names[i]] = append(series[names[i]], point{at(day), n})
+			}
+		}
+	} else {
+		names = []string{OutcomePass, "failed"}
+		n := 0
+		for _, w := range m.Weeks {
+			if w.GateRuns > 0 {
+				n++
+			}
+			series[OutcomePass] = append(series[OutcomePass], point{at(w.Start), w.GateRuns - w.GateFailures})
+			series["failed"] = append(series["failed"], point{at(w.Start), w.GateFailures})
+		}
+		if n < 2 {
+			return nil
+		}
+	}
+	var list []map[string]any
+	for _, n := range names {
+		color := outcomeColors[n]
+		if n == "failed" {
+			color = outcomeColors[OutcomeFail]
+		}
+		list = append(list, bars(n, color, "outcome", series[n]))
+	}
+	return timeChart(list, map[string]any{"name": "gate runs", "minInterval": 1})
+}
+
+func weeksChart(m *Metrics) any {
+	if len(m.Weeks) < 2 {
 		return nil
 	}
-	days := make([]string, len(m.GateOutcomesByDay))
-	series := map[string][]int64{}
-	names := []string{OutcomePass, OutcomeFail, OutcomeTimeout, OutcomeError, OutcomeSkipped}
-	for _, n := range names {
-		series[n] = make([]int64, len(days))
+	var ok, other, rate []point
+	for _, w := range m.Weeks {
+		ok = append(ok, point{at(w.Start), w.Succeeded})
+		other = append(other, point{at(w.Start), w.Runs - w.Succeeded})
+		if w.GateRuns > 0 {
+			rate = append(rate, point{at(w.Start), roundTo(100*ratio(w.GateFailures, w.GateRuns), 1)})
+		}
 	}
-	for i, d := range m.GateOutcomesByDay {
-		days[i] = d.Day
-		series[OutcomePass][i] = d.Pass
-		series[OutcomeFail][i] = d.Fail
-		series[OutcomeTimeout][i] = d.Timeout
-		series[OutcomeError][i] = d.Error
-		series[OutcomeSkipped][i] = d.Skipped
+	return timeChart([]map[string]any{
+		bars("runs that succeeded", outcomeColors[OutcomePass], "runs", ok),
+		bars("other runs", "#b0b0b0", "runs", other),
+		line("gate failure rate (%)", outcomeColors[OutcomeFail], 1, rate),
+	}, map[string]any{"name": "runs", "minInterval": 1}, map[string]any{"name": "%", "position": "right", "min": 0, "max": 100})
+}
+
+func weekCostChart(m *Metrics) any {
+	if len(m.Weeks) < 2 || (m.AgentMS == 0 && m.CostUSD == 0) {
+		return nil
 	}
-	bar := barChart(days, len(days) > 31)
-	for _, n := range names {
-		barSeries(bar, n, outcomeColors[n], "outcome", series[n])
+	var agent, cost []point
+	for _, w := range m.Weeks {
+		if w.Runs == 0 {
+			continue
+		}
+		agent = append(agent, point{at(w.Start), roundTo(float64(w.AgentMS)/float64(w.Runs)/60000, 2)})
+		cost = append(cost, point{at(w.Start), roundTo(w.CostUSD/float64(w.Runs), 4)})
 	}
-	return option(bar)
+	series := []map[string]any{bars("agent minutes per run", "#5470c6", "", agent)}
+	axes := []map[string]any{{"name": "minutes"}}
+	if m.CostUSD > 0 {
+		series = append(series, line("cost per run (USD)", "#fc8452", 1, cost))
+		axes = append(axes, map[string]any{"name": "USD", "position": "right"})
+	}
+	return timeChart(series, axes...)
 }
 
 func runsChart(m *Metrics) any {
-	if len(m.RecentRuns) == 0 {
+	if len(m.RecentRuns) < 2 {
 		return nil
 	}
-	ids := make([]string, len(m.RecentRuns))
-	loops := make([]int64, len(ids))
-	issues := make([]int64, len(ids))
-	for i, r := range m.RecentRuns {
-		ids[i], loops[i], issues[i] = r.ID, int64(r.RetryLoops), int64(r.IssuesRetried)
+	var agent, success, fails []point
+	for _, r := range m.RecentRuns {
+		agent = append(agent, point{at(r.Start), roundTo(float64(r.AgentMS)/60000, 2)})
+		if r.GateFailures > 0 {
+			fails = append(fails, point{at(r.Start), r.GateFailures})
+		}
+		if r.Succeeded {
+			success = append(success, point{at(r.Start), roundTo(float64(r.TimeToSuccessMS)/60000, 2)})
+		}
 	}
-	bar := barChart(ids, len(ids) > 30)
-	barSeries(bar, "auto-retry loops", "#5470c6", "", loops)
-	barSeries(bar, "issues retried", "#fac858", "", issues)
-	return option(bar)
+	succ := line("time to success (min)", outcomeColors[OutcomePass], 0, success)
+	succ["type"] = "scatter"
+	failures := line("gate failures", outcomeColors[OutcomeFail], 1, fails)
+	failures["type"] = "scatter"
+	return timeChart([]map[string]any{
+		bars("agent minutes", "#5470c6", "", agent),
+		succ,
+		failures,
+	}, map[string]any{"name": "minutes"}, map[string]any{"name": "failures", "position": "right", "minInterval": 1})
+}
+
+func roundTo(f float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(f*p) / p
 }
 
 func outcomesChart(m *Metrics) any {
@@ -373,6 +546,30 @@ func outcomesChart(m *Metrics) any {
 		charts.WithPieChartOpts(opts.PieChart{Radius: []string{"35%", "65%"}}),
 		charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Formatter: "{b}: {c}"}))
 	return option(pie)
+}
+
+// formatUSD writes dollars with cents, or more digits under a dollar.
+func formatUSD(f float64) string {
+	switch {
+	case f == 0:
+		return "$0"
+	case f < 1:
+		return fmt.Sprintf("$%.3f", f)
+	default:
+		return fmt.Sprintf("$%.2f", f)
+	}
+}
+
+// formatCount writes a count with k and M for thousands and millions.
+func formatCount(n int64) string {
+	switch {
+	case n < 10_000:
+		return fmt.Sprint(n)
+	case n < 999_500:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	default:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
 }
 
 func pct(f float64) string {

@@ -28,6 +28,13 @@ const (
 	// MaxCaptureBytes caps head_bytes and tail_bytes: a gate's captured
 	// output is meant to stay small whatever the command prints.
 	MaxCaptureBytes = 64 << 20
+
+	// A gate's log on disk keeps its first and its last bytes, so that a
+	// command that prints without end cannot fill the disk.
+	DefaultLogHeadBytes = 4 << 20
+	DefaultLogTailBytes = 4 << 20
+	// DefaultKeepRuns is how many runs runs/ keeps.
+	DefaultKeepRuns = 20
 )
 
 // Retry strategies: resume the same agent session, start a fresh one, or
@@ -86,6 +93,7 @@ type Config struct {
 	OnExhaustion string
 	Output       Output
 	Human        Human
+	KeepRuns     int    // keep_runs: how many runs runs/ keeps (the newest); 0 keeps every run
 	Preset       string // gates.preset: the preset the gates were expanded from; "" for none
 	Gates        []Gate // the preset's gates, changed and extended by gates.list, or the plain list
 }
@@ -131,6 +139,8 @@ type Output struct {
 	TailBytes     int // last bytes kept (output.tail_bytes)
 	FeedbackLines int // at most this many last lines of a failure in the feedback (output.feedback_lines)
 	FeedbackBytes int // and at most this many bytes (output.feedback_bytes)
+	LogHeadBytes  int // first bytes of the log on disk (output.log_head_bytes)
+	LogTailBytes  int // last bytes of the log on disk, after a marker (output.log_tail_bytes)
 }
 
 // Gate types: what judges the agent's work.
@@ -230,6 +240,7 @@ func Default() *Config {
 		OnExhaustion: ExhaustionKeep,
 		Output:       DefaultOutput(),
 		Human:        Human{Wait: HumanWaitExit},
+		KeepRuns:     DefaultKeepRuns,
 	}
 }
 
@@ -248,6 +259,8 @@ func DefaultOutput() Output {
 		TailBytes:     DefaultTailBytes,
 		FeedbackLines: DefaultFeedbackLines,
 		FeedbackBytes: DefaultFeedbackBytes,
+		LogHeadBytes:  DefaultLogHeadBytes,
+		LogTailBytes:  DefaultLogTailBytes,
 	}
 }
 

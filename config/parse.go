@@ -508,12 +508,15 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		},
 		"parallelism":   p.setInt(&cfg.Parallelism, "parallelism", 0, 1024),
 		"on_exhaustion": p.setEnum(&cfg.OnExhaustion, "on_exhaustion", ExhaustionKeep, ExhaustionStash),
+		"keep_runs":     p.setInt(&cfg.KeepRuns, "keep_runs", 0, maxInt),
 		"output": func(v *yaml.Node) {
 			p.section(v, "output", map[string]func(*yaml.Node){
 				"head_bytes":     p.setInt(&o.HeadBytes, "output.head_bytes", 0, MaxCaptureBytes),
 				"tail_bytes":     p.setInt(&o.TailBytes, "output.tail_bytes", 0, MaxCaptureBytes),
 				"feedback_lines": p.setInt(&o.FeedbackLines, "output.feedback_lines", 1, maxInt),
 				"feedback_bytes": p.setInt(&o.FeedbackBytes, "output.feedback_bytes", 1, MaxCaptureBytes),
+				"log_head_bytes": p.setInt(&o.LogHeadBytes, "output.log_head_bytes", 1, maxInt),
+				"log_tail_bytes": p.setInt(&o.LogTailBytes, "output.log_tail_bytes", 0, MaxCaptureBytes),
 			})
 		},
 		"human": func(v *yaml.Node) {

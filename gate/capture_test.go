@@ -2,10 +2,12 @@ package gate
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 func captured(head, tail int, chunks ...string) (*capture, *bytes.Buffer) {
@@ -78,5 +80,39 @@ func TestFence(t *testing.T) {
 		if got := fence(in); got != want {
 			t.Errorf("fence(%q) = %q; want %q", in, got, want)
 		}
+	}
+}
+
+// A gate's output is signed whole as it streams, not from the head and tail
+// kept in memory, and a failure line from the dropped middle is kept.
+func TestRunSignsTheWholeOutput(t *testing.T) {
+	dir := t.TempDir()
+	script := `echo start; i=0; while [ $i -lt 3000 ]; do echo "filler line $i"; i=$((i+1)); done; ` +
+		`echo "--- FAIL: TestMiddle (0.00s)"; echo "    mid_test.go:7: got $1 want 4"; ` +
+		`i=0; while [ $i -lt 3000 ]; do echo "more filler $i"; i=$((i+1)); done; exit 1`
+	run := func(arg string) Result {
+		r, err := Run(context.Background(), config.Gate{Name: "t", Command: "sh -c '" + script + "' sh " + arg},
+			Options{RepoRoot: dir, Output: config.Output{HeadBytes: 1024, TailBytes: 1024}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := run("3"), run("5")
+	if a.Omitted == 0 || strings.Contains(a.Output, "TestMiddle") {
+		t.Fatalf("the middle was kept: the case proves nothing")
+	}
+	if a.Digest == nil || b.Digest == nil || a.Digest.Signature(signature.Fail) == b.Digest.Signature(signature.Fail) {
+		t.Fatalf("got 3 and got 5 in the dropped middle sign the same (digests %v, %v)", a.Digest, b.Digest)
+	}
+	if !strings.Contains(strings.Join(a.Marks, "\n"), "--- FAIL: TestMiddle (0.00s)\n    mid_test.go:7: got 3 want 4") {
+		t.Errorf("Marks = %q", a.Marks)
+	}
+	again := run("3")
+	if again.Digest.Signature(signature.Fail) != a.Digest.Signature(signature.Fail) {
+		t.Errorf("the same output signs differently")
+	}
+	if a.Digest.Bytes != a.OutputBytes {
+		t.Errorf("Digest.Bytes = %d; OutputBytes = %d", a.Digest.Bytes, a.OutputBytes)
 	}
 }

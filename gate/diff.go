@@ -85,13 +85,12 @@ func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w
 			paths = append(paths, ":(exclude,literal)"+filepath.ToSlash(ex))
 		}
 	}
-	if err := distrustStat(tmp); err != nil {
-		return err
-	}
 	if err := git(env, io.Discard, append(append(noCache, "add", "--intent-to-add"), paths...)...); err != nil {
 		return err
 	}
-	// git add may have written the copy, with a new mtime.
+	// After git add, which may have written the copy: dated before it, the
+	// smudging of racy entries on that write would read every file once
+	// more. git add changes no entry's stat without reading the file.
 	if err := distrustStat(tmp); err != nil {
 		return err
 	}
@@ -121,7 +120,7 @@ func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w
 // same size, would pass for unchanged. Dating the index to the first second
 // of 1970 makes every entry racy (a zero mtime would turn the check off), so
 // the diff never depends on when the files or the index were written. The
-// price is reading every tracked file, once per git command.
+// price is reading every tracked file once per diff.
 func distrustStat(path string) error {
 	epoch := time.Unix(1, 0)
 	if err := os.Chtimes(path, epoch, epoch); err != nil && !errors.Is(err, fs.ErrNotExist) {

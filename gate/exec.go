@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -101,10 +101,10 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 		return finish(Errored, "canceled before it started")
 	}
 
-	var log *os.File
+	var log *logCap
 	var logErr error
 	if logPath != "" {
-		log, logErr = os.Create(logPath)
+		log, logErr = createLog(logPath, opts.Output)
 		if logErr != nil {
 			log, r.LogPath = nil, ""
 		}
@@ -153,9 +153,13 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 	if base == nil {
 		base = os.Environ()
 	}
-	cmd := exec.CommandContext(runCtx, "sh", "-c", sp.command)
+	// The thread that starts the command stays this goroutine's until it
+	// ends: the parent-death signal fires when the starting thread exits.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	grace := opts.killGrace()
+	cmd, waitDelay := command(runCtx, sp.command, sortedEnv(base, sp.env), grace)
 	cmd.Dir = sp.dir
-	cmd.Env = sortedEnv(base, sp.env)
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: output interleaved as written
 	if spw != nil {
 		cmd.Stdout = spw
@@ -163,13 +167,11 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	grace := opts.killGrace()
 	group := &group{}
 	cmd.Cancel = func() error { return group.terminate(cmd.Process.Pid) }
 	// If the leader ignores SIGTERM, exec kills it after the grace; then
 	// cleanup below kills the rest of the group.
-	cmd.WaitDelay = grace
+	cmd.WaitDelay = waitDelay
 
 	if err := cmd.Start(); err != nil {
 		pw.Close()
@@ -188,6 +190,9 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 		spw.Close()
 	}
 	group.started(cmd.Process.Pid)
+	if opts.Started != nil {
+		opts.Started(cmd.Process.Pid)
+	}
 
 	copied := make(chan struct{})
 	var copiers sync.WaitGroup
@@ -290,11 +295,11 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func closeLog(f *os.File, errp *error) {
-	if f == nil {
+func closeLog(l *logCap, errp *error) {
+	if l == nil {
 		return
 	}
-	if err := f.Close(); err != nil && *errp == nil {
+	if err := l.finish(); err != nil && *errp == nil {
 		*errp = err
 	}
 }

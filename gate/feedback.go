@@ -10,6 +10,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/prompts"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // FeedbackTemplate is the name of the feedback template in prompts (and of
@@ -45,7 +46,7 @@ type FailedGate struct {
 	ExitCode  int
 	Reason    string   // "exit code 1", "timed out after 5m0s", "command not found (exit 127)"
 	Error     string   // the tail of its output, bounded by output.feedback_lines and feedback_bytes
-	Cut       bool     // Error is only the end of the output
+	Cut       bool     // Error is an excerpt: failure lines and the end of the output
 	Fence     string   // a code fence longer than any run of backticks in Error
 	Hints     []string // the gate's improvement hints
 	LogPath   string   // where its whole output is
@@ -61,7 +62,8 @@ type FailedGate struct {
 type Tried struct {
 	Gate      string
 	Signature string
-	Count     int // how many attempts it came back in
+	Count     int    // how many attempts it came back in
+	Failure   string // what it was, in a line: its first failing test and message (signature.Headline); "" if unknown
 }
 
 // FeedbackInput is what the caller knows that an evaluation does not.
@@ -135,7 +137,8 @@ func RenderFeedback(overrideDir string, d FeedbackData) (string, error) {
 	return d.Render(text)
 }
 
-// Render executes a feedback template with d. Besides the standard
+// Render executes a feedback template with d, and returns clean text
+// (textclean.Text). Besides the standard
 // functions, templates may use short (the first 12 characters of a
 // signature), plural (plural 2 "time" is "times") and join (strings.Join).
 func (d FeedbackData) Render(text string) (string, error) {
@@ -147,7 +150,9 @@ func (d FeedbackData) Render(text string) (string, error) {
 	if err := t.Execute(&b, d); err != nil {
 		return "", fmt.Errorf("rendering feedback: %w", err)
 	}
-	return b.String(), nil
+	// Text, whatever a gate printed or a template holds: it goes to the
+	// agent and into files.
+	return textclean.Text(b.String()), nil
 }
 
 var templateFuncs = template.FuncMap{
@@ -208,37 +213,9 @@ func tailBytes(s string, max int) string {
 	return s
 }
 
-// failurePrefixes start the lines that name a failure or say what it was,
-// after any indentation: a failing test's header or result line, an error
-// message, an assertion, a panic. They come from the output of go test,
-// pytest, unittest, node --test, cargo test, jest, gcc, tsc and make.
-var failurePrefixes = []string{
-	"--- FAIL:", "FAIL:", "ERROR:", "FAILED ", "FAIL ", "not ok ", "✖ ", "✕ ", "● ", "× ",
-	"panic:", "fatal error:", "Error:", "error:", "error[", "E   ", "AssertionError", "assert ",
-	"Traceback (most recent call last):", "thread '", "---- ", "make: *** ", "Exception",
-}
-
 // failureLine reports whether a line of output names a failure or says
-// what it was (see failurePrefixes): "--- FAIL: TestX", "FAILED t.py::x",
-// "thread 'main' panicked at", "calc.c:7:29: error: …", "test x ... FAILED".
-func failureLine(l string) bool {
-	t := strings.TrimLeft(l, " \t")
-	if t == "" {
-		return false
-	}
-	for _, p := range failurePrefixes {
-		if strings.HasPrefix(t, p) {
-			return true
-		}
-	}
-	if strings.HasSuffix(t, " ... FAILED") || strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") ||
-		strings.Contains(t, ": error:") || strings.Contains(t, ": error TS") || strings.Contains(t, "  error  ") ||
-		strings.Contains(t, " panicked at ") || strings.Contains(t, ": fatal error:") {
-		return true
-	}
-	// pytest's header of a failure: "____ test_add ____".
-	return strings.HasPrefix(t, "___") && strings.HasSuffix(t, "___") && strings.Contains(t, " ")
-}
+// what it was (signature.FailureLine).
+func failureLine(l string) bool { return signature.FailureLine(l) }
 
 // FailureExcerpt returns what of a failing gate's output the agent reads:
 // at most maxLines lines and maxBytes bytes, chosen so that the failures are

@@ -11,7 +11,6 @@ package gate
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -47,6 +46,7 @@ const DefaultKillGrace = 2 * time.Second
 type Options struct {
 	RepoRoot    string        // working_dir is relative to it; "" is the current directory
 	LogDir      string        // each gate's whole output goes to LogDir/<name>.log; "" for none
+	LogLoop     int           // from 2, the logs are <name>.loop<N>.log: each loop of a run keeps its own
 	Output      config.Output // head and tail kept in memory; the zero Output means the defaults
 	Parallelism int           // gates run at once in the parallel phase; 0 = runtime.NumCPU()
 	Env         []string      // environment the gates' env is laid over; nil = os.Environ()
@@ -64,6 +64,10 @@ type Options struct {
 	// DiffExclude lists paths, relative to RepoRoot, that the diff a review
 	// gate reviews leaves out: the workspace directory.
 	DiffExclude []string
+
+	// Started, if set, is told the process group ID of each command as it
+	// starts (a gate's, an agent's), so that a caller can record it.
+	Started func(pgid int)
 
 	// Now is the clock for timestamps and durations; nil = time.Now. Tests
 	// inject one to make reports reproducible.
@@ -223,10 +227,13 @@ func (e *Evaluation) filter(keep func(*Result) bool) []Result {
 func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluation, error) {
 	logs := make([]string, len(gates))
 	if opts.LogDir != "" {
-		if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		if err := makeDir(opts.LogDir); err != nil {
 			return nil, fmt.Errorf("making gate log directory: %w", err)
 		}
 		for i, name := range LogNames(gates) {
+			if opts.LogLoop > 1 {
+				name = strings.TrimSuffix(name, ".log") + fmt.Sprintf(".loop%d.log", opts.LogLoop)
+			}
 			logs[i] = filepath.Join(opts.LogDir, name)
 		}
 	}

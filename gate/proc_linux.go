@@ -1,7 +1,10 @@
 package gate
 
 import (
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -37,4 +40,40 @@ func waitExited(pid int) error {
 		}
 		return nil
 	}
+}
+
+// GroupAlive reports whether the process group pgid still has a member
+// that carries env (NAME=VALUE) in its environment: a group that a crashed
+// run left, not an unrelated group that has since got the same ID. Where
+// the environments cannot be read, a group that exists counts.
+func GroupAlive(pgid int, env string) bool {
+	if pgid <= 0 || syscall.Kill(-pgid, 0) == syscall.ESRCH {
+		return false
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	unknown := false
+	for _, e := range procs {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		_, pgrp, state, ok := procStat(pid)
+		if !ok || pgrp != pgid || state == 'Z' {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			unknown = true
+			continue
+		}
+		for _, kv := range strings.Split(string(data), "\x00") {
+			if kv == env {
+				return true
+			}
+		}
+	}
+	return unknown
 }

@@ -3,7 +3,9 @@ package gate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // The artifact files of a run, in .orchestrator/runs/<run-id>/.
@@ -350,7 +353,7 @@ type File struct {
 // dir, making dir if need be: each atomically and synced, and the
 // directory synced once for all.
 func WriteArtifacts(dir string, r *Report, extra ...File) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := makeDir(dir); err != nil {
 		return fmt.Errorf("making run directory: %w", err)
 	}
 	data, err := r.JSON()
@@ -374,51 +377,32 @@ func WriteArtifacts(dir string, r *Report, extra ...File) error {
 }
 
 // writeFileAtomic replaces path with data: a temporary file in the same
-// directory, synced, renamed over path, and the directory synced.
+// directory, synced, renamed over path, and the directory synced; never
+// through a symbolic link.
 func writeFileAtomic(path string, data []byte) error { return writeFile(path, data, true) }
 
 // syncDir syncs a directory, so that the renames in it are durable; not
 // all systems allow it.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}
+func syncDir(dir string) { fsx.SyncDir(dir) }
 
 // writeFile is writeFileAtomic, with the directory synced or not.
-func writeFile(path string, data []byte, sync bool) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", base, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("replacing %s: %w", base, err)
-	}
+func writeFile(path string, data []byte, sync bool) error {
+	write := fsx.WriteFileNoDirSync
 	if sync {
-		syncDir(dir) // the rename is durable once the directory is
+		write = fsx.WriteFile
+	}
+	if err := write(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// makeDir makes dir if it is missing; one that is there must be a
+// directory, not a symbolic link to one.
+func makeDir(dir string) error {
+	err := fsx.CheckDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.MkdirAll(dir, 0o755)
+	}
+	return err
 }

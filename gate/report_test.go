@@ -210,7 +210,7 @@ func TestFeedbackGolden(t *testing.T) {
 		Attempt: 3, MaxAttempts: 3,
 		Signatures: map[string]string{"Run unit tests": "9f2c4e1ab7d3aa00", "Build check": "77aa00bb11cc22dd"},
 		Tried: []Tried{
-			{Gate: "Run unit tests", Signature: "9f2c4e1ab7d3aa00", Count: 2},
+			{Gate: "Run unit tests", Signature: "9f2c4e1ab7d3aa00", Count: 2, Failure: "--- FAIL: TestAdd (<dur>): calc_test.go:N: Add(1, 2) = 3; want 4"},
 			{Gate: "Build check", Signature: "0123456789abcdef", Count: 1},
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // The environment of a review gate's commands, besides its env.
@@ -272,7 +273,7 @@ func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string
 
 // writeDiff writes the diff under review to path.
 func writeDiff(ctx context.Context, opts *Options, base, path string) error {
-	f, err := os.Create(path)
+	f, err := fsx.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -425,7 +426,7 @@ func writeReviewLog(r *Result) error {
 	if r.Output != "" {
 		b.WriteString("\n" + r.Output)
 	}
-	if err := os.WriteFile(r.LogPath, []byte(b.String()), 0o644); err != nil {
+	if err := fsx.WriteFile(r.LogPath, []byte(b.String()), 0o644); err != nil {
 		r.LogPath = ""
 		return err
 	}

@@ -128,7 +128,7 @@ func (w Workspace) generateAnalytics() error {
 	if err := analytics.Generate(w.Path(HistoryFile), w.Path(AnalyticsFile)); err != nil {
 		return fmt.Errorf("generating analytics: %w", err)
 	}
-	if err := os.WriteFile(w.Path(AnalyticsStampFile), []byte(stamp), 0o644); err != nil {
+	if err := fsx.WriteFile(w.Path(AnalyticsStampFile), []byte(stamp), 0o644); err != nil {
 		return fmt.Errorf("generating analytics: %w", err)
 	}
 	return nil

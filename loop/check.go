@@ -76,16 +76,33 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 
 	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
 	held := 0 // candidates the cap holds back
+	sel := func(is *queue.Issue) bool {
+		// An agent session's own issues are retried by its Stop hook.
+		s, _ := is.Get(FieldSession)
+		return s == ""
+	}
+	// Two files, one step: the intent, written first, lets the next
+	// command finish the step should this one die between the two.
+	var intent *checkIntent
+	if !capped {
+		if intent, err = w.prepareCheck(cfg, run, res.TotalAutoRetries, sel); err != nil {
+			return res, err
+		}
+	}
 	err = w.updateQueue(func(q *queue.Queue) error {
-		res.Retried, res.Exhausted, held = retryStep(q, cfg, func(is *queue.Issue) bool {
-			// An agent session's own issues are retried by its Stop hook.
-			s, _ := is.Get(FieldSession)
-			return s == ""
-		}, capped)
+		res.Retried, res.Exhausted, held = retryStep(q, cfg, sel, capped)
 		return nil
 	})
 	if err != nil {
+		if intent != nil {
+			w.dropIntent()
+		}
 		return res, err
+	}
+	if intent != nil && len(res.Retried) == 0 {
+		if err := w.dropIntent(); err != nil {
+			return res, err
+		}
 	}
 	var events []analytics.Event
 	switch {
@@ -96,21 +113,28 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 			analytics.Event{Time: now, RunID: run, Event: analytics.EventCap, Detail: fmt.Sprintf("total_auto_retries=%d", res.TotalAutoRetries)})
 	case len(res.Retried) > 0:
 		res.Outcome = CheckTriggered
+		if now := newIntent(run, res.TotalAutoRetries, res.Retried); !now.same(intent) {
+			// The queue changed between the look and the write.
+			if err := w.writeIntent(now); err != nil {
+				return res, err
+			}
+		}
 		res.TotalAutoRetries++
-		reason := res.Retried[0].ID
-		if s := res.Retried[0].Summary; s != "" {
-			reason += ": " + s
-		}
-		if n := len(res.Retried); n > 1 {
-			reason += fmt.Sprintf(" (and %d more)", n-1)
-		}
+		reason := retryReason(res.Retried)
 		err := session.Update(w.Path(StateFile), func(s *session.State) error {
 			s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
 			s.Set(session.LastRetryReason, reason)
 			return nil
 		})
 		if err != nil {
-			return res, err
+			// The queue, the commit point, is written: the intent makes
+			// the next command write the state.
+			err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
+			if werr := w.warn(err); werr != nil {
+				return res, werr
+			}
+		} else if err := w.dropIntent(); err != nil {
+			return res, w.warn(err)
 		}
 		events = checkEvents(now, run, res.Retried, nil)
 	case len(res.Exhausted) > 0:
@@ -121,6 +145,18 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckNothing})
 	}
 	return res, w.appendHistory(events...)
+}
+
+// retryReason is last_retry_reason for a check that retried issues.
+func retryReason(retried []IssueRef) string {
+	reason := retried[0].ID
+	if s := retried[0].Summary; s != "" {
+		reason += ": " + s
+	}
+	if n := len(retried); n > 1 {
+		reason += fmt.Sprintf(" (and %d more)", n-1)
+	}
+	return reason
 }
 
 // retryStep is the heart of checkAutoRetry, over the issues sel picks:

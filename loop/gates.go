@@ -109,13 +109,13 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 		dir = opt.Dir
 	}
-	gr = &GateRun{Dir: filepath.Join(w.Path(RunsDir), dir), Issues: map[string]Added{}, Approvals: map[string]string{}, Waiting: map[string]IssueRef{}}
-	if err := os.MkdirAll(gr.Dir, 0o755); err != nil {
+	gr = &GateRun{Issues: map[string]Added{}, Approvals: map[string]string{}, Waiting: map[string]IssueRef{}}
+	if gr.Dir, err = w.RunDir(dir); err != nil {
 		return nil, err
 	}
 	humans := map[string]*human{}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
-		RepoRoot: w.Root(), LogDir: gr.Dir, Output: cfg.Output,
+		RepoRoot: w.Root(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
 		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
 		DiffExclude: w.diffExclude(),
 		Human: func(g config.Gate) gate.Approval {
@@ -217,6 +217,32 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 	return gr, nil
 }
 
+// logLoop returns the number of this loop's gate logs in a run's
+// directory, so that no loop overwrites an earlier one's: 1 (plain
+// <name>.log) for the first, then one more than the highest
+// <name>.loop<N>.log there.
+func logLoop(dir string, gates []config.Gate) int {
+	n := 1
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".log")
+		if i := strings.LastIndex(name, ".loop"); i >= 0 && name != e.Name() {
+			if k, err := strconv.Atoi(name[i+len(".loop"):]); err == nil {
+				n = max(n, k)
+			}
+		}
+	}
+	if n > 1 {
+		return n + 1
+	}
+	for _, name := range gate.LogNames(gates) {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return 2
+		}
+	}
+	return 1
+}
+
 func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {
 	if len(names) == 0 {
 		if len(cfg.Gates) == 0 {
@@ -297,9 +323,11 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 // findings for its issue.
 func gateFailure(r *gate.Result) (f Failure, findings string) {
 	code := exitCodeOf(r)
-	f = Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name()}
+	// The whole output was signed as it streamed (r.Digest); r.Output is
+	// its head and tail.
+	f = Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name(), Digest: r.Digest}
 	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
-		f.Output = []byte(gate.SignatureText(rev.Blocking()))
+		f.Output, f.Digest = []byte(gate.SignatureText(rev.Blocking())), nil
 		// One level down: a level-3 heading would end the section.
 		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
 	}
@@ -383,8 +411,9 @@ func (w Workspace) tried(gr *GateRun) []gate.Tried {
 			}
 			counts[s]++
 		}
+		seen := failuresSeen(is)
 		for _, s := range order {
-			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s]})
+			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
 		}
 	}
 	return out

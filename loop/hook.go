@@ -348,10 +348,11 @@ func SessionKey(id string) string {
 //
 // A session that changed nothing since its start (its baseline, recorded by
 // SessionStart) or since its gates last passed, and has no issue of its own
-// to work on, may stop at once: the gates do not run. A failure whose signature belongs to an issue that waits for a
-// person (of any session, or none) is not filed again: the agent may stop,
-// told which issue waits and what to run. The gates' artifacts go to the
-// session's own directory, runs/<SessionDirName>/.
+// to work on, may stop at once: the gates do not run. A failure whose
+// signature belongs to an issue that waits for a person (of any session, or
+// none) is not filed again: the agent may stop, told which issue waits and
+// what to run. The gates' artifacts go to the session's own directory,
+// runs/<SessionDirName>/.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
 	w.session, w.day = res.Session, now().Format("20060102")

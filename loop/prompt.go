@@ -7,6 +7,7 @@ import (
 	"text/template"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/prompts"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
@@ -75,7 +76,7 @@ func (w Workspace) renderPrompt(name string, d PromptData) (string, error) {
 	if err := t.Execute(&b, d); err != nil {
 		return "", fmt.Errorf("rendering prompt %s: %w", name, err)
 	}
-	return b.String(), nil
+	return textclean.Text(b.String()), nil // text, whatever the queue or a gate held
 }
 
 var promptFuncs = template.FuncMap{

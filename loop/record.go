@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
@@ -130,8 +129,8 @@ func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failu
 func (w Workspace) afterRecord(now time.Time, f Failure, normalized string, r *Recorded) []analytics.Event {
 	run := w.runID()
 	if !signature.Empty(normalized) {
-		path := filepath.Join(w.Path(RunsDir), run, fmt.Sprintf("%s.%d.normalized.txt", r.ID, r.RetryCount))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+		if dir, err := w.RunDir(run); err == nil {
+			path := filepath.Join(dir, fmt.Sprintf("%s.%d.normalized.txt", r.ID, r.RetryCount))
 			if fsx.WriteFile(path, []byte(normalized), 0o644) == nil {
 				r.Normalized = path
 			}
@@ -183,6 +182,7 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 			recent = recent[len(recent)-recentWindow:]
 		}
 		is.Set(FieldRecentSignatures, queue.FormatList(recent))
+		noteFailureSeen(is, sig[:shortSig], normalized, recent)
 		same := 0
 		for _, s := range recent {
 			if s == sig[:shortSig] {
@@ -244,6 +244,9 @@ func recordDetail(r Recorded) string {
 // Config loads config.yaml; a config with problems is an error naming the
 // first one.
 func (w Workspace) Config() (*config.Config, error) {
+	if err := w.mustExist(); err != nil {
+		return nil, err
+	}
 	cfg, problems, err := config.Load(w.Path(ConfigFile))
 	if err != nil {
 		return nil, err
@@ -268,8 +271,10 @@ func (w Workspace) runID() string {
 }
 
 // runIDOf is runID for a state already read.
+// A run ID that could not be one (a path, a shell command, …) is "norun":
+// it names a directory, runs/<run-id>/, and history rows.
 func runIDOf(s *session.State) string {
-	if id, ok := s.Get(session.RunID); ok && !strings.ContainsAny(id, `/\`) {
+	if id, ok := s.Get(session.RunID); ok && analytics.ValidID(id) {
 		return id
 	}
 	return "norun"
@@ -282,8 +287,10 @@ func (w Workspace) appendHistory(events ...analytics.Event) error {
 		*w.rows = append(*w.rows, events...)
 		return nil
 	}
+	// The command's own write is done: what follows may warn, never fail
+	// it (see Notify).
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
-		return fmt.Errorf("appending history: %w", err)
+		return w.warn(fmt.Errorf("appending history: %w", err))
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func ruleWorkspace(t *testing.T, cfg, q string) Workspace {
 		t.Fatal(err)
 	}
 	for name, text := range map[string]string{ConfigFile: cfg, QueueFile: q} {
-		if text == "" {
+		if text == "" && name != ConfigFile { // an empty config: the defaults
 			continue
 		}
 		if err := os.WriteFile(w.Path(name), []byte(text), 0o644); err != nil {

@@ -132,18 +132,19 @@ func (w Workspace) TryRunLock() (func(), error) {
 // at before every agent launch and every check.
 //
 // Run holds the run lock throughout (ErrRunning when another run does)
-// and begins a session. Its last step brings analytics.html up to date. It returns an error only for what stopped it
-// short of a decision; a RunResult says why it stopped otherwise, an ended
-// ctx included (RunInterrupted).
+// and begins a session; its last step brings analytics.html up to date.
+// It returns an error only for what stopped it short of a decision; a
+// RunResult says why it stopped otherwise, an ended ctx included
+// (RunInterrupted).
 func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	unlock, err := w.TryRunLock()
+	held, err := w.runLock()
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer held.Unlock()
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err
@@ -160,7 +161,7 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if err := os.Remove(w.Path(AbortFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	r := &runner{w: w, opt: opt, cfg: cfg, task: task, res: &RunResult{}}
+	r := &runner{w: w, opt: opt, cfg: cfg, task: task, res: &RunResult{}, held: held}
 	if stop, err := r.nothingToDo(); stop || err != nil {
 		return r.res, err
 	}
@@ -190,6 +191,7 @@ type runner struct {
 	cfg  *config.Config
 	task string
 	res  *RunResult
+	held *fsx.Held // the run lock, where each agent's process group is noted
 
 	attempts     []gate.Attempt  // the evaluations so far, for the artifacts
 	tried        []PromptAttempt // the loops so far, for the prompts
@@ -424,8 +426,8 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(r.w.Path(RunsDir), r.res.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := r.w.RunDir(r.res.RunID)
+	if err != nil {
 		return nil, err
 	}
 	a := &AgentRun{
@@ -475,7 +477,8 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 			gate.EnvChild:             "1",
 		},
 	}
-	res, logErr := gate.Run(ctx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now}, a.Log)
+	res, logErr := gate.Run(ctx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now,
+		Started: noteGroup(r.held, r.res.RunID)}, a.Log)
 	if logErr != nil {
 		a.Log = ""
 	}

@@ -29,6 +29,11 @@ func (w Workspace) StartSession(ctx context.Context, now time.Time) (string, err
 	if err != nil {
 		return "", err
 	}
+	if cfg, err := w.Config(); err == nil {
+		if err := w.warn(w.pruneRuns(cfg.KeepRuns, id)); err != nil {
+			return id, err
+		}
+	}
 	return id, w.appendHistory(analytics.Event{Time: now, RunID: id, Event: analytics.EventRunStart})
 }
 

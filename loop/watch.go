@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -47,8 +48,10 @@ const dirPoll = 250 * time.Millisecond
 // Watch returns nil when ctx ends, the error of refresh if it returns
 // one, and an error if the watcher cannot be set up.
 func Watch(ctx context.Context, w Workspace, opt WatchOptions, refresh func(changed []string) error) error {
-	if err := w.mustExist(); err != nil {
-		return err
+	// Watching writes nothing of its own until history.csv is there: a
+	// directory about to become a workspace may be watched.
+	if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: %w (run orchestrate init)", w.Dir, ErrNoWorkspace)
 	}
 	dir := filepath.Clean(w.Dir)
 	notice := opt.Notice

@@ -28,6 +28,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -176,6 +177,8 @@ def main():
         print(f"mutate: {len(bad)} mutant(s) no longer fit the code: fix their old: text", file=sys.stderr)
         return 2
 
+    # Stopped, it removes its scratch copy all the same (see finally).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     scratch = tempfile.mkdtemp(prefix="orchestrate-mutate-")
     try:
         copy_tree(root, scratch)

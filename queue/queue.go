@@ -883,3 +883,22 @@ func structureFree(body string) bool {
 	})
 	return ok && n == 2
 }
+
+// TextProblems returns a problem for each line of the file that is not
+// clean text: a NUL or other control byte (but tab, and a carriage return
+// that ends a line), an escape sequence's ESC, invalid UTF-8. Such bytes make
+// git and grep read the file as binary and reach the agent and the terminal;
+// orchestrate never writes them (textclean), so they came from elsewhere.
+func (q *Queue) TextProblems() []Problem {
+	var out []Problem
+	text := string(q.src.Text)
+	for n := 1; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimSuffix(line, "\r")
+		if what, at, bad := textclean.Problem(line); bad {
+			out = append(out, Problem{Line: n, Msg: fmt.Sprintf("%s at column %d: not text (remove it; orchestrate writes such bytes as \\xNN)", what, at+1)})
+		}
+	}
+	return out
+}

@@ -207,14 +207,26 @@ func maskLine(line string, paths *pathMasker) string {
 		digits = isDigit(line[i])
 	}
 	if !digits {
-		return trimBlanks(maskTmpRule(line))
+		return trimBlanks(maskRandomRule(maskTmpRule(line)))
 	}
 	for _, r := range rules {
 		if r.quick(line) {
 			line = r.apply(line)
 		}
 	}
-	return trimBlanks(maskTmpRule(paths.mask(line)))
+	for _, r := range runnerRules {
+		if r.quick(line) {
+			line = r.apply(line)
+		}
+	}
+	return trimBlanks(maskRandomRule(maskTmpRule(paths.mask(line))))
+}
+
+func maskRandomRule(l string) string {
+	if strings.IndexByte(l, '/') >= 0 {
+		return maskRandomDirs(l)
+	}
+	return l
 }
 
 func maskTmpRule(l string) string {

@@ -17,15 +17,24 @@
 //     UUIDs (<uuid>), long hex IDs (<hex>), goroutine IDs (N);
 //   - masks the line and column numbers of file references (N), keeping
 //     the file name;
+//   - masks syslog's "name[pid]:" (<pid>), the random part of directory
+//     names that mktemp makes outside the temporary directory (<rand>),
+//     Rust's thread IDs (<tid>) and pytest-xdist's workers;
+//   - keeps of a test runner's counts only those of failures: pytest's and
+//     cargo's summaries lose "N passed", node's its test and pass counts,
+//     pytest its collected count and its progress lines; go test -json
+//     becomes the output it carries;
 //
-// and then drops the lines of passing tests and sorts independent failure
-// blocks (go test, Python's unittest, node --test in TAP and spec, data race
-// reports), so that test order and parallelism do not matter.
+// and then drops the lines of passing tests and blank lines, and sorts
+// independent failure blocks (go test, Python's unittest, pytest, node
+// --test in TAP and spec, cargo test, data race reports), so that test order
+// and parallelism do not matter.
 //
 // Every rule comes from real output of real tools, kept in testdata/corpus
-// with the script that made it, and testdata/pairs.txt says which captures
+// with the scripts that made it (gen.sh, gen2.sh), and testdata/pairs.txt says which captures
 // are one failure and which are not. The rules never look across a line but
-// to find blocks, and the cost is linear in the size of the output. Version
+// to find blocks, and the cost is linear in the size of the output: a
+// Writer normalizes a stream window by window, in bounded memory. Version
 // names the rules: change a rule, change Version.
 package signature
 
@@ -88,9 +97,9 @@ type Options struct {
 // Normalize returns the output with everything that varies between runs
 // masked, the lines of passing tests dropped and independent failure blocks
 // sorted: the text that is hashed, and what "signature --explain" prints.
-// Lines end in "\n" (never "\r\n"), blank-line runs become one blank line, and
-// the result has no leading or trailing blank lines; it is "" when nothing is
-// left (see Empty).
+// Lines end in "\n" (never "\r\n") and blank lines go: where a tool's
+// progress output ends moves them from run to run. The result is "" when
+// nothing is left (see Empty).
 func Normalize(output []byte, opt Options) string {
 	var b strings.Builder
 	w := NewWriter(opt)
@@ -171,8 +180,7 @@ type Writer struct {
 	explain io.Writer
 	keep    strings.Builder // the first KeepNormalized bytes of the normalized text
 	cut     bool            // normalized text went beyond keep
-	started bool            // a non-blank line was written out
-	blank   bool            // a blank line is pending
+	started bool            // a line was written out
 	total   int64
 	done    bool
 	digest  Digest
@@ -224,6 +232,26 @@ func (w *Writer) addRaw(raw []byte) {
 }
 
 func (w *Writer) addLine(raw []byte) {
+	if len(raw) > 0 && raw[0] == '{' {
+		if lines, ok := goJSONLine(raw); ok {
+			for _, text := range lines {
+				w.addText(text)
+			}
+			return
+		}
+	}
+	w.addOne(raw)
+}
+
+// addText adds a line of text that stood for a line of output.
+func (w *Writer) addText(text string) {
+	if len(text) > MaxLine {
+		text = text[:MaxLine]
+	}
+	w.addOne([]byte(text))
+}
+
+func (w *Writer) addOne(raw []byte) {
 	var l line
 	if len(raw) <= maxCached {
 		h := maphash.Bytes(cacheSeed, raw)
@@ -248,7 +276,8 @@ func (w *Writer) addLine(raw []byte) {
 // blockKinds are the kinds of lines that may start or belong to a block that
 // the passes over several lines look at as a whole.
 const blockKinds = kFailHeader | kTestAt | kTAPSubtest | kTAPPoint | kYAMLStart | kYAMLEnd | kEqualsRule |
-	kDashRule | kPyFail | kPyRan | kPyVerbose | kRaceRule | kRaceWarning | kGoRun | kGoEvent | kGoResult
+	kDashRule | kPyFail | kPyRan | kPyVerbose | kRaceRule | kRaceWarning | kGoRun | kGoEvent | kGoResult |
+	kPytestHead | kPytestEnd | kFailedLine
 
 // flush applies the passes over several lines to the window and writes it
 // out.
@@ -256,14 +285,9 @@ func (w *Writer) flush() {
 	out := w.out[:0]
 	for _, l := range structure(w.lines) {
 		if l.text == "" {
-			w.blank = w.started
-			continue
+			continue // blank lines come and go with progress output
 		}
 		start := len(out)
-		if w.blank {
-			out = append(out, '\n')
-			w.blank = false
-		}
 		out = append(out, l.text...)
 		out = append(out, '\n')
 		w.started = true

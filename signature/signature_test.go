@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestClassOf(t *testing.T) {
@@ -157,14 +158,51 @@ var normalizeTests = []struct {
 	{"noise", "✔ adds (1.008143ms)\n  ✔ squares (0.117265ms)\n", Options{}, ""},
 	{"tap", "    not ok 2 - multiplies", Options{}, "    not ok N - multiplies\n"},
 
+	// pytest: the summary keeps failures, errors and warnings, not passes, and
+	// not the padding that follows the duration.
+	{"pytest", "========================= 1 failed, 2 passed in 0.06s ==========================", Options{}, "== 1 failed in <dur> ==\n"},
+	{"pytest", "=== 2 failed, 10 passed, 1 skipped, 3 warnings in 12.50s (0:00:12) ===", Options{}, "== 2 failed, 3 warnings in <dur> ==\n"},
+	{"pytest", "1 failed, 14 passed in 0.14s", Options{}, "1 failed in <dur>\n"},
+	{"pytest", "1 error in 0.10s", Options{}, "1 error in <dur>\n"},
+	{"pytest", "collecting ... collected 15 items", Options{}, "collecting ... collected N items\n"},
+	{"pytest", "test_calc.py::test_add FAILED                                            [ 66%]", Options{}, "test_calc.py::test_add FAILED\n"},
+	{"pytest", "test_calc.py::test_sub PASSED                                            [ 33%]", Options{}, ""},
+	{"pytest", "test_calc.py .F.                                                         [100%]", Options{}, ""},
+	{"pytest", "[gw1] [ 50%] FAILED test_calc.py::test_add", Options{}, "FAILED test_calc.py::test_add\n"},
+	{"pytest", "[gw0] linux -- Python 3.11.2 /usr/bin/python3", Options{}, "[gw<N>] linux -- Python 3.11.2 /usr/bin/python3\n"},
+	{"pytest", "gw0 [10] / gw1 [10]", Options{}, ""},
+	{"pytest", "3 passed, 2 skipped in 0.11s", Options{}, "no failures in <dur>\n"},
+	{"pytest", "found 2 failed, 3 candidates in total", Options{}, "found 2 failed, 3 candidates in total\n"},
+	// cargo test.
+	{"cargo", "thread 'tests::adds' (19173) panicked at src/lib.rs:16:10:", Options{}, "thread 'tests::adds' (<tid>) panicked at src/lib.rs:N:N:\n"},
+	{"cargo", "running 7 tests", Options{}, "running N tests\n"},
+	{"cargo", "test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.51s", Options{},
+		"test result: FAILED. 2 failed; finished in <dur>\n"},
+	{"cargo", ".... 5/6", Options{}, ""},
+	{"cargo", "left: 5/6", Options{}, "left: 5/6\n"},
+	// node --test counts, and TAP's plan.
+	{"node", "# pass 12\n# fail 1\nℹ tests 13\n    1..3", Options{}, "# pass N\n# fail 1\nℹ tests N\n    1..N\n"},
+	// go test -json: the output events' text, nothing of the others.
+	{"gojson", `{"Time":"2026-11-23T23:55:55.7Z","Action":"run","Package":"p","Test":"TestAdd"}` + "\n" +
+		`{"Time":"2026-11-23T23:55:55.7Z","Action":"output","Package":"p","Test":"TestAdd","Output":"    calc_test.go:16: got 3\n"}` + "\n" +
+		`{"Time":"2026-11-23T23:55:55.7Z","Action":"fail","Package":"p","Test":"TestAdd","Elapsed":0.003}`, Options{}, "    calc_test.go:N: got 3\n"},
+	{"gojson", `{"Action":"output"` + "\n" + `{"not":"go test"}`, Options{}, "{\"Action\":\"output\"\n{\"not\":\"go test\"}\n"},
+	// Random directory names outside the temporary directory.
+	{"rand", "ls: cannot access '/w/work/tmp.syyUvcAkkh/calc.o'", Options{}, "ls: cannot access '/w/work/tmp.<rand>/calc.o'\n"},
+	{"rand", "building in /w/work/tmp.syyUvcAkkh", Options{}, "building in /w/work/tmp.<rand>\n"},
+	{"rand", "in /w/build-aZimz1z5/out and /w/Ab3xYz9Q1/out", Options{}, "in /w/build-<rand>/out and /w/<rand>/out\n"},
+	{"rand", "created by example.com/calc.TestHang in /w/MyProject/x and /w/build-Release/x", Options{},
+		"created by example.com/calc.TestHang in /w/MyProject/x and /w/build-Release/x\n"},
+	{"rand", "/w/work/tmp.syyUvcAkk /w/work/tmp.syyUvcAkkhh", Options{}, "/w/work/tmp.syyUvcAkk /w/work/tmp.syyUvcAkkhh\n"},
+
 	// The mark that gate puts where it dropped the middle of a long output.
 	{"omitted", "head\n… 12345 bytes omitted …\ntail", Options{}, "head\n… N bytes omitted …\ntail\n"},
 }
 
 func TestNormalizeRules(t *testing.T) {
 	for _, tt := range normalizeTests {
-		if got := Normalize([]byte(tt.in), tt.opt); got != tt.want {
-			t.Errorf("%s: Normalize(%q) = %q; want %q", tt.rule, tt.in, got, tt.want)
+		if got, want := Normalize([]byte(tt.in), tt.opt), noBlankLines(tt.want); got != want {
+			t.Errorf("%s: Normalize(%q) = %q; want %q", tt.rule, tt.in, got, want)
 		}
 	}
 }
@@ -218,7 +256,7 @@ var structureTests = []struct {
 			"TAP version 13\n# Subtest: s\n    # Subtest: b\n    not ok 1 - b\n      ---\n      duration_ms: 1.2\n      ...\n    # Subtest: ok\n    ok 2 - ok\n      ---\n      duration_ms: 0.1\n      ...\n    # Subtest: a\n    not ok 3 - a\n      ---\n      duration_ms: 0.3\n      ...\n    1..3\nnot ok 1 - s\n1..1\n",
 			"TAP version 13\n# Subtest: s\n    # Subtest: a\n    not ok 1 - a\n      ---\n      duration_ms: 1.2\n      ...\n    # Subtest: b\n    not ok 2 - b\n      ---\n      duration_ms: 0.1\n      ...\n    # Subtest: ok\n    ok 3 - ok\n    1..3\nnot ok 1 - s\n1..1\n",
 		},
-		want: "TAP version 13\n# Subtest: s\n    # Subtest: a\n    not ok N - a\n      ---\n      duration_ms: <dur>\n      ...\n    # Subtest: b\n    not ok N - b\n      ---\n      duration_ms: <dur>\n      ...\n    1..3\nnot ok N - s\n1..1\n",
+		want: "TAP version 13\n# Subtest: s\n    # Subtest: a\n    not ok N - a\n      ---\n      duration_ms: <dur>\n      ...\n    # Subtest: b\n    not ok N - b\n      ---\n      duration_ms: <dur>\n      ...\n    1..N\nnot ok N - s\n1..N\n",
 	},
 	{
 		name: "node spec: failing tests sorted, with their test at lines",
@@ -237,6 +275,14 @@ var structureTests = []struct {
 		want: "--- FAIL: TestA (<dur>)\n    x\n\n    y\n--- FAIL: TestA (<dur>)\n    x\n\n    z\n",
 	},
 	{
+		name: "pytest: failure blocks and the short summary in any order",
+		in: []string{
+			"==== FAILURES ====\n____ test_b ____\nE assert 1 == 2\n____ test_a ____\nE assert 3 == 4\n==== short test summary info ====\nFAILED t.py::test_b - x\nFAILED t.py::test_a - y\n== 2 failed in 1.0s ==\n",
+			"==== FAILURES ====\n____ test_a ____\nE assert 3 == 4\n____ test_b ____\nE assert 1 == 2\n==== short test summary info ====\nFAILED t.py::test_a - y\nFAILED t.py::test_b - x\n== 2 failed in 2.0s ==\n",
+		},
+		want: "==== FAILURES ====\n____ test_a ____\nE assert 3 == 4\n____ test_b ____\nE assert 1 == 2\n==== short test summary info ====\nFAILED t.py::test_a - y\nFAILED t.py::test_b - x\n== 2 failed in <dur> ==\n",
+	},
+	{
 		name: "data races: sorted, repeats dropped",
 		in: []string{
 			"==================\nWARNING: DATA RACE\nWrite at 0x00c0000182c8 by goroutine 9:\n  p.f()\n==================\n==================\nWARNING: DATA RACE\nRead at 0x00c0000182c8 by goroutine 7:\n  p.f()\n==================\n--- FAIL: TestRace (0.00s)\n",
@@ -249,8 +295,8 @@ var structureTests = []struct {
 func TestNormalizeStructure(t *testing.T) {
 	for _, tt := range structureTests {
 		for _, in := range tt.in {
-			if got := Normalize([]byte(in), Options{}); got != tt.want {
-				t.Errorf("%s: Normalize(%q) =\n%s\nwant\n%s", tt.name, in, got, tt.want)
+			if got, want := Normalize([]byte(in), Options{}), noBlankLines(tt.want); got != want {
+				t.Errorf("%s: Normalize(%q) =\n%s\nwant\n%s", tt.name, in, got, want)
 			}
 		}
 	}
@@ -370,5 +416,44 @@ func TestSyslogPID(t *testing.T) {
 		if got := Normalize([]byte(in), Options{}); got != want {
 			t.Errorf("Normalize(%q) = %q; want %q", in, got, want)
 		}
+	}
+}
+
+// noBlankLines returns s without its blank lines, which Normalize drops.
+func noBlankLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+func TestHeadline(t *testing.T) {
+	corpus := loadCorpus(t)
+	for name, want := range map[string]string{
+		"go-assert.1.txt":     "--- FAIL: TestAdd",
+		"pytest.1.txt":        "FAILED test_calc.py::test_add - assert 3 == 4",
+		"cargo-test.1.txt":    "tests::adds --- FAILED",
+		"py-unittest-v.1.txt": "test_add (__main__.CalcTest.test_add) ... FAIL",
+		"node-tap.1.txt":      "not ok N - ",
+		"gcc.1.txt":           "error:",
+		"empty-silent.2.txt":  "",
+	} {
+		c := corpus[name]
+		got := Headline(Normalize(c.output, c.opt))
+		if want == "" && got != "" || !strings.Contains(got, want) || strings.Contains(got, "\n") || len(got) > maxHeadline+len("…") {
+			t.Errorf("Headline(%s) = %q; want it to hold %q", name, got, want)
+		}
+	}
+	if got := Headline("--- FAIL: TestX (<dur>)\n    x_test.go:N: got 3 want 4\n"); got != "--- FAIL: TestX (<dur>): x_test.go:N: got 3 want 4" {
+		t.Errorf("Headline = %q", got)
+	}
+	if got := Headline("____ test_add ____\n    def test_add():\n>       assert add(1, 2) == 4\nE       assert 3 == 4\n"); got != "____ test_add ____: assert 3 == 4" {
+		t.Errorf("Headline(pytest block) = %q", got)
+	}
+	if got := Headline("FAIL: " + strings.Repeat("é", 200)); len(got) > maxHeadline+len("…") || !utf8.ValidString(got) {
+		t.Errorf("Headline of a long line = %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }

@@ -40,6 +40,9 @@ const (
 	kPyVerbose        // "test (…) ... FAIL"
 	kRaceRule         // "==================", around a data race report
 	kRaceWarning      // "WARNING: DATA RACE"
+	kPytestHead       // "____ test_add ____", pytest's header of a failure
+	kPytestEnd        // "==== short test summary info ====" and the like
+	kFailedLine       // "FAILED t.py::x - msg", "tests::x --- FAILED", "test x ... FAILED"
 )
 
 func classify(text string) line {
@@ -101,6 +104,15 @@ func classify(text string) line {
 	if text == "==================" {
 		k |= kRaceRule
 	}
+	switch {
+	case text[0] == '_' && isPadded(text, '_'):
+		k |= kPytestHead
+	case text[0] == '=' && (isPadded(text, '=') || isRule(text, '=', 20)):
+		k |= kPytestEnd
+	case strings.HasPrefix(text, "FAILED ") || strings.HasPrefix(text, "ERROR ") ||
+		strings.HasSuffix(text, " --- FAILED") || strings.HasPrefix(text, "test ") && strings.HasSuffix(text, " ... FAILED"):
+		k |= kFailedLine
+	}
 	if isRule(text, '=', 20) {
 		k |= kEqualsRule
 	}
@@ -144,7 +156,56 @@ func structure(lines []line) []line {
 	if has&kRaceWarning != 0 {
 		lines = sortRaces(lines)
 	}
+	if has&kPytestHead != 0 {
+		lines = sortPytest(lines)
+	}
+	if has&kFailedLine != 0 {
+		lines = sortFailedLines(lines)
+	}
 	return lines
+}
+
+// isPadded reports whether l is "ccc text ccc": pytest's headings, padded
+// with c to the terminal's width.
+func isPadded(l string, c byte) bool {
+	return len(l) >= 8 && l[0] == c && l[1] == c && l[2] == c && l[len(l)-1] == c && l[len(l)-2] == c &&
+		l[len(l)-3] == c && strings.Contains(l, " ")
+}
+
+// sortPytest sorts pytest's failure blocks ("____ test_x ____" up to the
+// next one or to a "====" heading), which pytest-xdist writes in the order
+// its workers finished.
+func sortPytest(lines []line) []line {
+	g := newRegrouper(len(lines))
+	for i := 0; i < len(lines); {
+		if lines[i].kind&kPytestHead == 0 || lines[i].indent > 0 {
+			g.line(lines[i])
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(lines) && lines[end].kind&(kPytestHead|kPytestEnd) == 0 {
+			end++
+		}
+		g.block(lines[i:end])
+		i = end
+	}
+	return g.result()
+}
+
+// sortFailedLines sorts runs of one-line failure reports: pytest's short
+// summary ("FAILED t.py::x - msg"), cargo test's ("tests::x --- FAILED",
+// "test tests::x ... FAILED"), which follow the order tests finished in.
+func sortFailedLines(lines []line) []line {
+	g := newRegrouper(len(lines))
+	for _, l := range lines {
+		if l.kind&kFailedLine != 0 {
+			g.block([]line{l})
+		} else {
+			g.line(l)
+		}
+	}
+	return g.result()
 }
 
 var (
@@ -174,7 +235,8 @@ func isNoise(l string) bool {
 		strings.HasPrefix(l, "-test.shuffle "),
 		l != "" && l != "..." && strings.IndexByte(".FEsxu", l[0]) >= 0 && rePyDots.MatchString(l),
 		strings.HasSuffix(l, " ... ok"),
-		strings.HasPrefix(t, "✔ "):
+		strings.HasPrefix(t, "✔ "),
+		isRunnerNoise(l):
 		return true
 	}
 	return false
@@ -303,15 +365,13 @@ func (g *regrouper) flush() {
 		keys := make([]string, len(g.blocks))
 		var b strings.Builder
 		for i, block := range g.blocks {
-			// The key is the block as joinLines will write it, blank-line
-			// runs squeezed, so that the next Normalize sorts it the same.
+			// The key is the block as the Writer will write it, without
+			// blank lines, so that the next Normalize sorts it the same.
 			b.Reset()
-			blank := false
 			for _, l := range block {
-				if l.kind&kBlank != 0 && blank {
-					continue
+				if l.kind&kBlank != 0 {
+					continue // the Writer drops blank lines
 				}
-				blank = l.kind&kBlank != 0
 				b.WriteString(l.text)
 				b.WriteByte('\n')
 			}

@@ -84,6 +84,12 @@ func refreshAnalytics(ws loop.Workspace) {
 	if ws.Exists() != nil || ws.AnalyticsCurrent() || ws.AnalyticsRefreshing() {
 		return
 	}
+	// A caller that must know when every process of a command is done (a
+	// test that kills commands, a script that copies the workspace) can
+	// have none left behind.
+	if os.Getenv("ORCHESTRATE_NO_BACKGROUND") != "" {
+		return
+	}
 	if startRefresh != nil {
 		startRefresh(ws)
 		return
@@ -96,15 +102,25 @@ func refreshAnalytics(ws loop.Workspace) {
 	if err != nil {
 		return
 	}
-	cmd := exec.Command(exe, "--dir", dir, "analytics", "--if-stale")
-	cmd.Args[0] = "orchestrate"
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd := refreshCommand(exe, dir)
 	if err := cmd.Start(); err != nil {
 		return
 	}
 	// Reaped if this process outlives it; left to init if not.
 	go cmd.Wait()
+}
+
+// refreshCommand is orchestrate analytics --if-stale for the workspace
+// dir, detached: its standard streams are /dev/null (a Stop hook's reader
+// waits for the end of its output, which a process holding it would
+// delay), and it runs in a session of its own, out of reach of a Ctrl-C
+// meant for its parent.
+func refreshCommand(exe, dir string) *exec.Cmd {
+	cmd := exec.Command(exe, "--dir", dir, "analytics", "--if-stale")
+	cmd.Args[0] = "orchestrate"
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd
 }
 
 // startRefresh, when set, replaces the background process of

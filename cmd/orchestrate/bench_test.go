@@ -58,6 +58,7 @@ npm start
 `, i, statuses[i%len(statuses)], i%10, i)
 	}
 	dir := filepath.Join(b.TempDir(), ".orchestrator")
+	cleanupAnalytics(b, dir)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "issue_queue.md"), buf.Bytes(), 0o644)
 	return dir, buf.Bytes()

@@ -27,7 +27,11 @@ type env struct {
 	json bool   // --json
 }
 
-func (e *env) ws() loop.Workspace { return loop.Workspace{Dir: e.dir} }
+func (e *env) ws() loop.Workspace { return loop.Workspace{Dir: e.dir, Notify: e.notify} }
+
+// notify tells the person at the terminal what happens meanwhile: a lock
+// waited for, a warning after the command's commit point.
+func (e *env) notify(msg string) { fmt.Fprintf(e.stderr, "orchestrate: %s\n", msg) }
 
 // now is the current time, or ORCHESTRATE_NOW (RFC 3339) for reproducible
 // runs.
@@ -98,8 +102,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case strings.HasPrefix(a, "--dir=") || strings.HasPrefix(a, "-dir="):
 			e.dir = a[strings.Index(a, "=")+1:]
 		case a == "--version" || a == "-version":
-			fmt.Fprintln(stdout, "orchestrate", version)
-			return nil
+			return printVersion(e)
 		default:
 			return usageError("", "unknown flag %s", a)
 		}
@@ -119,8 +122,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	return err
 }
-
-const version = "0.1.0"
 
 // flags makes a flag set for cmd with the common flags (--dir, --json).
 func (e *env) flags(cmd string) *flag.FlagSet {

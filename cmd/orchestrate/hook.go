@@ -19,8 +19,8 @@ func init() {
 The hooks of an agent CLI. hook stop: when the agent says it is done, run
 the quality gates and let it stop, or send it back to work with the
 feedback. hook session-start: record where the session began, so that a
-session that changed nothing stops at once. orchestrate init --agent NAME
-installs both (init --claude is init --agent claude):
+session that changed nothing stops at once. Both are installed by
+orchestrate init --agent NAME (--claude: orchestrate init --agent claude):
 
   claude  .claude/settings.json  SessionStart, Stop
   codex   .codex/hooks.json      SessionStart, Stop
@@ -192,7 +192,7 @@ func (h *hookCall) stop() {
 	// The gates' own processes (reviewers above all) are orchestrate's
 	// children: their hooks must do nothing.
 	os.Setenv(loop.ChildEnv, "1")
-	ws := loop.Workspace{Dir: dir}
+	ws := loop.Workspace{Dir: dir, Notify: h.e.notify}
 	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session())
 	refreshAnalytics(ws)
 	if err != nil {
@@ -210,7 +210,7 @@ func (h *hookCall) sessionStart() {
 	if dir == "" {
 		return
 	}
-	if _, err := (loop.Workspace{Dir: dir}).SessionStart(h.e.ctx, h.e.now(), in.Session(), in.Source); err != nil {
+	if _, err := (loop.Workspace{Dir: dir, Notify: h.e.notify}).SessionStart(h.e.ctx, h.e.now(), in.Session(), in.Source); err != nil {
 		h.allow("%v", err)
 	}
 }

@@ -50,8 +50,9 @@ that covers the configured gates (the serial gates' timeouts one after
 another, then the parallel phase's, plus a minute; seconds, or
 milliseconds for Gemini CLI), and Cursor's a loop_limit of the gates'
 largest Max-Retries; a hook of ours already there with a smaller one (or
-none) gets them. The hooks need orchestrate on the PATH: init warns when it
-is not, since the hook would fail with exit 127 and no gate would run.
+none) gets them: run init --agent again after adding or slowing gates. The
+hooks need orchestrate on the PATH: init warns when it is not, since the
+hook would fail with exit 127 and no gate would run.
 
 config.yaml gets the default quality gates of the repository's language
 when it finds one (go.mod, package.json, pyproject.toml or setup.py,
@@ -92,7 +93,7 @@ func runInit(e *env, args []string) error {
 	if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return err
 	}
-	unlock, err := e.ws().Lock(e.ctx)
+	unlock, err := e.ws().LockNew(e.ctx)
 	if err != nil {
 		return err
 	}

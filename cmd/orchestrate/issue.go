@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/signature"
@@ -320,16 +321,18 @@ func runIssueShow(e *env, args []string) error {
 	if e.json {
 		return e.printJSON(toJSON(is, true))
 	}
-	fmt.Fprintf(e.stdout, "%s (%s:%d)\n\n", is.ID, path, is.Line)
+	// What the queue holds goes to a terminal as text: no escape sequence
+	// or control byte in it reaches the terminal (textclean).
+	fmt.Fprintf(e.stdout, "%s (%s:%d)\n\n", textclean.Line(is.ID), path, is.Line)
 	width := 0
 	for _, f := range is.Fields() {
-		width = max(width, len(f.Name))
+		width = max(width, len(textclean.Line(f.Name)))
 	}
 	for _, f := range is.Fields() {
-		fmt.Fprintf(e.stdout, "  %-*s  %s\n", width, f.Name, f.Value)
+		fmt.Fprintf(e.stdout, "  %-*s  %s\n", width, textclean.Line(f.Name), textclean.Line(f.Value))
 	}
 	for _, s := range is.Sections() {
-		fmt.Fprintf(e.stdout, "\n### %s\n%s\n", s.Title, s.Body())
+		fmt.Fprintf(e.stdout, "\n### %s\n%s\n", textclean.Line(s.Title), textclean.Text(s.Body()))
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -48,4 +51,65 @@ func waitAllAnalytics(root string) {
 // before the directory is removed).
 func cleanupAnalytics(t testing.TB, ws string) {
 	t.Cleanup(func() { waitAnalytics(ws) })
+}
+
+// The background refresh is detached: no standard stream of its parent
+// (the Stop hook's stdout is read to its end by the agent client), a
+// session of its own, and the workspace given by an absolute path.
+func TestRefreshCommandDetached(t *testing.T) {
+	cmd := refreshCommand("/bin/orchestrate", "/repo/.orchestrator")
+	if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil || len(cmd.ExtraFiles) > 0 {
+		t.Errorf("the refresh inherits streams: stdin %v, stdout %v, stderr %v, extra %v", cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.ExtraFiles)
+	}
+	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setsid {
+		t.Errorf("the refresh is not in a session of its own")
+	}
+	if got := strings.Join(cmd.Args, " "); got != "orchestrate --dir /repo/.orchestrator analytics --if-stale" {
+		t.Errorf("args %q", got)
+	}
+}
+
+// A command that appends to the history starts the refresh; one that
+// finds the page current, or another refresh at work, starts none.
+func TestRefreshAnalyticsStarts(t *testing.T) {
+	ws := loop.Workspace{Dir: filepath.Join(t.TempDir(), loop.DefaultDir)}
+	if err := os.MkdirAll(ws.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	started := 0
+	startRefresh = func(loop.Workspace) { started++ }
+	defer func() { startRefresh = nil }()
+	refreshAnalytics(ws) // no history, no page: current
+	if started != 0 {
+		t.Fatalf("a refresh started for a workspace with nothing to show")
+	}
+	if err := run(context.Background(), []string{"--dir", ws.Dir, "session", "start"}, strings.NewReader(""), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if started != 1 {
+		t.Fatalf("session start started %d refreshes; want 1", started)
+	}
+	if _, err := ws.RefreshAnalytics(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	refreshAnalytics(ws)
+	if started != 1 {
+		t.Errorf("a refresh started for a current page")
+	}
+	if err := os.WriteFile(ws.Path(loop.HistoryFile), []byte("more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := fsx.TryLock(ws.Path(loop.AnalyticsLockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refreshAnalytics(ws)
+	unlock()
+	if started != 1 {
+		t.Errorf("a refresh started while another one was at work")
+	}
+	refreshAnalytics(ws)
+	if started != 2 {
+		t.Errorf("no refresh started for a stale page")
+	}
 }

@@ -37,7 +37,7 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
      tokens and cost is a usage row of history.csv;
   3. the quality gates, as orchestrate gate runs them: failures file or
      update issues, passes resolve them;
-  4. history.csv and analytics.html;
+  4. history.csv (analytics.html is made once, when the run ends);
   5. the auto-retry check, as orchestrate check: another loop or a stop.
 
 The task comes from --task, --task-file (- for stdin), or

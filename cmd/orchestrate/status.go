@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/session"
@@ -119,14 +120,18 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		}
 		summary := ""
 		if sec := is.Section(queue.SectionSummary); sec != nil {
-			summary = firstLine(sec.Body(), 60)
+			summary = firstLine(textclean.Text(sec.Body()), 60)
 		}
-		rows = append(rows, []string{
+		row := []string{
 			is.ID, is.Status(), pri,
 			strconv.Itoa(is.Int(queue.FieldRetryCount, 0)) + "/" + strconv.Itoa(is.Int(queue.FieldMaxRetries, queue.DefaultMaxRetries)),
 			strconv.Itoa(is.Int(queue.FieldSignatureRepeatCount, 0)),
 			halted, summary,
-		})
+		}
+		for i := range row {
+			row[i] = textclean.Line(row[i]) // no escape sequence from the queue reaches the terminal
+		}
+		rows = append(rows, row)
 	}
 	if err := renderTable(e.stdout, []string{"ID", "Status", "Priority", "Retries", "Repeats", "Halted", "Summary"}, rows); err != nil {
 		return err

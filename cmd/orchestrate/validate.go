@@ -171,6 +171,7 @@ func validateAll(ws loop.Workspace) (*workspaceState, error) {
 		return nil, err
 	}
 	add(ws.Path(loop.QueueFile), q.Problems)
+	add(ws.Path(loop.QueueFile), q.TextProblems())
 	s, err := session.Load(ws.Path(loop.StateFile))
 	if err != nil {
 		return nil, err

@@ -6,60 +6,29 @@ package fsx
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 )
 
-// ErrLocked is returned by TryLock when another process holds the lock.
-var ErrLocked = errors.New("locked by another process")
-
-// Lock takes the advisory lock file at path, waiting for it until ctx ends.
-// The returned function releases it.
-func Lock(ctx context.Context, path string) (func(), error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	l := flock.New(path)
-	ok, err := l.TryLockContext(ctx, 5*time.Millisecond)
-	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("locking %s: %w", path, ctx.Err())
-	}
-	return func() { _ = l.Unlock() }, nil
-}
-
-// TryLock takes the lock at path if it is free, and returns ErrLocked if not.
-func TryLock(path string) (func(), error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	l := flock.New(path)
-	ok, err := l.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	if !ok {
-		return nil, ErrLocked
-	}
-	return func() { _ = l.Unlock() }, nil
-}
-
 // ReadFile reads path; a missing file reads as empty with exists false.
+// A path that is not a regular file (a symbolic link, a FIFO) is refused
+// with a *NotRegularError.
 func ReadFile(path string) (data []byte, exists bool, err error) {
-	data, err = os.ReadFile(path)
+	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(f)
 	return data, err == nil, err
 }
 
@@ -72,16 +41,42 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	})
 }
 
+// WriteFileNoDirSync is WriteFile without the sync of the directory, for a
+// caller that writes several files in one directory and syncs it once
+// (SyncDir) for all.
+func WriteFileNoDirSync(path string, data []byte, perm fs.FileMode) error {
+	return writeFileFunc(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, false)
+}
+
 // WriteFileFunc is WriteFile for content written as a stream by write,
 // through a buffer. When write fails, path is left as it was.
+// A path that exists and is not a regular file is refused.
 func WriteFileFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
-	tmp, err := writeTempFunc(path, perm, write)
+	return writeFileFunc(path, perm, write, true)
+}
+
+func writeFileFunc(path string, perm fs.FileMode, write func(io.Writer) error, sync bool) error {
+	if err := checkTarget(path); err != nil {
+		return err
+	}
+	tmp, release, err := writeTempFunc(path, perm, write)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	err = os.Rename(tmp, path)
+	if err != nil {
 		os.Remove(tmp)
+	}
+	release()
+	if err != nil {
 		return err
+	}
+	Step("renamed " + path)
+	if !sync {
+		return nil
 	}
 	return syncDir(filepath.Dir(path))
 }
@@ -90,24 +85,45 @@ func WriteFileFunc(path string, perm fs.FileMode, write func(io.Writer) error) e
 // survives a crash.
 func SyncDir(dir string) error { return syncDir(dir) }
 
-func writeTemp(path string, data []byte, perm fs.FileMode) (string, error) {
+func writeTemp(path string, data []byte, perm fs.FileMode) (string, func(), error) {
 	return writeTempFunc(path, perm, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-func writeTempFunc(path string, perm fs.FileMode, write func(io.Writer) error) (string, error) {
-	if fi, err := os.Stat(path); err == nil {
+// writeTempFunc writes a temporary file beside path and returns its name
+// and the function that releases it, to be called once it is renamed or
+// removed. Until then it holds a lock on the file, which tells
+// RemoveStaleTemps that its writer is alive.
+func writeTempFunc(path string, perm fs.FileMode, write func(io.Writer) error) (string, func(), error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
 		perm = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return "", err
+	var f *os.File
+	for {
+		var err error
+		f, err = os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
+		if err != nil {
+			return "", nil, err
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "", nil, err
+		}
+		// A cleaner that took it for a crash's leftover before the lock
+		// was on it removed it: make another.
+		var st unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &st) == nil && st.Nlink == 0 {
+			f.Close()
+			continue
+		}
+		break
 	}
 	name := f.Name()
 	bw := bufio.NewWriterSize(f, 256<<10)
-	err = write(bw)
+	err := write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -117,14 +133,13 @@ func writeTempFunc(path string, perm fs.FileMode, write func(io.Writer) error) (
 	if err == nil {
 		err = f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
+		f.Close()
 		os.Remove(name)
-		return "", err
+		return "", nil, err
 	}
-	return name, nil
+	Step("wrote " + name)
+	return name, func() { f.Close() }, nil
 }
 
 func syncDir(dir string) error {
@@ -142,7 +157,7 @@ func syncDir(dir string) error {
 // holds reports whether the file at path holds exactly data (or is missing,
 // when exists is false), reading it in blocks rather than whole.
 func holds(path string, data []byte, exists bool) (bool, error) {
-	f, err := os.Open(path)
+	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return !exists, nil
 	}
@@ -200,7 +215,7 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 		// The slow part, writing and syncing, comes before the last look
 		// at the file, so that the window in which a write by someone
 		// else could slip in is as short as a read.
-		tmp, err := writeTemp(path, data, 0o644)
+		tmp, release, err := writeTemp(path, data, 0o644)
 		if err != nil {
 			return err
 		}
@@ -218,6 +233,7 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 			}
 		}
 		os.Remove(tmp)
+		release()
 		if errors.Is(err, fs.ErrExist) {
 			// Created by someone else meanwhile.
 			same, err = false, nil
@@ -226,6 +242,7 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 			return err
 		}
 		if same {
+			Step("renamed " + path)
 			return syncDir(filepath.Dir(path))
 		}
 		// Changed under us: read it again and apply fn to what is there.

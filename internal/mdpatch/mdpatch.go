@@ -263,6 +263,11 @@ func (s *Source) cuts() []int {
 			le = int(s.lineStarts[i+1])
 		}
 		line := t[ls:le]
+		if len(line) > 0 && htmlEnd == "" && plainStart(line[0]) {
+			// Most lines: no fence, no HTML, no heading, not blank.
+			blank = false
+			continue
+		}
 		trimmed := bytes.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
 		isBlank := blankLine(trimmed)
@@ -289,6 +294,17 @@ func (s *Source) cuts() []int {
 		blank = isBlank && fence == 0 && htmlEnd == ""
 	}
 	return cuts
+}
+
+// plainStart reports whether a line that starts with c is, for cuts,
+// nothing but text: not blank, not indented, and no fence, HTML block or
+// heading.
+func plainStart(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', '\v', '\f', '`', '~', '<', '#':
+		return false
+	}
+	return c < 0x80
 }
 
 // blankLine is len(bytes.TrimSpace(line)) == 0, quick for the lines that

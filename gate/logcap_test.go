@@ -1,0 +1,60 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orchestrate-dev/orchestrate/config"
+)
+
+// TestLogCap pins the bound at its edge: head + tail bytes are kept whole,
+// one byte more leaves that byte out, with a marker saying so.
+func TestLogCap(t *testing.T) {
+	const head, tail = 10, 5
+	for _, tt := range []struct {
+		in, want string
+	}{
+		{"", ""},
+		{"0123456789", "0123456789"},
+		{"0123456789abcde", "0123456789abcde"},
+		{"0123456789abcdef", "0123456789\n[… orchestrate: 1 bytes of output left out of this log; the first and the last are kept (output.log_head_bytes, output.log_tail_bytes) …]\nbcdef"},
+		{strings.Repeat("x", 10) + strings.Repeat("-", 1000) + "tail!", "xxxxxxxxxx\n[… orchestrate: 1000 bytes of output left out of this log; the first and the last are kept (output.log_head_bytes, output.log_tail_bytes) …]\ntail!"},
+	} {
+		for _, chunk := range []int{1, 3, 1 << 20} {
+			path := filepath.Join(t.TempDir(), "g.log")
+			l, err := createLog(path, config.Output{LogHeadBytes: head, LogTailBytes: tail})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s := tt.in; len(s) > 0; {
+				n := min(chunk, len(s))
+				l.Write([]byte(s[:n]))
+				s = s[n:]
+			}
+			if err := l.finish(); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(path)
+			if string(got) != tt.want {
+				t.Errorf("log of %d bytes in chunks of %d = %q; want %q", len(tt.in), chunk, got, tt.want)
+			}
+		}
+	}
+}
+
+// TestLogOfARunawayGate: a gate that never stops printing leaves a log of
+// its bound, not of its output.
+func TestLogOfARunawayGate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.log")
+	g := gateOf("g", "yes orchestrate | head -c 3000000; exit 1")
+	r, err := Run(t.Context(), g, Options{Output: config.Output{LogHeadBytes: 1000, LogTailBytes: 1000}}, path)
+	if err != nil || r.OutputBytes != 3000000 {
+		t.Fatalf("Run = %v, %d bytes", err, r.OutputBytes)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Size() > 2300 || info.Size() < 2000 {
+		t.Errorf("log of %d bytes; want head and tail, 2000, and a marker", info.Size())
+	}
+}

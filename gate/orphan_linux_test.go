@@ -1,0 +1,119 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// daemonScript starts, and leaves running, a setsid daemon (its own
+// session, out of the gate's process group) and a double-forked one, each
+// writing its PID to the file pids, then a plain grandchild.
+const daemonScript = `setsid sh -c 'echo $$ >> pids; exec sleep 300' </dev/null >/dev/null 2>&1 &
+( setsid sh -c 'echo $$ >> pids; exec sleep 300' </dev/null >/dev/null 2>&1 & ) 
+sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> pids
+while [ "$(wc -l < pids)" -lt 3 ]; do sleep 0.01; done
+`
+
+// waitPidsGone waits for each PID in file to be gone.
+func waitPidsGone(t *testing.T, file string) {
+	t.Helper()
+	pids := readPIDs(t, file)
+	if len(pids) < 3 {
+		t.Fatalf("pids = %v; want 3", pids)
+	}
+	waitGone(t, pids...)
+}
+
+func requireSetsid(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid here")
+	}
+}
+
+// TestDaemonsOfAPassingGateAreKilled: whatever a gate left running, setsid
+// daemons included, is gone once the gate is done.
+func TestDaemonsOfAPassingGateAreKilled(t *testing.T) {
+	requireSetsid(t)
+	dir := t.TempDir()
+	g := gateOf("g", daemonScript)
+	r := runOne(t, g, Options{RepoRoot: dir, KillGrace: 500 * time.Millisecond})
+	if r.Outcome != Pass {
+		t.Fatalf("Run = %s (%s)", r.Outcome, r.Reason())
+	}
+	waitPidsGone(t, filepath.Join(dir, "pids"))
+}
+
+// TestDaemonsOfATimedOutGateAreKilled: the same at a timeout.
+func TestDaemonsOfATimedOutGateAreKilled(t *testing.T) {
+	requireSetsid(t)
+	dir := t.TempDir()
+	g := gateOf("g", daemonScript+"sleep 300\n")
+	g.Timeout = 500 * time.Millisecond
+	r := runOne(t, g, Options{RepoRoot: dir, KillGrace: 500 * time.Millisecond})
+	if r.Outcome != TimedOut {
+		t.Fatalf("Run = %s (%s); want timeout", r.Outcome, r.Reason())
+	}
+	waitPidsGone(t, filepath.Join(dir, "pids"))
+}
+
+// TestChildrenDieWithTheirParent kills (SIGKILL) a process while a gate it
+// runs has children and setsid daemons: they all go with it.
+func TestChildrenDieWithTheirParent(t *testing.T) {
+	if os.Getenv("GATE_TEST_PARENT") != "" {
+		// The parent: run the gate until killed.
+		g := gateOf("g", daemonScript+"echo started > started; sleep 300\n")
+		Run(context.Background(), g, Options{RepoRoot: os.Getenv("GATE_TEST_PARENT"), KillGrace: 500 * time.Millisecond}, "")
+		return
+	}
+	requireSetsid(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildrenDieWithTheirParent$")
+	cmd.Env = append(os.Environ(), "GATE_TEST_PARENT="+dir, "GORACE=atexit_sleep_ms=0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the gate did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitPidsGone(t, filepath.Join(dir, "pids"))
+}
+
+// TestGroupAlive finds a group by its mark, and only by it.
+func TestGroupAlive(t *testing.T) {
+	cmd := exec.Command("sleep", "300")
+	cmd.Env = append(os.Environ(), "ORCHESTRATE_RUN_ID=r-1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	// Until it has exec'd sleep, the child shows this process's environment.
+	for deadline := time.Now().Add(10 * time.Second); !GroupAlive(pgid, "ORCHESTRATE_RUN_ID=r-1"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("GroupAlive(its group, its mark) = false")
+		}
+	}
+	if GroupAlive(pgid, "ORCHESTRATE_RUN_ID=r-2") {
+		t.Error("GroupAlive(its group, another run's mark) = true")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if GroupAlive(pgid, "ORCHESTRATE_RUN_ID=r-1") {
+		t.Error("GroupAlive of a group that is gone = true")
+	}
+}

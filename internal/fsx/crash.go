@@ -1,0 +1,37 @@
+package fsx
+
+import (
+	"os"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+)
+
+// KillAtEnv names the environment variable that makes the process kill
+// itself (SIGKILL) at its Nth write step: the crash tests use it to stop a
+// command at every point where a file could be left half-done.
+const KillAtEnv = "ORCHESTRATE_KILL_AT_STEP"
+
+var (
+	killAt = func() int64 {
+		n, err := strconv.ParseInt(os.Getenv(KillAtEnv), 10, 64)
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return n
+	}()
+	steps atomic.Int64
+)
+
+// Step marks a point at which a write has reached the disk, and a crash
+// would leave things as they are now. Under KillAtEnv, the Nth step kills
+// the process.
+func Step(what string) {
+	if killAt == 0 {
+		return
+	}
+	if steps.Add(1) == killAt {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+}

@@ -1,0 +1,228 @@
+package fsx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrLocked is returned by TryLock when another process holds the lock.
+var ErrLocked = errors.New("locked by another process")
+
+// ErrLockTimeout is returned by Lock when the lock stayed taken for longer
+// than the wait allowed.
+var ErrLockTimeout = errors.New("gave up waiting for the lock")
+
+// LockOptions says how Lock waits.
+type LockOptions struct {
+	// Timeout bounds the wait; 0 waits until ctx ends.
+	Timeout time.Duration
+	// NoticeAfter is how long Lock waits before it calls Waiting; 0 is one
+	// second.
+	NoticeAfter time.Duration
+	// Waiting, if set, is told once who holds the lock ("pid 123
+	// (orchestrate check)"), when the wait has lasted NoticeAfter.
+	Waiting func(holder string)
+}
+
+// Lock takes the advisory lock file at path, waiting for it until ctx ends.
+// The returned function releases it.
+func Lock(ctx context.Context, path string) (func(), error) {
+	return LockWith(ctx, path, LockOptions{})
+}
+
+// LockWith takes the advisory lock file at path as Lock does, waiting as
+// opt says. The lock file must be a regular file (a symbolic link is not
+// followed). Whoever holds it writes its PID and command line into it, so
+// that a waiter can say who it waits for.
+func LockWith(ctx context.Context, path string, opt LockOptions) (func(), error) {
+	f, err := openLock(path)
+	if err != nil {
+		return nil, err
+	}
+	notice := opt.NoticeAfter
+	if notice <= 0 {
+		notice = time.Second
+	}
+	start := time.Now()
+	noticed := opt.Waiting == nil
+	delay := time.Millisecond
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return hold(f), nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		waited := time.Since(start)
+		if !noticed && waited >= notice {
+			noticed = true
+			opt.Waiting(Holder(f))
+		}
+		if opt.Timeout > 0 && waited >= opt.Timeout {
+			holder := Holder(f)
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w after %s; it is held by %s", path, ErrLockTimeout, opt.Timeout, holder)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, ctx.Err())
+		case <-t.C:
+		}
+		delay = min(2*delay, 25*time.Millisecond)
+	}
+}
+
+// TryLock takes the lock at path if it is free, and returns ErrLocked if
+// not. It leaves the lock file's content as it is: a look at whether
+// someone holds it must not erase what a crashed holder left there.
+func TryLock(path string) (func(), error) {
+	f, err := openLock(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrLocked
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// Held is a lock taken by TryLockHeld.
+type Held struct {
+	f *os.File
+	// Previous is what the lock file held when it was taken: empty after a
+	// clean release, the last holder's record (see Note) after a crash.
+	Previous string
+	rec      string
+}
+
+// Note adds a line to the holder's record in the lock file, for the next
+// holder to find in Previous should this process die holding it.
+func (h *Held) Note(line string) error {
+	h.rec += strings.TrimRight(line, "\n") + "\n"
+	if err := h.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := h.f.WriteAt([]byte(h.rec), 0)
+	return err
+}
+
+// Unlock releases the lock, leaving the lock file empty.
+func (h *Held) Unlock() {
+	h.f.Truncate(0)
+	unix.Flock(int(h.f.Fd()), unix.LOCK_UN)
+	h.f.Close()
+}
+
+// Abandon releases the lock and puts back what the last holder left
+// (Previous), for the next holder to find: for a holder that takes the
+// lock only to refuse to go on.
+func (h *Held) Abandon() {
+	if h.f.Truncate(0) == nil {
+		h.f.WriteAt([]byte(h.Previous), 0)
+	}
+	unix.Flock(int(h.f.Fd()), unix.LOCK_UN)
+	h.f.Close()
+}
+
+// TryLockHeld takes the lock at path as TryLock does, says what the last
+// holder left, and records this process as the holder.
+func TryLockHeld(path string) (*Held, error) {
+	f, err := openLock(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrLocked
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	buf := make([]byte, 4096)
+	n, _ := f.ReadAt(buf, 0)
+	h := &Held{f: f, Previous: string(buf[:n])}
+	h.Note(holderRecord())
+	return h, nil
+}
+
+func openLock(path string) (*os.File, error) {
+	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("locking: %w", err)
+	}
+	return f, nil
+}
+
+// hold writes who holds the lock into it, and returns its release.
+func hold(f *os.File) func() {
+	h := &Held{f: f}
+	h.Note(holderRecord())
+	return h.Unlock
+}
+
+// holderRecord is this process's line in a lock it holds: its PID and
+// command line.
+func holderRecord() string {
+	cmd := strings.Join(os.Args, " ")
+	if len(cmd) > 200 {
+		cmd = cmd[:200] + "…"
+	}
+	return fmt.Sprintf("%d %s", os.Getpid(), strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, cmd))
+}
+
+// Holder says who holds the lock file f, as its holder wrote it: "pid 123
+// (orchestrate check)", or "another process" when that is not known.
+func Holder(f *os.File) string {
+	buf := make([]byte, 512)
+	n, _ := f.ReadAt(buf, 0)
+	pid, cmd := ParseHolder(string(buf[:n]))
+	if pid <= 0 {
+		return "another process"
+	}
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return "another process"
+	}
+	if cmd == "" {
+		return "pid " + strconv.Itoa(pid)
+	}
+	return fmt.Sprintf("pid %d (%s)", pid, cmd)
+}
+
+// ParseHolder reads the PID and command line a lock holder wrote.
+func ParseHolder(s string) (pid int, cmd string) {
+	line, _, _ := strings.Cut(s, "\n")
+	p, c, _ := strings.Cut(line, " ")
+	if p == "" || strings.Trim(p, "0123456789") != "" {
+		return 0, ""
+	}
+	pid, err := strconv.Atoi(p)
+	if err != nil || pid <= 0 {
+		return 0, ""
+	}
+	return pid, strings.TrimSpace(c)
+}

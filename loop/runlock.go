@@ -1,0 +1,59 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+)
+
+// ErrLeftover is returned by Run when a run that ended without releasing
+// its lock cleanly (killed) left an agent's process group that still lives:
+// a second agent on the same tree would fight it.
+var ErrLeftover = errors.New("a previous run's agent is still running")
+
+// runEnv is the environment variable every agent of a run carries, by which
+// its processes are known after a crash.
+const runEnv = "ORCHESTRATE_RUN_ID"
+
+// runLock takes the run lock for orchestrate run, and refuses while an
+// agent's process group recorded in it by a run that died still lives.
+func (w Workspace) runLock() (*fsx.Held, error) {
+	if err := w.mustExist(); err != nil {
+		return nil, err
+	}
+	h, err := fsx.TryLockHeld(w.Path(RunLockFile))
+	if errors.Is(err, fsx.ErrLocked) {
+		return nil, fmt.Errorf("%w in %s (it holds %s): wait for it, or stop it with orchestrate abort",
+			ErrRunning, w.Dir, w.Path(RunLockFile))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(h.Previous, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "group" {
+			continue
+		}
+		pgid, err := strconv.Atoi(f[1])
+		if err == nil && gate.GroupAlive(pgid, runEnv+"="+f[2]) {
+			h.Abandon() // the record stays, for the next try
+			return nil, fmt.Errorf("%w: process group %d of run %s (stop it with kill -- -%d, then run again)",
+				ErrLeftover, pgid, f[2], pgid)
+		}
+	}
+	return h, nil
+}
+
+// noteGroup records an agent's process group in the run lock, for the next
+// run to find should this one die without stopping it.
+func noteGroup(h *fsx.Held, run string) func(int) {
+	return func(pgid int) {
+		if h != nil {
+			h.Note(fmt.Sprintf("group %d %s", pgid, run))
+		}
+	}
+}

@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# gen2.sh adds to the evidence corpus in testdata/corpus the captures of
+# more runners, by running real tools on small failing projects, each
+# scenario at least twice, in the way gen.sh does (odd runs under /tmp, even
+# runs under $HOME): pytest (default, -q, -x, -v, xdist), go test -json,
+# node --test with an added passing test, cargo test, a service log in
+# syslog's form, and a build script that fails in mktemp directories. It
+# rewrites only its own captures (named py-*, pytest-*, go-json*, node-tap-added*,
+# cargo-*, syslog-*, mktemp-*) and their lines of corpus/runs.tsv.
+#
+# Usage: signature/testdata/gen2.sh   (about a minute; needs go, python3 with
+# pytest (Debian's python3-pytest, python3-pytest-xdist), node 20, cargo)
+set -u
+cd "$(dirname "$0")"
+out=$PWD/corpus
+mkdir -p "$out"
+own='^(pytest-|go-json|node-tap-added|cargo-|syslog-|mktemp-)'
+grep -Ev "$own" "$out/runs.tsv" >"$out/runs.tsv.new" || true
+mv "$out/runs.tsv.new" "$out/runs.tsv"
+for f in "$out"/*.txt; do
+	case $(basename "$f") in pytest-* | go-json* | node-tap-added* | cargo-* | syslog-* | mktemp-*) rm -f "$f" ;; esac
+done
+export GOFLAGS=-count=1 GOTOOLCHAIN=local LANG=C.UTF-8 CARGO_TERM_COLOR=never
+unset NO_COLOR FORCE_COLOR PYTEST_ADDOPTS
+PYTHON=${PYTHON:-/usr/bin/python3}
+
+dirs=()
+cleanup() { rm -rf "${dirs[@]}"; }
+trap cleanup EXIT
+
+newdir() {
+	local d
+	if (($1 % 2)); then d=$(mktemp -d /tmp/sigcorpus.XXXXXX); else d=$(mktemp -d "$HOME/sigcorpus.XXXXXX"); fi
+	dirs+=("$d")
+	echo "$d"
+}
+
+capture() {
+	local name=$1 dir=$2 cmd=$3 rc
+	(cd "$dir" && sh -c "$cmd") >"$out/$name.txt" 2>&1
+	rc=$?
+	printf '%s\t%d\t%s\t%s\n' "$name" "$rc" "$dir" "$HOME" >>"$out/runs.tsv"
+	echo "$name: exit $rc" >&2
+}
+
+# ---------------------------------------------------------------- pytest
+
+# pyproj DIR [WANT] [EXTRA_TESTS] [SLEEP] [NAME]: a failing pytest project.
+# EXTRA_TESTS more passing tests; SLEEP seconds in a passing test, which
+# changes the duration and the width of the summary line's padding.
+pyproj() {
+	local d=$1 want=${2:-4} extra=${3:-0} sleep=${4:-0} name=${5:-test_add} mul=${6:-6}
+	{
+		cat <<EOF
+import os
+import time
+
+
+def add(a, b):
+    return a + b
+
+
+def test_sub():
+    time.sleep($sleep)
+    assert add(3, -1) == 2
+
+
+def $name():
+    print("checking add")
+    assert add(1, 2) == $want
+
+
+def test_ratio():
+    assert 1 / 1 == 1
+
+
+def test_mul():
+    assert 2 * 3 == $mul
+EOF
+		for i in $(seq 1 "$extra"); do
+			printf '\n\ndef test_extra_%d():\n    assert add(%d, 0) == %d\n' "$i" "$i" "$i"
+		done
+	} >"$d/test_calc.py"
+}
+for mode in "" "-q" "-x" "-v"; do
+	tag=${mode#-}
+	tag=${tag:+-$tag}
+	for r in 1 2; do
+		d=$(newdir $r)
+		pyproj "$d"
+		capture "pytest$tag.$r" "$d" "$PYTHON -m pytest -p no:cacheprovider $mode"
+	done
+done
+d=$(newdir 1)
+pyproj "$d" 4 0 1.2
+capture "pytest-slow.1" "$d" "$PYTHON -m pytest -p no:cacheprovider"
+d=$(newdir 2)
+pyproj "$d" 4 3
+capture "pytest-added.2" "$d" "$PYTHON -m pytest -p no:cacheprovider"
+d=$(newdir 1)
+pyproj "$d" 4 12 0
+capture "pytest-q-added.1" "$d" "$PYTHON -m pytest -p no:cacheprovider -q"
+d=$(newdir 1)
+pyproj "$d" 5
+capture "pytest-other.1" "$d" "$PYTHON -m pytest -p no:cacheprovider"
+d=$(newdir 2)
+pyproj "$d" 4 0 0 test_plus
+capture "pytest-renamed.2" "$d" "$PYTHON -m pytest -p no:cacheprovider"
+if $PYTHON -c 'import xdist' 2>/dev/null; then
+	for r in 1 2 3; do
+		d=$(newdir $r)
+		pyproj "$d" 4 6 0 test_add 7
+		capture "pytest-xdist.$r" "$d" "$PYTHON -m pytest -p no:cacheprovider -n 2"
+	done
+	d=$(newdir 2)
+	pyproj "$d" 5 6 0 test_add 7
+	capture "pytest-xdist-other.2" "$d" "$PYTHON -m pytest -p no:cacheprovider -n 2"
+fi
+
+# ---------------------------------------------------------------- go test -json
+
+gojson() {
+	local d=$1 want=${2:-4} extra=${3:-0}
+	printf 'module example.com/calc\n\ngo 1.26\n' >"$d/go.mod"
+	printf 'package calc\n\nfunc Add(a, b int) int { return a + b }\n' >"$d/calc.go"
+	{
+		cat <<EOF
+package calc
+
+import "testing"
+
+func TestSub(t *testing.T) {
+	if Add(3, -1) != 2 {
+		t.Fatal("sub")
+	}
+}
+
+func TestAdd(t *testing.T) {
+	for i := 0; i < 3; i++ {
+		t.Logf("step %d", i)
+	}
+	if got := Add(1, 2); got != $want {
+		t.Errorf("Add(1, 2) = %d; want $want", got)
+	}
+}
+EOF
+		for i in $(seq 1 "$extra"); do
+			printf '\nfunc TestExtra%d(t *testing.T) {}\n' "$i"
+		done
+	} >"$d/calc_test.go"
+}
+for r in 1 2; do
+	d=$(newdir $r)
+	gojson "$d"
+	capture "go-json.$r" "$d" "go test -json ./..."
+done
+d=$(newdir 1)
+gojson "$d" 4 3
+capture "go-json-added.1" "$d" "go test -json ./..."
+d=$(newdir 2)
+gojson "$d" 5
+capture "go-json-other.2" "$d" "go test -json ./..."
+
+# ---------------------------------------------------------------- node --test
+
+nodeproj() {
+	local d=$1 extra=${2:-0}
+	{
+		cat <<'EOF'
+import { test } from 'node:test';
+import assert from 'node:assert';
+
+test('adds', () => { assert.strictEqual(1 + 2, 3); });
+test('multiplies', () => { assert.strictEqual(2 * 2, 5); });
+EOF
+		for i in $(seq 1 "$extra"); do
+			printf "test('extra %d', () => { assert.ok(true); });\n" "$i"
+		done
+	} >"$d/calc.test.mjs"
+}
+for r in 1 2; do
+	d=$(newdir $r)
+	nodeproj "$d"
+	capture "node-tap-added.$r" "$d" "node --test --test-reporter=tap"
+done
+d=$(newdir 1)
+nodeproj "$d" 4
+capture "node-tap-added-more.1" "$d" "node --test --test-reporter=tap"
+
+# ---------------------------------------------------------------- cargo test
+
+cargoproj() {
+	local d=$1 want=${2:-4} extra=${3:-0} pad=${4:-}
+	mkdir -p "$d/src"
+	printf '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n' >"$d/Cargo.toml"
+	{
+		cat <<EOF
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sub() {
+        assert_eq!(add(3, -1), 2);
+    }
+
+    #[test]
+    fn adds() {
+        $pad assert_eq!(add(1, 2), $want, "adding");
+    }
+
+    #[test]
+    fn divides() {
+        let v: Vec<i32> = vec![1, 2];
+        $pad let _ = v[add(1, 2) as usize];
+    }
+EOF
+		for i in $(seq 1 "$extra"); do
+			printf '\n    #[test]\n    fn extra_%d() {\n        assert_eq!(add(%d, 0), %d);\n    }\n' "$i" "$i" "$i"
+		done
+		printf '}\n'
+	} >"$d/src/lib.rs"
+}
+if command -v cargo >/dev/null; then
+	for r in 1 2 3; do
+		d=$(newdir $r)
+		cargoproj "$d"
+		capture "cargo-test.$r" "$d" "cargo test --offline -q"
+	done
+	d=$(newdir 1)
+	cargoproj "$d" 4 3 "let _pad = 0;"
+	capture "cargo-test-added.1" "$d" "cargo test --offline -q"
+	d=$(newdir 2)
+	cargoproj "$d" 5
+	capture "cargo-test-other.2" "$d" "cargo test --offline -q"
+fi
+
+# ---------------------------------------------------------------- service logs
+
+# A service that logs as syslog does ("Nov 23 12:00:01 host name[pid]:")
+# and fails its health check.
+svc() {
+	local d=$1 port=${2:-5432}
+	cat >"$d/svc.sh" <<EOF
+#!/bin/sh
+log() { echo "\$(date '+%b %e %H:%M:%S') \$(hostname) calcd[\$\$]: \$*"; }
+log "starting, config \$PWD/calcd.conf"
+log "connecting to db at 127.0.0.1:$port"
+sleep 0.\$\$
+log "error: connection refused (127.0.0.1:$port)"
+echo "health check failed: calcd exited 1" >&2
+exit 1
+EOF
+}
+for r in 1 2; do
+	d=$(newdir $r)
+	svc "$d"
+	capture "syslog-svc.$r" "$d" "sh svc.sh"
+done
+d=$(newdir 1)
+svc "$d" 5433
+capture "syslog-svc-other.1" "$d" "sh svc.sh"
+
+# ---------------------------------------------------------------- mktemp dirs
+
+# A build script that works in mktemp directories, under the temp dir and
+# under its own work dir, and fails there.
+mk() {
+	local d=$1 what=${2:-calc.o}
+	cat >"$d/build.sh" <<EOF
+#!/bin/sh
+t=\$(mktemp -d /tmp/build-XXXXXXXX)
+w=\$(mktemp -d "\$PWD/work/tmp.XXXXXXXXXX")
+echo "building in \$t and \$w"
+ls "\$w/$what" 2>&1 || echo "build failed: \$t/$what missing"
+rm -rf "\$t" "\$w"
+exit 2
+EOF
+	mkdir -p "$d/work"
+}
+for r in 1 2; do
+	d=$(newdir $r)
+	mk "$d"
+	capture "mktemp-build.$r" "$d" "sh build.sh"
+done
+d=$(newdir 2)
+mk "$d" util.o
+capture "mktemp-build-other.2" "$d" "sh build.sh"
