@@ -43,9 +43,11 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 The task comes from --task, --task-file (- for stdin), or
 .orchestrator/task.md; with none, the agent works on the open issues. The
 run begins a session (a new run_id) and holds .orchestrator/.run.lock: a
-second run exits at once. The no_auto_retry sentinel, auto_retry_enabled
-and orchestrate abort are looked at before every agent launch and every
-check. Ctrl-C stops the agent and the gates and records the interruption.
+second run exits at once. The no_auto_retry sentinel and
+auto_retry_enabled: false turn off the retries, not the work: the task's
+first launch runs and its gates report, and nothing is retried (with no
+task, no agent is launched). They and orchestrate abort are looked at
+before every agent launch and every check. Ctrl-C stops the agent and the gates and records the interruption.
 Human gates ask a person once every other blocking gate passes: with
 human.wait: exit (the default) the run stops (11), and the next one goes
 on once the request is decided (orchestrate approve or reject); with
@@ -256,8 +258,14 @@ func printCheck(w io.Writer, dir string, res loop.CheckResult) {
 	case loop.CheckTriggered:
 		fmt.Fprint(w, loop.TriggeredMessage(res))
 	}
-	if len(res.Exhausted) > 0 {
-		fmt.Fprint(w, loop.ExhaustedMessage(dir, res.Exhausted))
+	// AUTO-RETRY EXHAUSTED once per exhaustion: for the issues this check
+	// is the first to find waiting; the others in a line, unless a retry
+	// goes on.
+	if esc := res.Escalated(); len(esc) > 0 {
+		fmt.Fprint(w, loop.ExhaustedMessage(dir, esc))
+	}
+	if res.Outcome != loop.CheckTriggered {
+		fmt.Fprint(w, loop.StillWaitingMessage(res.Exhausted))
 	}
 }
 
