@@ -229,3 +229,51 @@ func TestRuleCheckDisabled(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleGateIssues: a failing gate files one issue and records its next
+// failures against it; once the gate passes, its issue is resolved. A Stop
+// hook's issues (tagged with its session) are not orchestrate gate's: they
+// stay open when an untagged run passes, and the other way round.
+func TestRuleGateIssues(t *testing.T) {
+	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'test -e fixed || { echo \"unit: got 3, want 4\"; exit 1; }'\n", "")
+	ctx := context.Background()
+	now := func() time.Time { return ruleNow }
+	run := func(tag map[string]string) *GateRun {
+		t.Helper()
+		gr, err := w.RunGates(ctx, now, GateOptions{Tag: tag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gr
+	}
+	first := run(nil).Issues["unit"].ID
+	second := run(nil).Issues["unit"].ID
+	if first == "" || second != first {
+		t.Fatalf("a gate's second failure filed %q after %q; want it recorded against the first", second, first)
+	}
+	if n := loadIssue(t, w, first).Int(queue.FieldSignatureRepeatCount, -1); n != 2 {
+		t.Errorf("the gate's issue after two identical failures: Signature-Repeat-Count %d; want 2", n)
+	}
+	session := run(map[string]string{FieldSession: "s"}).Issues["unit"].ID
+	if session == first || session == "" {
+		t.Fatalf("a session's failure went to %q; want an issue of its own, not %s", session, first)
+	}
+
+	if err := os.WriteFile(w.Root()+"/fixed", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gr := run(nil)
+	if len(gr.Resolved) != 1 || gr.Resolved[0] != first {
+		t.Errorf("the passing gate resolved %v; want [%s]", gr.Resolved, first)
+	}
+	if st := loadIssue(t, w, first).Status(); st != queue.StatusResolved {
+		t.Errorf("the gate's issue after it passed: %s; want resolved", st)
+	}
+	if st := loadIssue(t, w, session).Status(); st == queue.StatusResolved {
+		t.Errorf("the session's issue was resolved by a run that is not the session's")
+	}
+	gr = run(map[string]string{FieldSession: "s"})
+	if len(gr.Resolved) != 1 || gr.Resolved[0] != session {
+		t.Errorf("the session's passing gate resolved %v; want [%s]", gr.Resolved, session)
+	}
+}

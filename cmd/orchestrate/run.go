@@ -27,10 +27,14 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
      own process group, killed at agent.timeout), its output in
      runs/<run-id>/agent-<loop>.log, the prompt in prompt-<loop>.md. With
      retry.strategy same the next loops resume it (agent.resume_command,
-     sent resume.md); with fresh every loop starts a new one (sent
+     sent resume.md) in exactly its own session ($ORCHESTRATE_SESSION_ID:
+     the UUID it started with, or the session it reported), never the
+     most recent one; with fresh every loop starts a new one (sent
      continuation.md: the work summary, the feedback, the files changed);
      with auto (the default) a new one after fresh_after_failures failed
-     loops of the same;
+     loops of the same. With no resume command, or no session to resume,
+     every loop starts a new one. What the agent reports of its turns,
+     tokens and cost is a usage row of history.csv;
   3. the quality gates, as orchestrate gate runs them: failures file or
      update issues, passes resolve them;
   4. history.csv (analytics.html is made once, when the run ends);
@@ -52,8 +56,10 @@ person keeps the last attempt's changes in a git stash entry
 ("orchestrate: ISSUE-… exhausted") and restores the tree.
 
 The agent gets ORCHESTRATE_PROMPT_FILE, ORCHESTRATE_RUN_ID,
-ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed) and
-ORCHESTRATOR_DIR in its environment.
+ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed),
+ORCHESTRATE_SESSION_ID, ORCHESTRATE_CHILD=1 (its hooks run no gates) and
+ORCHESTRATOR_DIR in its environment. agent.profile (claude, codex, gemini,
+aider, opencode, cursor, custom) gives the commands; see the README.
 
 Examples:
   orchestrate run --task "Add a --verbose flag to the CLI"
