@@ -76,6 +76,10 @@ func TestRefreshAnalyticsStarts(t *testing.T) {
 	if err := os.MkdirAll(ws.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A workspace: an empty config (the defaults).
+	if err := os.WriteFile(ws.Path(loop.ConfigFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	started := 0
 	startRefresh = func(loop.Workspace) { started++ }
 	defer func() { startRefresh = nil }()
