@@ -76,8 +76,7 @@ func TestRefreshAnalyticsStarts(t *testing.T) {
 	if err := os.MkdirAll(ws.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A workspace: an empty config (the defaults).
-	if err := os.WriteFile(ws.Path(loop.ConfigFile), nil, 0o644); err != nil {
+	if err := os.WriteFile(ws.Path(loop.ConfigFile), []byte("gates: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	started := 0
