@@ -23,6 +23,7 @@ type FeedbackData struct {
 	Attempt     int  // this attempt, from 1
 	MaxAttempts int  // attempts allowed
 	LastAttempt bool // Attempt >= MaxAttempts: a person takes over after this one
+	Exhausted   bool // no attempt is left: a person takes over now
 
 	Failures []FailedGate // the blocking gates that failed, in config order
 	Warnings []FailedGate // the advisory gates that failed: worth fixing, not blocking
@@ -70,6 +71,7 @@ type Tried struct {
 type FeedbackInput struct {
 	Attempt     int
 	MaxAttempts int
+	Exhausted   bool              // no attempt is left
 	Output      config.Output     // excerpt bounds; zero fields take the defaults
 	Signatures  map[string]string // gate name → signature of its failure in this attempt
 	Tried       []Tried           // earlier attempts' failures with their counts
@@ -82,7 +84,8 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 	d := FeedbackData{
 		Attempt:     in.Attempt,
 		MaxAttempts: in.MaxAttempts,
-		LastAttempt: in.MaxAttempts > 0 && in.Attempt >= in.MaxAttempts,
+		LastAttempt: in.MaxAttempts > 0 && in.Attempt >= in.MaxAttempts && !in.Exhausted,
+		Exhausted:   in.Exhausted,
 		Tried:       in.Tried,
 	}
 	failed := func(r Result) FailedGate {

@@ -28,8 +28,17 @@ type IssueRef struct {
 	Summary    string `json:"summary"`
 	RetryCount int    `json:"retry_count"`
 	MaxRetries int    `json:"max_retries"`
+	Priority   string `json:"priority,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// Escalated: this check is the first to report that the issue waits
+	// for a person, which the AUTO-RETRY EXHAUSTED message says once.
+	Escalated bool `json:"escalated,omitempty"`
 }
+
+// FieldEscalated marks an issue whose wait for a person was reported
+// (AUTO-RETRY EXHAUSTED), so that it is reported once, not on every check
+// while it waits. issue retry clears it.
+const FieldEscalated = "Escalated"
 
 // CheckResult is what the end-of-loop check decided.
 type CheckResult struct {
@@ -173,7 +182,12 @@ func retryStep(q *queue.Queue, cfg *config.Config, sel func(*queue.Issue) bool, 
 			RetryCount: is.Int(queue.FieldRetryCount, 0),
 			MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries),
 		}
+		ref.Priority, _ = is.Get(queue.FieldPriority)
 		if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
+			if !is.Bool(FieldEscalated, false) {
+				ref.Escalated = true
+				is.SetBool(FieldEscalated, true)
+			}
 			exhausted = append(exhausted, ref)
 			continue
 		}
@@ -268,9 +282,11 @@ func ids(refs []IssueRef) string {
 	return strings.Join(out, " ")
 }
 
-// TriggeredMessage is the seed's AUTO-RETRY TRIGGERED message.
+// TriggeredMessage is the seed's AUTO-RETRY TRIGGERED message, and its
+// line "Auto-retry triggered for N critical issue(s)".
 func TriggeredMessage(res CheckResult) string {
 	var lines []string
+	critical := true
 	for i, r := range res.Retried {
 		if i > 0 {
 			lines = append(lines, "")
@@ -281,20 +297,67 @@ func TriggeredMessage(res CheckResult) string {
 		} else {
 			what += " (" + r.ID + ")"
 		}
+		critical = critical && isCritical(r.Priority)
 		lines = append(lines,
-			"Critical issue detected: "+what,
+			detected(r.Priority)+": "+what,
 			"",
 			fmt.Sprintf("Attempt: %d of %d", r.RetryCount, r.MaxRetries),
 			"Action: Running improvement loop to fix issue")
 	}
 	lines = append(lines, "", fmt.Sprintf("Auto-retry loop %d of %d for this run.", res.TotalAutoRetries, res.GlobalCap))
-	return box("🔄 AUTO-RETRY TRIGGERED", lines...)
+	kind := "critical issue(s)"
+	if !critical {
+		kind = "issue(s)"
+	}
+	return box("🔄 AUTO-RETRY TRIGGERED", lines...) + fmt.Sprintf("🔄 Auto-retry triggered for %d %s\n", len(res.Retried), kind)
 }
 
-// ExhaustedMessage is the seed's AUTO-RETRY EXHAUSTED message, listing
-// every issue that hit a limit and why.
+// isCritical reports whether an issue's priority is critical: unset is,
+// as the seed's auto-retry issues are critical by definition.
+func isCritical(priority string) bool {
+	return priority == "" || strings.EqualFold(priority, config.PriorityCritical) || priority == "1"
+}
+
+// detected is how TRIGGERED names an issue of a priority: the seed's
+// "Critical issue detected" for a critical one only.
+func detected(priority string) string {
+	if isCritical(priority) {
+		return "Critical issue detected"
+	}
+	return "Issue detected (priority " + priority + ")"
+}
+
+// Escalated returns the issues this check is the first to report as
+// waiting for a person: those the EXHAUSTED message is for.
+func (res CheckResult) Escalated() []IssueRef {
+	var out []IssueRef
+	for _, r := range res.Exhausted {
+		if r.Escalated {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// StillWaitingMessage is the line for issues that wait for a person and
+// were reported before.
+func StillWaitingMessage(refs []IssueRef) string {
+	var waiting []string
+	for _, r := range refs {
+		if !r.Escalated {
+			waiting = append(waiting, r.ID)
+		}
+	}
+	if len(waiting) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Still waiting for a person: %s (orchestrate status; orchestrate issue retry ID or issue skip ID).\n", strings.Join(waiting, ", "))
+}
+
+// ExhaustedMessage is the seed's AUTO-RETRY EXHAUSTED message ("Failed to
+// fix after N attempts:"), listing every issue that hit a limit and why.
 func ExhaustedMessage(dir string, refs []IssueRef) string {
-	lines := []string{"Failed to fix " + plural(len(refs), "issue") + ":"}
+	lines := []string{failedAfter(refs)}
 	for _, r := range refs {
 		what := r.ID
 		if r.Summary != "" {
@@ -328,6 +391,25 @@ func explainReason(r IssueRef) string {
 		return fmt.Sprintf("%d of %d attempts used", r.RetryCount, r.MaxRetries)
 	}
 	return r.Reason
+}
+
+// failedAfter is the seed's "Failed to fix after N attempts:", N the
+// attempts (Retry-Count) the issues took, or their range.
+func failedAfter(refs []IssueRef) string {
+	lo, hi := -1, 0
+	for _, r := range refs {
+		if lo < 0 || r.RetryCount < lo {
+			lo = r.RetryCount
+		}
+		hi = max(hi, r.RetryCount)
+	}
+	switch {
+	case hi == 0:
+		return "Failed to fix, with no retry attempt made:"
+	case lo == hi:
+		return "Failed to fix after " + plural(hi, "attempt") + ":"
+	}
+	return fmt.Sprintf("Failed to fix after %d to %d attempts:", lo, hi)
 }
 
 func plural(n int, word string) string {

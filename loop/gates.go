@@ -47,9 +47,21 @@ func (gr *GateRun) Failed() bool { return len(gr.Evaluation.Failures()) > 0 }
 
 // GateOptions tunes RunGates.
 type GateOptions struct {
-	Names    []string          // the gates to run; all when empty
-	Progress func(gate.Event)  // live progress, or nil
-	Previous []gate.Attempt    // earlier attempts of this run, for the artifacts
+	Names    []string         // the gates to run; all when empty
+	Progress func(gate.Event) // live progress, or nil
+	// Previous are the earlier attempts of this fix cycle, for the
+	// artifacts; when nil, they are read back from the run's
+	// gate-results.json, unless its last attempt passed (a new cycle).
+	Previous []gate.Attempt
+	// AgentFixes is what the agent said it changed before this attempt,
+	// when known: agent_fixes in gate-results.json, "Agent Action" in
+	// summary.md.
+	AgentFixes string
+	// NoRecord evaluates and reports without touching the queue or the
+	// history: no issue filed, recorded or resolved, no approval request
+	// made (orchestrate gate --no-record, for CI). The artifacts in
+	// runs/<run-id>/ and the feedback are still written.
+	NoRecord bool
 	Tag      map[string]string // extra fields for issues filed (a Stop hook's session)
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
@@ -148,6 +160,15 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		if h != nil && h.approval.Ref != "" {
 			e.Detail = "approval " + h.approval.Ref
 		}
+		if opt.NoRecord {
+			if r.Outcome == gate.AwaitingApproval {
+				gr.AwaitingApproval = append(gr.AwaitingApproval, r.Name())
+				if h != nil {
+					gr.Approvals[r.Name()] = h.approval.Ref
+				}
+			}
+			continue
+		}
 		if h != nil && h.approval.State == gate.ApprovalRejected && r.Outcome == gate.Fail {
 			if err := w.closeRejection(ctx, h.approval.Ref); err != nil {
 				return gr, err
@@ -196,14 +217,22 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 	}
 	held = append(held, events...)
 
-	attempt, maxAttempts := w.attemptOf(cfg, gr, len(opt.Previous)+1)
-	gr.Attempts = append(append([]gate.Attempt(nil), opt.Previous...), gate.Attempt{Number: len(opt.Previous) + 1, Timestamp: ev.Started, Evaluation: ev})
-	report := &gate.Report{ExecutionID: run, MaxRetries: maxAttempts, Attempts: gr.Attempts, Output: cfg.Output}
+	prev := opt.Previous
+	if prev == nil {
+		prev = previousAttempts(filepath.Join(gr.Dir, gate.ResultsFile))
+	}
+	attempt, maxRetries, exhausted := w.attemptOf(cfg, gr, prev)
+	fixes := opt.AgentFixes
+	if len(prev) == 0 {
+		fixes = "" // the first attempt checks the work, not fixes
+	}
+	gr.Attempts = append(append([]gate.Attempt(nil), prev...), gate.Attempt{Number: len(prev) + 1, Timestamp: ev.Started, Evaluation: ev, AgentFixes: fixes})
+	report := &gate.Report{ExecutionID: run, MaxRetries: maxRetries, Attempts: gr.Attempts, Output: cfg.Output}
 	// The feedback of a failed evaluation is kept with the artifacts.
 	var extra []gate.File
 	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
-			Attempt: attempt, MaxAttempts: maxAttempts, Output: cfg.Output,
+			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
 			Signatures: sigs, Tried: w.tried(gr),
 		})
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
@@ -215,6 +244,21 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return gr, err
 	}
 	return gr, nil
+}
+
+// previousAttempts reads the attempts of the fix cycle in progress from
+// a gate-results.json: none when there is none, when it cannot be read
+// (the new attempt starts the files again), or when its last attempt
+// passed, which ended that cycle.
+func previousAttempts(path string) []gate.Attempt {
+	prev, err := gate.ReadAttempts(path)
+	if err != nil || len(prev) == 0 {
+		return nil
+	}
+	if last := prev[len(prev)-1]; last.Evaluation == nil || last.Evaluation.Passed {
+		return nil
+	}
+	return prev
 }
 
 // logLoop returns the number of this loop's gate logs in a run's
@@ -364,7 +408,8 @@ func open(is *queue.Issue) bool {
 }
 
 // resolveGateIssues resolves the open issues a gate filed (with the same
-// tags), now that it passed.
+// tags), now that it passed: stuck ones too, since what a person was to
+// look at is fixed.
 func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name string, tag map[string]string) ([]string, error) {
 	q, err := w.loadQueue()
 	if err != nil {
@@ -372,7 +417,7 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 	}
 	var ids []string
 	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && is.Status() != queue.StatusStuck && !isApproval(is) && tagged(is, tag) {
+		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) {
 			if _, err := w.Resolve(ctx, now, is.ID, false); err != nil {
 				return ids, err
 			}
@@ -382,17 +427,37 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 	return ids, nil
 }
 
-// attemptOf returns the attempt number and the attempts allowed for the
-// feedback: from the issue of the first failing blocking gate, or the
-// evaluation's own count.
-func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, n int) (int, int) {
-	for _, r := range gr.Evaluation.Failures() {
-		if a, ok := gr.Issues[r.Name()]; ok && a.Recorded != nil {
-			return a.Recorded.RetryCount + 1, a.Recorded.MaxRetries
+// attemptOf returns, for the feedback, the fix attempt that comes next,
+// the fix attempts allowed (Max-Retries), and whether none is left: from
+// the issue of the first failing blocking gate, or the evaluation's own
+// count n. When none fails, the limit is that of the gate that failed last
+// in the cycle's earlier attempts.
+func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attempt) (attempt, retries int, exhausted bool) {
+	n := len(prev) + 1
+	if failures := gr.Evaluation.Failures(); len(failures) > 0 {
+		r := failures[0]
+		a, ok := gr.Issues[r.Name()]
+		switch {
+		case ok && a.Recorded != nil:
+			attempt, retries = a.Recorded.RetryCount+1, a.Recorded.MaxRetries
+		case ok:
+			attempt, retries = 1, cfg.GateMaxRetries(r.Gate)
+		default:
+			attempt, retries = n, cfg.GateMaxRetries(r.Gate)
 		}
-		return n, cfg.GateMaxRetries(r.Gate)
+		exhausted = a.Status == queue.StatusStuck || attempt > retries
+		return min(attempt, max(retries, 1)), retries, exhausted
 	}
-	return n, cfg.Retry.MaxRetries
+	for i := len(prev) - 1; i >= 0; i-- {
+		if ev := prev[i].Evaluation; ev != nil {
+			for _, r := range ev.Failures() {
+				if g, ok := cfg.Gate(r.Name()); ok {
+					return n, cfg.GateMaxRetries(g), false
+				}
+			}
+		}
+	}
+	return n, cfg.Retry.MaxRetries, false
 }
 
 // tried lists, for the failing gates' issues, the signatures of their

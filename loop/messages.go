@@ -21,6 +21,9 @@ func box(title string, body ...string) string {
 // SucceededMessage is the seed's AUTO-RETRY SUCCEEDED message.
 func SucceededMessage(r Resolution) string {
 	lines := []string{fmt.Sprintf("Issue fixed after %d retry attempt(s).", r.Retries)}
+	if r.Retries == 0 {
+		lines[0] = "Issue fixed on its first attempt, without a retry."
+	}
 	orig := r.ID
 	if r.Summary != "" {
 		orig = r.Summary + " (" + r.ID + ")"

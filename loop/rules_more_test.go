@@ -117,7 +117,7 @@ func TestRuleMessages(t *testing.T) {
 		{ID: "ISSUE-20241213-004", Reason: ReasonExhausted, RetryCount: 10, MaxRetries: 10},
 	})
 	for _, want := range []string{
-		"⚠️ AUTO-RETRY EXHAUSTED", "Failed to fix 4 issues:",
+		"⚠️ AUTO-RETRY EXHAUSTED", "Failed to fix after 0 to 10 attempts:",
 		"ISSUE-20241213-001: unit (halted: the same failure came back in a row)",
 		"ISSUE-20241213-002 (halted: the same failures keep coming back)",
 		"ISSUE-20241213-003 (not retryable: the command was not found or not executable)",
@@ -128,8 +128,24 @@ func TestRuleMessages(t *testing.T) {
 			t.Errorf("ExhaustedMessage lacks %q:\n%s", want, ex)
 		}
 	}
-	if one := ExhaustedMessage(".o", []IssueRef{{ID: "X"}}); !strings.Contains(one, "Failed to fix 1 issue:") {
-		t.Errorf("ExhaustedMessage for one issue:\n%s", one)
+	// Seed 004's "Failed to fix after N attempts:", N the attempts made.
+	for _, tt := range []struct {
+		counts []int
+		want   string
+	}{
+		{[]int{10}, "Failed to fix after 10 attempts:"},
+		{[]int{1}, "Failed to fix after 1 attempt:"},
+		{[]int{0}, "Failed to fix, with no retry attempt made:"},
+		{[]int{3, 3}, "Failed to fix after 3 attempts:"},
+		{[]int{2, 3}, "Failed to fix after 2 to 3 attempts:"},
+	} {
+		var refs []IssueRef
+		for _, n := range tt.counts {
+			refs = append(refs, IssueRef{ID: "X", RetryCount: n})
+		}
+		if got := ExhaustedMessage(".o", refs); !strings.Contains(got, "\n\n"+tt.want+"\n") {
+			t.Errorf("ExhaustedMessage after %v attempts lacks %q:\n%s", tt.counts, tt.want, got)
+		}
 	}
 	if cap := CapMessage(CheckResult{GlobalCap: 15}); !strings.HasPrefix(cap, "Max auto-retries (15) reached for this run\n") {
 		t.Errorf("CapMessage = %q", cap)
@@ -156,7 +172,7 @@ func TestRuleStopHookOutcomes(t *testing.T) {
 		{"the same failure a third time halts", failing, false, 3, HookExhausted, ""},
 		{"no attempt left", strings.Replace(failing, "gates:", "retry:\n  max_retries: 1\ngates:", 1), false, 2, HookExhausted, ""},
 		{"a gate that files no issue", failing + "    auto_retry: false\n", false, 1, HookNotRetried, ""},
-		{"the sentinel", failing, true, 1, HookSkipped, ""},
+		{"the sentinel", failing, true, 1, HookDisabled, ""},
 		{"no gates", "", false, 1, HookSkipped, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,5 +227,53 @@ func TestRuleCheckDisabled(t *testing.T) {
 		if got := res.Outcome == CheckDisabled; got != tc.disabled || (tc.disabled && count != 0) {
 			t.Errorf("check, %s: %s, Retry-Count %d; want disabled %v", tc.name, res.Outcome, count, tc.disabled)
 		}
+	}
+}
+
+// TestRuleGateIssues: a failing gate files one issue and records its next
+// failures against it; once the gate passes, its issue is resolved. A Stop
+// hook's issues (tagged with its session) are not orchestrate gate's: they
+// stay open when an untagged run passes, and the other way round.
+func TestRuleGateIssues(t *testing.T) {
+	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'test -e fixed || { echo \"unit: got 3, want 4\"; exit 1; }'\n", "")
+	ctx := context.Background()
+	now := func() time.Time { return ruleNow }
+	run := func(tag map[string]string) *GateRun {
+		t.Helper()
+		gr, err := w.RunGates(ctx, now, GateOptions{Tag: tag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gr
+	}
+	first := run(nil).Issues["unit"].ID
+	second := run(nil).Issues["unit"].ID
+	if first == "" || second != first {
+		t.Fatalf("a gate's second failure filed %q after %q; want it recorded against the first", second, first)
+	}
+	if n := loadIssue(t, w, first).Int(queue.FieldSignatureRepeatCount, -1); n != 2 {
+		t.Errorf("the gate's issue after two identical failures: Signature-Repeat-Count %d; want 2", n)
+	}
+	session := run(map[string]string{FieldSession: "s"}).Issues["unit"].ID
+	if session == first || session == "" {
+		t.Fatalf("a session's failure went to %q; want an issue of its own, not %s", session, first)
+	}
+
+	if err := os.WriteFile(w.Root()+"/fixed", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gr := run(nil)
+	if len(gr.Resolved) != 1 || gr.Resolved[0] != first {
+		t.Errorf("the passing gate resolved %v; want [%s]", gr.Resolved, first)
+	}
+	if st := loadIssue(t, w, first).Status(); st != queue.StatusResolved {
+		t.Errorf("the gate's issue after it passed: %s; want resolved", st)
+	}
+	if st := loadIssue(t, w, session).Status(); st == queue.StatusResolved {
+		t.Errorf("the session's issue was resolved by a run that is not the session's")
+	}
+	gr = run(map[string]string{FieldSession: "s"})
+	if len(gr.Resolved) != 1 || gr.Resolved[0] != session {
+		t.Errorf("the session's passing gate resolved %v; want [%s]", gr.Resolved, session)
 	}
 }

@@ -129,7 +129,8 @@ func (w Workspace) TryRunLock() (func(), error) {
 // agent.timeout; run the gates, which file, record and resolve issues;
 // append the history; then the auto-retry check decides whether to loop
 // again. The sentinel, auto_retry_enabled and orchestrate abort are looked
-// at before every agent launch and every check.
+// at before every agent launch after the first and every check: the
+// sentinel turns off the retries, not a task's first launch.
 //
 // Run holds the run lock throughout (ErrRunning when another run does)
 // and begins a session; its last step brings analytics.html up to date.
@@ -165,9 +166,12 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if stop, err := r.nothingToDo(); stop || err != nil {
 		return r.res, err
 	}
+	// The sentinel turns off the retries, not the work: a task's first
+	// launch runs, and its gates report. With no task, the open issues are
+	// the work, and working on them again is a retry.
 	if reason, err := w.Disabled(); err != nil {
 		return nil, err
-	} else if reason != "" {
+	} else if reason != "" && task == "" && !r.gatesFirst {
 		r.res.Outcome, r.res.Reason = RunNothing, "auto-retry is disabled: "+reason
 		return r.res, nil
 	}
@@ -331,7 +335,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		case CheckNothing:
 			return r.end(ctx, RunNothing, "quality gates fail, but no auto-retry issue is left to retry")
 		case CheckDisabled:
-			return r.end(ctx, RunNothing, "auto-retry is disabled: "+chk.Reason)
+			return r.end(ctx, RunNothing, "quality gates fail, and nothing is retried: auto-retry is disabled: "+chk.Reason)
 		case CheckCapReached:
 			r.res.Stuck = chk.Exhausted
 			r.exhausted(ctx, gr, chk)
@@ -346,9 +350,17 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 	}
 }
 
-// gates runs the gates for loop n.
+// gates runs the gates for loop n. From the second loop on, the agent's
+// last words are the fixes the attempt checks.
 func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
-	gr, err := r.w.RunGates(ctx, r.opt.Now, GateOptions{Progress: r.opt.Progress, Previous: r.attempts})
+	opt := GateOptions{Progress: r.opt.Progress, Previous: r.attempts}
+	if r.attempts == nil {
+		opt.Previous = []gate.Attempt{} // a run's fix cycle starts with it
+	}
+	if n > 1 {
+		opt.AgentFixes = agentFixes(r.summary)
+	}
+	gr, err := r.w.RunGates(ctx, r.opt.Now, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -663,4 +675,11 @@ func (w Workspace) Abort(ctx context.Context, now time.Time) (bool, error) {
 	return true, w.withLock(ctx, func() error {
 		return w.appendHistory(analytics.Event{Time: now, RunID: w.runID(), Event: analytics.EventAbort})
 	})
+}
+
+// agentFixes is what an attempt's agent_fixes keeps of the agent's work
+// summary: its last lines, bounded.
+func agentFixes(summary string) string {
+	s, _ := gate.Excerpt(summary, 5, 600)
+	return strings.TrimSpace(s)
 }

@@ -49,7 +49,12 @@ const (
 	StatusSkipped    = "skipped"
 )
 
-// Statuses lists the valid status values.
+// StatusCompleted is the seeds' word for a finished issue: it reads as
+// StatusResolved.
+const StatusCompleted = "completed"
+
+// Statuses lists the valid status values (and StatusCompleted, which
+// reads as StatusResolved).
 var Statuses = []string{StatusPending, StatusInProgress, StatusResolved, StatusStuck, StatusSkipped}
 
 // The sections of the seed's format.
@@ -347,6 +352,9 @@ func (q *Queue) validate() {
 }
 
 func validStatus(s string) bool {
+	if s == StatusCompleted {
+		return true
+	}
 	for _, v := range Statuses {
 		if s == v {
 			return true
@@ -440,10 +448,14 @@ func (is *Issue) Get(name string) (string, bool) {
 	return v, v != ""
 }
 
-// Status returns the issue's status ("pending" when unset).
+// Status returns the issue's status ("pending" when unset). The seeds'
+// completed is resolved.
 func (is *Issue) Status() string {
 	if v, ok := is.Get(FieldStatus); ok {
-		return unquote(v)
+		if v = unquote(v); v == StatusCompleted {
+			return StatusResolved
+		}
+		return v
 	}
 	return StatusPending
 }

@@ -21,9 +21,12 @@ mechanism prescribes:
      in_progress; total_auto_retries goes up by one and last_retry_reason
      names the issue; both files are written.
 
-It prints AUTO-RETRY TRIGGERED (with "Attempt N of M" per issue), and AUTO-RETRY
-EXHAUSTED listing every issue that hit a limit (halted, out of retries, not
-retryable) and where to look.
+It prints AUTO-RETRY TRIGGERED (with "Attempt N of M" per issue) and
+"Auto-retry triggered for N critical issue(s)"; AUTO-RETRY EXHAUSTED ("Failed
+to fix after N attempts:") for every issue that newly hit a limit (halted,
+out of retries, not retryable), and where to look, once: the issue is
+marked Escalated, and later checks name it in a line, "Still waiting for a
+person".
 
 With --json: {"outcome": "triggered|nothing|disabled|cap_reached|exhausted",
 "retried": […], "exhausted": […], "total_auto_retries": N, "global_cap": N}

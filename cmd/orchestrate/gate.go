@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -12,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "gate",
 		summary: "run the quality gates once; feedback on failure",
-		usage: `Usage: orchestrate gate [NAME...] [--json]
+		usage: `Usage: orchestrate gate [NAME...] [--json] [--junit FILE] [--sarif FILE] [--no-record]
 
 Runs the quality gates of config.yaml (or only those named), like a careful
 CI: serial gates first, in order (a fail_fast failure stops there), then the
@@ -36,9 +39,21 @@ time; then the results table and, on failure, the feedback for the agent
 (its template is prompts/feedback.md, which .orchestrator/prompts/feedback.md
 overrides).
 
+For CI: --junit FILE writes JUnit XML (a testcase per gate: failure for a
+fail, error for an error or a timeout, skipped for a skipped gate, with the
+end of its output); --sarif FILE writes SARIF 2.1.0 (a result per review
+finding: its gate and dimension as the rule, its level from its priority,
+its file and line); --no-record evaluates and reports without touching the
+queue or the history (no issue filed, recorded or resolved). With
+GITHUB_ACTIONS=true (and without --json) it prints workflow annotations
+(::error file=F,line=L::message where a location is known, ::error::
+otherwise; ::warning for advisory gates) and appends summary.md to
+$GITHUB_STEP_SUMMARY.
+
 Examples:
   orchestrate gate
   orchestrate gate tests lint --json
+  orchestrate gate --no-record --junit gates.xml --sarif review.sarif
 
 Exit codes: 0 every blocking gate passed, 12 a blocking gate failed, 11 none
 failed but a human gate awaits a person's approval, 1 error (a bad
@@ -69,12 +84,15 @@ type awaitingJSON struct {
 
 func runGate(e *env, args []string) error {
 	fs := e.flags("gate")
+	junit := fs.String("junit", "", "")
+	sarif := fs.String("sarif", "", "")
+	noRecord := fs.Bool("no-record", false, "")
 	names, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	var renderer *gate.Renderer
-	opt := loop.GateOptions{Names: names}
+	opt := loop.GateOptions{Names: names, NoRecord: *noRecord}
 	if !e.json {
 		renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
 		opt.Progress = renderer.Handle
@@ -87,6 +105,9 @@ func runGate(e *env, args []string) error {
 		return err
 	}
 	ev := gr.Evaluation
+	if err := writeCIReports(e, gr, *junit, *sarif); err != nil {
+		return err
+	}
 	if e.json {
 		results := []gateResultJSON{}
 		for i := range ev.Results {
@@ -140,6 +161,10 @@ func runGate(e *env, args []string) error {
 		}
 		for _, name := range gr.AwaitingApproval {
 			id := gr.Approvals[name]
+			if id == "" {
+				fmt.Fprintf(e.stdout, "awaiting approval: gate %s (no request filed: --no-record)\n", name)
+				continue
+			}
 			fmt.Fprintf(e.stdout, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
 		}
 		fmt.Fprintf(e.stdout, "artifacts: %s\n", gr.Dir)
@@ -153,6 +178,59 @@ func runGate(e *env, args []string) error {
 		return withCode(exitPerson, nil)
 	case !ev.Passed:
 		return withCode(exitGateFailed, nil)
+	}
+	return nil
+}
+
+// writeCIReports writes what CI reads of an evaluation: the JUnit XML and
+// SARIF files asked for and, under GitHub Actions, the workflow
+// annotations (not with --json: stdout is one JSON object) and summary.md
+// appended to $GITHUB_STEP_SUMMARY.
+func writeCIReports(e *env, gr *loop.GateRun, junit, sarif string) error {
+	cfg, err := e.ws().Config()
+	if err != nil {
+		return err
+	}
+	if junit != "" {
+		data, err := gate.JUnit(gr.Evaluation, cfg.Output)
+		if err == nil {
+			err = fsx.WriteFile(junit, data, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("writing JUnit XML to %s: %w", junit, err)
+		}
+	}
+	if sarif != "" {
+		data, err := gate.SARIF(gr.Evaluation, readBuildVersion().Version)
+		if err == nil {
+			err = fsx.WriteFile(sarif, data, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("writing SARIF to %s: %w", sarif, err)
+		}
+	}
+	if os.Getenv("GITHUB_ACTIONS") != "true" {
+		return nil
+	}
+	if !e.json {
+		fmt.Fprint(e.stdout, gate.Annotations(gr.Evaluation, e.ws().Root(), cfg.Output))
+	}
+	if path := os.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		summary, err := os.ReadFile(filepath.Join(gr.Dir, gate.SummaryFile))
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("appending to $GITHUB_STEP_SUMMARY: %w", err)
+		}
+		_, werr := f.Write(append(summary, '\n'))
+		if err := f.Close(); werr == nil {
+			werr = err
+		}
+		if werr != nil {
+			return fmt.Errorf("appending to $GITHUB_STEP_SUMMARY: %w", werr)
+		}
 	}
 	return nil
 }

@@ -101,5 +101,5 @@ func describeRecord(r loop.Recorded) string {
 	case r.Status == queue.StatusStuck:
 		return what + "; stuck (" + r.Reason + "): a person is needed"
 	}
-	return what + fmt.Sprintf("; status %s, %d of %d retries used", r.Status, r.RetryCount, r.MaxRetries)
+	return what + fmt.Sprintf("; status %s, %d of %d %s used", r.Status, r.RetryCount, r.MaxRetries, map[bool]string{true: "retry", false: "retries"}[r.MaxRetries == 1])
 }

@@ -26,10 +26,14 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
      own process group, killed at agent.timeout), its output in
      runs/<run-id>/agent-<loop>.log, the prompt in prompt-<loop>.md. With
      retry.strategy same the next loops resume it (agent.resume_command,
-     sent resume.md); with fresh every loop starts a new one (sent
+     sent resume.md) in exactly its own session ($ORCHESTRATE_SESSION_ID:
+     the UUID it started with, or the session it reported), never the
+     most recent one; with fresh every loop starts a new one (sent
      continuation.md: the work summary, the feedback, the files changed);
      with auto (the default) a new one after fresh_after_failures failed
-     loops of the same;
+     loops of the same. With no resume command, or no session to resume,
+     every loop starts a new one. What the agent reports of its turns,
+     tokens and cost is a usage row of history.csv;
   3. the quality gates, as orchestrate gate runs them: failures file or
      update issues, passes resolve them;
   4. history.csv (analytics.html is made once, when the run ends);
@@ -38,9 +42,11 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 The task comes from --task, --task-file (- for stdin), or
 .orchestrator/task.md; with none, the agent works on the open issues. The
 run begins a session (a new run_id) and holds .orchestrator/.run.lock: a
-second run exits at once. The no_auto_retry sentinel, auto_retry_enabled
-and orchestrate abort are looked at before every agent launch and every
-check. Ctrl-C stops the agent and the gates and records the interruption.
+second run exits at once. The no_auto_retry sentinel and
+auto_retry_enabled: false turn off the retries, not the work: the task's
+first launch runs and its gates report, and nothing is retried (with no
+task, no agent is launched). They and orchestrate abort are looked at
+before every agent launch and every check. Ctrl-C stops the agent and the gates and records the interruption.
 Human gates ask a person once every other blocking gate passes: with
 human.wait: exit (the default) the run stops (11), and the next one goes
 on once the request is decided (orchestrate approve or reject); with
@@ -49,8 +55,10 @@ person keeps the last attempt's changes in a git stash entry
 ("orchestrate: ISSUE-… exhausted") and restores the tree.
 
 The agent gets ORCHESTRATE_PROMPT_FILE, ORCHESTRATE_RUN_ID,
-ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed) and
-ORCHESTRATOR_DIR in its environment.
+ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed),
+ORCHESTRATE_SESSION_ID, ORCHESTRATE_CHILD=1 (its hooks run no gates) and
+ORCHESTRATOR_DIR in its environment. agent.profile (claude, codex, gemini,
+aider, opencode, cursor, custom) gives the commands; see the README.
 
 Examples:
   orchestrate run --task "Add a --verbose flag to the CLI"
@@ -243,8 +251,14 @@ func printCheck(w io.Writer, dir string, res loop.CheckResult) {
 	case loop.CheckTriggered:
 		fmt.Fprint(w, loop.TriggeredMessage(res))
 	}
-	if len(res.Exhausted) > 0 {
-		fmt.Fprint(w, loop.ExhaustedMessage(dir, res.Exhausted))
+	// AUTO-RETRY EXHAUSTED once per exhaustion: for the issues this check
+	// is the first to find waiting; the others in a line, unless a retry
+	// goes on.
+	if esc := res.Escalated(); len(esc) > 0 {
+		fmt.Fprint(w, loop.ExhaustedMessage(dir, esc))
+	}
+	if res.Outcome != loop.CheckTriggered {
+		fmt.Fprint(w, loop.StillWaitingMessage(res.Exhausted))
 	}
 }
 

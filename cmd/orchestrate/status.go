@@ -147,7 +147,7 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 	if n := len(q.Issues) - known; n > 0 {
 		parts = append(parts, fmt.Sprintf("%d with an unknown status", n))
 	}
-	fmt.Fprintf(e.stdout, "%d issues: %s\n", len(q.Issues), strings.Join(parts, ", "))
+	fmt.Fprintf(e.stdout, "%s: %s\n", plural(len(q.Issues), "issue"), strings.Join(parts, ", "))
 	return nil
 }
 

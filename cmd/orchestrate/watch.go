@@ -194,7 +194,7 @@ func writeWatchText(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed
 		fmt.Fprintf(out, "%s:%d: %s\n", p.File, p.Line, p.Message)
 	}
 	if len(problems) == 0 {
-		fmt.Fprintf(out, "ok: %d issues, no problems\n", issues)
+		fmt.Fprintf(out, "ok: %s, no problems\n", plural(issues, "issue"))
 	} else {
 		fmt.Fprintf(out, "%d problem(s)\n", len(problems))
 	}

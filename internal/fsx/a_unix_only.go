@@ -2,7 +2,8 @@
 
 package fsx
 
-// orchestrate runs on Unix only (see gate/a_unix_only.go): its file locks
-// and no-follow opens are Unix calls. This line stops the build of this
-// package, which may be compiled before gate, with the same message.
+// orchestrate runs on Unix only (Linux, macOS, the BSDs): its files are
+// opened without following links and locked with flock, which Windows does
+// not have. On Windows, use WSL. This line stops the build there with this
+// message, first, as the file name sorts before the others:
 var _ = orchestrate_is_Unix_only__it_runs_gates_in_process_groups__use_WSL_on_Windows
