@@ -222,6 +222,9 @@ func TestHugeOutput(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "big.log")
 	g := gateOf("big", `printf 'FIRST\n'; head -c `+strconv.Itoa(size-12)+` /dev/zero | tr '\0' x; printf '\nLAST\n'`)
+	// The memory is under test, not the speed: 200 MB through a pipe took
+	// over 30 s on a loaded 2-core machine. A gate's default timeout.
+	g.Timeout = config.DefaultGateTimeout
 
 	peak, stop := sampleHeap()
 	r, err := Run(context.Background(), g, Options{}, log)

@@ -222,7 +222,11 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		prev = previousAttempts(filepath.Join(gr.Dir, gate.ResultsFile))
 	}
 	attempt, maxRetries, exhausted := w.attemptOf(cfg, gr, prev)
-	gr.Attempts = append(append([]gate.Attempt(nil), prev...), gate.Attempt{Number: len(prev) + 1, Timestamp: ev.Started, Evaluation: ev, AgentFixes: opt.AgentFixes})
+	fixes := opt.AgentFixes
+	if len(prev) == 0 {
+		fixes = "" // the first attempt checks the work, not fixes
+	}
+	gr.Attempts = append(append([]gate.Attempt(nil), prev...), gate.Attempt{Number: len(prev) + 1, Timestamp: ev.Started, Evaluation: ev, AgentFixes: fixes})
 	report := &gate.Report{ExecutionID: run, MaxRetries: maxRetries, Attempts: gr.Attempts, Output: cfg.Output}
 	// The feedback of a failed evaluation is kept with the artifacts.
 	var extra []gate.File

@@ -355,7 +355,9 @@ func SessionKey(id string) string {
 // none) is not filed again: the agent may stop, told which issue waits and
 // what to run. The gates' artifacts go to the session's own directory,
 // runs/<SessionDirName>/.
-func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
+//
+// extra, if given, says what the hook knows besides: the agent's fixes.
+func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string, extra ...StopInput) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
 	w.session, w.day = res.Session, now().Format("20060102")
 	disabled, err := w.Disabled()
@@ -378,7 +380,11 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			return res, nil
 		}
 	}
-	gr, err := w.RunGates(ctx, now, GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName, SkipWaiting: true})
+	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName, SkipWaiting: true}
+	for _, x := range extra {
+		opt.AgentFixes = agentFixes(x.AgentFixes)
+	}
+	gr, err := w.RunGates(ctx, now, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -702,4 +708,11 @@ func failedNames(gr *GateRun) []string {
 		out = append(out, f.Name())
 	}
 	return out
+}
+
+// StopInput is what a Stop hook knows besides the session: what the agent
+// last said of its work (its transcript's last message), which the report
+// keeps as the attempt's agent fixes.
+type StopInput struct {
+	AgentFixes string
 }

@@ -195,7 +195,7 @@ func (h *hookCall) stop() {
 	// children: their hooks must do nothing.
 	os.Setenv(loop.ChildEnv, "1")
 	ws := loop.Workspace{Dir: dir, Notify: h.e.notify}
-	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session())
+	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session(), loop.StopInput{AgentFixes: loop.LastAssistantText(in.TranscriptPath)})
 	refreshAnalytics(ws)
 	if err != nil {
 		h.allow("%v; the agent may stop", err)
