@@ -11,11 +11,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "gate",
-		summary: "run the quality gates once; feedback on failure",
-		usage: `Usage: orchestrate gate [NAME...] [--json] [--junit FILE] [--sarif FILE] [--no-record]
+var gateCmd = &command{
+	name:    "gate",
+	summary: "run the quality gates once; feedback on failure",
+	usage: `Usage: orchestrate gate [NAME...] [--json] [--junit FILE] [--sarif FILE] [--no-record]
 
 Runs the quality gates of config.yaml (or only those named), like a careful
 CI: serial gates first, in order (a fail_fast failure stops there), then the
@@ -59,8 +58,7 @@ Exit codes: 0 every blocking gate passed, 12 a blocking gate failed, 11 none
 failed but a human gate awaits a person's approval, 1 error (a bad
 config.yaml names its line), 2 usage.
 `,
-		run: runGate,
-	})
+	run: runGate,
 }
 
 type gateResultJSON struct {

@@ -17,11 +17,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "init",
-		summary: "write .orchestrator/ from the bundled example; never overwrites",
-		usage: `Usage: orchestrate init [--dir DIR] [--agent NAME]... [--claude]
+var initCmd = &command{
+	name:    "init",
+	summary: "write .orchestrator/ from the bundled example; never overwrites",
+	usage: `Usage: orchestrate init [--dir DIR] [--agent NAME]... [--claude]
 
 Writes the workspace directory (.orchestrator/ by default) from the bundled
 example: config.yaml, issue_queue.md and session_state.md. A file that is
@@ -66,8 +65,7 @@ Examples:
 
 Exit codes: 0 written (or everything already there), 1 error, 2 usage.
 `,
-		run: runInit,
-	})
+	run: runInit,
 }
 
 func runInit(e *env, args []string) error {

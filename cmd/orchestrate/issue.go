@@ -15,11 +15,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
-func init() {
-	register(&command{
-		name:    "issue",
-		summary: "file, show, edit and decide on issues (add, show, set, retry, skip, resolve)",
-		usage: `Usage:
+var issueCmd = &command{
+	name:    "issue",
+	summary: "file, show, edit and decide on issues (add, show, set, retry, skip, resolve)",
+	usage: `Usage:
   orchestrate issue add [FIELD FLAGS] --summary TEXT [--details FILE|- [--exit-code N] [--gate NAME]]
   orchestrate issue show ID [--json]
   orchestrate issue set ID FIELD=VALUE...
@@ -60,8 +59,7 @@ now needs a person (not retryable, halted, out of retries), 1 error (an
 unknown ID, or a malformed queue: its first problem as file:line: message,
 and no file is changed), 2 usage.
 `,
-		run: runIssue,
-	})
+	run: runIssue,
 }
 
 func runIssue(e *env, args []string) error {

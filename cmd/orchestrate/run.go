@@ -12,11 +12,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "run",
-		summary: "the self-driving loop: agent, gates, check, until done",
-		usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
+var runCmd = &command{
+	name:    "run",
+	summary: "the self-driving loop: agent, gates, check, until done",
+	usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
 
 Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 
@@ -73,8 +72,7 @@ human gate awaits approval with human.wait: exit), 12
 gates still fail after --once or --max-loops, 1 error (another run in
 progress, interrupted, a malformed file), 2 usage.
 `,
-		run: runRun,
-	})
+	run: runRun,
 }
 
 func runRun(e *env, args []string) error {

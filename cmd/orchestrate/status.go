@@ -14,11 +14,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/session"
 )
 
-func init() {
-	register(&command{
-		name:    "status",
-		summary: "show the issues and the session state",
-		usage: `Usage: orchestrate status [--json]
+var statusCmd = &command{
+	name:    "status",
+	summary: "show the issues and the session state",
+	usage: `Usage: orchestrate status [--json]
 
 Prints the session state and a table of the issues: ID, status, priority,
 retries (Retry-Count/Max-Retries), the identical-failure count, whether it is
@@ -36,8 +35,7 @@ Examples:
 Exit codes: 0 shown, 1 error (a malformed file: its problems are printed
 as file:line: message after what could be shown), 2 usage.
 `,
-		run: runStatus,
-	})
+	run: runStatus,
 }
 
 // issueJSON is the JSON shape of an issue.
