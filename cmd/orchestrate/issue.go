@@ -317,7 +317,7 @@ func runIssueShow(e *env, args []string) error {
 		return &loop.NoIssueError{Path: path, ID: id}
 	}
 	if e.json {
-		return e.printJSON(toJSON(is, true))
+		return writeIssueJSON(e.stdout, is)
 	}
 	// What the queue holds goes to a terminal as text: no escape sequence
 	// or control byte in it reaches the terminal (textclean).

@@ -58,7 +58,7 @@ func runSession(e *env, args []string) error {
 			return err
 		}
 		if e.json {
-			return e.printJSON(sessionJSON(s))
+			return writeSessionJSON(e.stdout, s)
 		}
 		rows := [][]string{}
 		for _, f := range s.Fields() {
@@ -67,12 +67,4 @@ func runSession(e *env, args []string) error {
 		return renderTable(e.stdout, []string{"Field", "Value"}, rows)
 	}
 	return usageError("session", "unknown session command %q", pos[0])
-}
-
-func sessionJSON(s *session.State) map[string]string {
-	m := map[string]string{}
-	for _, f := range s.Fields() {
-		m[f[0]] = f[1]
-	}
-	return m
 }
