@@ -219,17 +219,7 @@ func (p *runPrinter) step(s loop.Step) {
 		if p.closeProgress != nil {
 			p.closeProgress()
 		}
-		rows := [][]string{}
-		for i := range s.Gates.Evaluation.Results {
-			r := &s.Gates.Evaluation.Results[i]
-			issue := s.Gates.Issues[r.Name()].ID
-			if issue == "" {
-				issue = s.Gates.Approvals[r.Name()]
-			}
-			rows = append(rows, []string{r.Name(), string(r.Outcome), strconv.Itoa(r.ExitCode),
-				fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue})
-		}
-		_ = renderTable(p.w, []string{"Gate", "Outcome", "Exit", "Time", "Issue"}, rows)
+		_ = renderGateTable(p.w, s.Gates, false)
 		for _, r := range s.Resolved {
 			fmt.Fprint(p.w, loop.SucceededMessage(r))
 		}
@@ -238,7 +228,7 @@ func (p *runPrinter) step(s loop.Step) {
 	case loop.StepWait:
 		for _, name := range s.Gates.AwaitingApproval {
 			id := s.Gates.Approvals[name]
-			fmt.Fprintf(p.w, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
+			fmt.Fprint(p.w, loop.AwaitingApprovalMessage(name, id))
 		}
 		fmt.Fprintln(p.w, "Waiting for a person's decision (human.wait: block); Ctrl-C stops the run.")
 	}
