@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -41,14 +40,6 @@ func (e *env) now() time.Time {
 		}
 	}
 	return time.Now()
-}
-
-// printJSON writes v as one JSON object on stdout.
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 // stderrIsTerminal reports whether colours and progress may be shown.

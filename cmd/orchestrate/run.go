@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
@@ -227,29 +226,6 @@ func (p *runPrinter) step(s loop.Step) {
 	}
 }
 
-// printCheck prints a check's decision, for orchestrate check and run.
-func printCheck(w io.Writer, dir string, res loop.CheckResult) {
-	switch res.Outcome {
-	case loop.CheckDisabled:
-		fmt.Fprintf(w, "Auto-retry disabled: %s.\n", res.Reason)
-	case loop.CheckNothing:
-		fmt.Fprintln(w, "No auto-retry needed: no pending auto-retry issue.")
-	case loop.CheckCapReached:
-		fmt.Fprint(w, loop.CapMessage(res))
-	case loop.CheckTriggered:
-		fmt.Fprint(w, loop.TriggeredMessage(res))
-	}
-	// AUTO-RETRY EXHAUSTED once per exhaustion: for the issues this check
-	// is the first to find waiting; the others in a line, unless a retry
-	// goes on.
-	if esc := res.Escalated(); len(esc) > 0 {
-		fmt.Fprint(w, loop.ExhaustedMessage(dir, esc))
-	}
-	if res.Outcome != loop.CheckTriggered {
-		fmt.Fprint(w, loop.StillWaitingMessage(res.Exhausted))
-	}
-}
-
 func (p *runPrinter) end(res *loop.RunResult) {
 	if res.Outcome == loop.RunHalted && res.Check == nil && len(res.Stuck) > 0 {
 		fmt.Fprint(p.w, loop.ExhaustedMessage(p.dir, res.Stuck))
@@ -266,11 +242,4 @@ func (p *runPrinter) end(res *loop.RunResult) {
 		run = fmt.Sprintf(" (run %s, %s)", res.RunID, plural(res.Loops, "loop"))
 	}
 	fmt.Fprintf(p.w, "\nStopped%s: %s.\n", run, res.Reason)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
