@@ -329,7 +329,7 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 				return nil
 			}, nil)
 		}
-		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature}, err
+		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}, err
 	}
 	priority := r.Gate.Priority
 	if priority == "" {
@@ -424,13 +424,21 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 
 // attemptOf returns, for the feedback, the fix attempt that comes next,
 // the fix attempts allowed (Max-Retries), and whether none is left: from
-// the issue of the first failing blocking gate, or the evaluation's own
-// count n. When none fails, the limit is that of the gate that failed last
-// in the cycle's earlier attempts.
+// the issue of the first failing blocking gate that has one (a gate with
+// auto_retry: false files none, and its failure counts toward no halt), or,
+// when none has, the evaluation's own count n against the first failing
+// gate's limit. When none fails, the limit is that of the gate that failed
+// last in the cycle's earlier attempts.
 func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attempt) (attempt, retries int, exhausted bool) {
 	n := len(prev) + 1
 	if failures := gr.Evaluation.Failures(); len(failures) > 0 {
 		r := failures[0]
+		for _, f := range failures {
+			if _, ok := gr.Issues[f.Name()]; ok {
+				r = f
+				break
+			}
+		}
 		a, ok := gr.Issues[r.Name()]
 		switch {
 		case ok && a.Recorded != nil:
