@@ -90,25 +90,30 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		s, _ := is.Get(FieldSession)
 		return s == ""
 	}
-	// Two files, one step: the intent, written first, lets the next
-	// command finish the step should this one die between the two.
+	// Two files, one step: the intent, written before the queue is, lets
+	// the next command finish the step should this one die between the
+	// two. It is written for what is about to be written, each time the
+	// queue's update is worked out.
 	var intent *checkIntent
-	if !capped {
-		if intent, err = w.prepareCheck(cfg, run, res.TotalAutoRetries, sel); err != nil {
-			return res, err
-		}
-	}
 	err = w.updateQueue(func(q *queue.Queue) error {
 		res.Retried, res.Exhausted, held = retryStep(q, cfg, sel, capped)
-		return nil
+		if len(res.Retried) == 0 {
+			return nil
+		}
+		in := newIntent(run, res.TotalAutoRetries, res.Retried)
+		if in.same(intent) {
+			return nil
+		}
+		intent = in
+		return w.writeIntent(in)
 	})
 	if err != nil {
-		if intent != nil {
-			w.dropIntent()
-		}
+		// An intent left is settled by the next command, by the queue.
 		return res, err
 	}
 	if intent != nil && len(res.Retried) == 0 {
+		// The queue changed under the update, which retried nothing in
+		// the end.
 		if err := w.dropIntent(); err != nil {
 			return res, err
 		}
@@ -122,12 +127,6 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 			analytics.Event{Time: now, RunID: run, Event: analytics.EventCap, Detail: fmt.Sprintf("total_auto_retries=%d", res.TotalAutoRetries)})
 	case len(res.Retried) > 0:
 		res.Outcome = CheckTriggered
-		if now := newIntent(run, res.TotalAutoRetries, res.Retried); !now.same(intent) {
-			// The queue changed between the look and the write.
-			if err := w.writeIntent(now); err != nil {
-				return res, err
-			}
-		}
 		res.TotalAutoRetries++
 		reason := retryReason(res.Retried)
 		err := session.Update(w.Path(StateFile), func(s *session.State) error {

@@ -347,6 +347,9 @@ func logLoop(dir string, gates []config.Gate) int {
 	n := 1
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
 		name := strings.TrimSuffix(e.Name(), ".log")
 		if i := strings.LastIndex(name, ".loop"); i >= 0 && name != e.Name() {
 			if k, err := strconv.Atoi(name[i+len(".loop"):]); err == nil {
@@ -358,7 +361,9 @@ func logLoop(dir string, gates []config.Gate) int {
 		return n + 1
 	}
 	for _, name := range gate.LogNames(gates) {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+		// An earlier loop's log is a regular file; anything else there is
+		// not orchestrate's, and writing the log refuses it.
+		if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
 			return 2
 		}
 	}

@@ -823,7 +823,8 @@ func CheckValue(name, value string) error {
 
 // safeBody returns a section's body as text that creates no structure in
 // the queue: clean text (textclean.Text: no control bytes, valid UTF-8),
-// where no line can be read as a heading (a "#" line, a setext underline),
+// where no line can be read as a heading of level 1 to 3 ("#", "##" or
+// "###" and a space, a setext underline),
 // an HTML block or a code fence left open that would hide what follows.
 // Such lines outside fenced code get a backslash in front, markdown's
 // escape; a fence left open is closed. If the result still parses with a
@@ -868,7 +869,10 @@ func escapeLines(body string, all bool) string {
 			continue
 		}
 		underline := (c == '=' || c == '-') && strings.TrimRight(trimmed, " \t") == strings.Repeat(string(c), len(strings.TrimRight(trimmed, " \t")))
-		if c == '#' || c == '<' || underline || all && (c == '`' || c == '~') {
+		// A heading of level 1 to 3 ends or starts an issue or a section;
+		// "####" and deeper are a section's own.
+		heading := c == '#' && run('#') <= 3 && (len(trimmed) == run('#') || trimmed[run('#')] == ' ' || trimmed[run('#')] == '\t')
+		if heading || c == '<' || underline || all && (c == '`' || c == '~' || c == '#') {
 			lines[i] = l[:indent] + `\` + trimmed
 		}
 	}

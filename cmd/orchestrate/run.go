@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -97,13 +96,7 @@ func runRun(e *env, args []string) error {
 		*maxLoops = 1
 	}
 	if *taskFile != "" {
-		var data []byte
-		var err error
-		if *taskFile == "-" {
-			data, err = io.ReadAll(e.stdin)
-		} else {
-			data, err = os.ReadFile(*taskFile)
-		}
+		data, err := readInput(e, *taskFile, maxTextInput) // capped, and Ctrl-C ends a blocked read
 		if err != nil {
 			return fmt.Errorf("reading the task: %w", err)
 		}
