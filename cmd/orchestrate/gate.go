@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -73,8 +74,8 @@ type gateResultJSON struct {
 	Log         string  `json:"log,omitempty"`
 	Issue       string  `json:"issue,omitempty"`
 	// A review gate's findings; a human gate's approval request.
-	Findings []gate.Finding `json:"findings,omitempty"`
-	Approval string         `json:"approval,omitempty"`
+	Findings []findings.Finding `json:"findings,omitempty"`
+	Approval string             `json:"approval,omitempty"`
 }
 
 type awaitingJSON struct {
