@@ -92,10 +92,10 @@ func runGate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var renderer *gate.Renderer
+	var renderer *progressRenderer
 	opt := loop.GateOptions{Names: names, NoRecord: *noRecord}
 	if !e.json {
-		renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
+		renderer = newProgressRenderer(e.stderr, e.stderrIsTerminal())
 		opt.Progress = renderer.Handle
 	}
 	gr, err := e.ws().RunGates(e.ctx, e.now, opt)
