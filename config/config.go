@@ -172,13 +172,21 @@ type Gate struct {
 	WorkingDir  string        // relative to the repository root; "" or "." is the root
 	Env         map[string]string
 	Enforcement Enforcement
-	MaxRetries  int // 0 = use retry.max_retries
-	Serial      bool
-	FailFast    bool
-	AutoRetry   bool // defaults to true for a blocking gate, false otherwise
-	Priority    string
-	Hints       []string
-	Line        int // line of the gate in config.yaml; 0 when not read from a file
+	MaxRetries  int // with MaxRetriesSet; otherwise retry.max_retries
+	// MaxRetriesSet: max_retries is set, 0 included (retrying off, seed
+	// 001's "0 retries: disable iterative fixing").
+	MaxRetriesSet bool
+	Serial        bool
+	// NotPrerequisite: a serial gate's failure does not skip the parallel
+	// gates (prerequisite: false). By default a blocking serial gate is a
+	// prerequisite of them, as in seed 003: the cheap checks first, and
+	// the expensive ones only on a change that passes them.
+	NotPrerequisite bool
+	FailFast        bool
+	AutoRetry       bool // defaults to true for a blocking gate, false otherwise
+	Priority        string
+	Hints           []string
+	Line            int // line of the gate in config.yaml; 0 when not read from a file
 
 	Type       string      // TypeCommand, TypeReview or TypeHuman; "" is TypeCommand
 	Prompt     string      // review: added to every reviewer's prompt; human: what the person is asked
@@ -287,9 +295,9 @@ func Load(path string) (*Config, []Problem, error) {
 }
 
 // GateMaxRetries returns the retry limit for the issues g files: its own
-// max_retries, or retry.max_retries.
+// max_retries (0 turns retrying off), or retry.max_retries.
 func (c *Config) GateMaxRetries(g Gate) int {
-	if g.MaxRetries > 0 {
+	if g.MaxRetriesSet || g.MaxRetries > 0 {
 		return g.MaxRetries
 	}
 	return c.Retry.MaxRetries

@@ -64,7 +64,7 @@ func TestParseFull(t *testing.T) {
 			{
 				Name: "tests", Command: "go test ./...", Timeout: 5 * time.Minute, WorkingDir: ".",
 				Env:         map[string]string{"GOFLAGS": "-count=1", "N": "3"},
-				Enforcement: Blocking, MaxRetries: 3, Serial: true, FailFast: true, AutoRetry: false,
+				Enforcement: Blocking, MaxRetries: 3, MaxRetriesSet: true, Serial: true, FailFast: true, AutoRetry: false,
 				Priority: "critical", Hints: []string{"Run go test ./... locally", "Read the first failure first"},
 				Line: 16,
 			},

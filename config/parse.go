@@ -676,18 +676,19 @@ func (p *parser) gateName(n *yaml.Node, where string, report bool) string {
 // notFor says, for each key that only some gate types have, which types
 // those are.
 var notFor = map[string][]string{
-	"command":     {TypeCommand, TypeReview},
-	"timeout":     {TypeCommand, TypeReview},
-	"working_dir": {TypeCommand, TypeReview},
-	"env":         {TypeCommand, TypeReview},
-	"serial":      {TypeCommand, TypeReview},
-	"fail_fast":   {TypeCommand, TypeReview},
-	"prompt":      {TypeReview, TypeHuman},
-	"dimensions":  {TypeReview},
-	"fail_on":     {TypeReview},
-	"synthesis":   {TypeReview},
-	"diff_base":   {TypeReview, TypeHuman},
-	"when":        {TypeHuman},
+	"command":      {TypeCommand, TypeReview},
+	"timeout":      {TypeCommand, TypeReview},
+	"working_dir":  {TypeCommand, TypeReview},
+	"env":          {TypeCommand, TypeReview},
+	"serial":       {TypeCommand, TypeReview},
+	"prerequisite": {TypeCommand, TypeReview},
+	"fail_fast":    {TypeCommand, TypeReview},
+	"prompt":       {TypeReview, TypeHuman},
+	"dimensions":   {TypeReview},
+	"fail_on":      {TypeReview},
+	"synthesis":    {TypeReview},
+	"diff_base":    {TypeReview, TypeHuman},
+	"when":         {TypeHuman},
 }
 
 // gate reads one gate; ok is false when it has no usable name or command.
@@ -700,6 +701,7 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 	var (
 		enforcement, failFast *yaml.Node
 		required              *bool
+		prerequisite          *yaml.Node
 		requiredNode          *yaml.Node
 		autoRetrySet          bool
 	)
@@ -759,8 +761,17 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 				required, requiredNode = &b, v
 			}
 		},
-		"max_retries": p.setInt(&g.MaxRetries, key("max_retries"), 0, maxInt),
-		"serial":      func(v *yaml.Node) { g.Serial, _ = p.boolean(v, key("serial")) },
+		"max_retries": func(v *yaml.Node) {
+			if n, good := p.integer(v, key("max_retries"), 0, maxInt); good {
+				g.MaxRetries, g.MaxRetriesSet = n, true
+			}
+		},
+		"serial": func(v *yaml.Node) { g.Serial, _ = p.boolean(v, key("serial")) },
+		"prerequisite": func(v *yaml.Node) {
+			if b, good := p.boolean(v, key("prerequisite")); good {
+				g.NotPrerequisite, prerequisite = !b, v
+			}
+		},
 		"fail_fast": func(v *yaml.Node) {
 			if b, good := p.boolean(v, key("fail_fast")); good {
 				g.FailFast = b
@@ -833,6 +844,9 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 			line = requiredNode.Line
 		}
 		p.add(line, "%s: a human gate is blocking: an approval that does not block means nothing", key("enforcement"))
+	}
+	if prerequisite != nil && !g.Serial && kind != TypeHuman {
+		p.add(prerequisite.Line, "%s: only a serial gate is a prerequisite of the parallel ones (add serial: true)", key("prerequisite"))
 	}
 	if g.FailFast && g.Enforcement != Blocking && failFast != nil {
 		p.add(failFast.Line, "%s: only a blocking gate can stop the evaluation (this one is %s)", key("fail_fast"), g.Enforcement)

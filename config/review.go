@@ -213,11 +213,14 @@ func FormatGates(file string, gates []Gate) string {
 		if g.Priority != "" {
 			kv("priority", g.Priority)
 		}
-		if g.MaxRetries > 0 {
+		if g.MaxRetriesSet || g.MaxRetries > 0 {
 			kv("max_retries", strconv.Itoa(g.MaxRetries))
 		}
 		if g.Serial {
 			kv("serial", "true")
+		}
+		if g.Serial && g.NotPrerequisite {
+			kv("prerequisite", "false")
 		}
 		if g.FailFast {
 			kv("fail_fast", "true")

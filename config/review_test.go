@@ -93,6 +93,11 @@ func TestWhen(t *testing.T) {
 		{"owner != ''", false},
 		{"auto-retry == true", true},
 		{`type == "bug"`, true},
+		// Seed 003's numeric priorities: critical is 1, … low is 4.
+		{"task.priority == 1", true},
+		{"priority == 2", false},
+		{"priority != 1", false},
+		{"priority == '1' && type == bug", true},
 	} {
 		w, err := ParseWhen(tt.expr)
 		if err != nil {
@@ -116,6 +121,15 @@ func TestWhen(t *testing.T) {
 		{"== critical && a == b", "want a field name"},
 		{"a.b == c", `unknown field "a.b"`},
 		{"priority == &&", `want a value after "priority =="`},
+		// What can never be true.
+		{"task.priority == 0", "task.priority == 0 can never be true: a priority is critical (1), high (2), medium (3) or low (4)"},
+		{"task.priority == 5", "can never be true"},
+		{"priority == urgent", "can never be true"},
+		{"priority != urgent", "can never be true"},
+		{"status == resolved", "status == resolved can never be true: when: looks at open issues"},
+		{"type == bug && type == feature", "type == bug && type == feature can never be true"},
+		{"priority == 1 && priority == critical && type == bug && Type != BUG", "type == bug && Type != BUG can never be true"},
+		{"type == docs || priority == critical && priority == low", "priority == critical && priority == low can never be true"},
 	} {
 		_, err := ParseWhen(tt.expr)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -171,6 +185,11 @@ func TestReviewProblems(t *testing.T) {
 			[]string{
 				`c.yaml:2: gate "r": diff_base: "--output=x" is not a revision (want e.g. HEAD, main, origin/main, HEAD~3)`,
 				`c.yaml:3: gate "s": diff_base: "main..HEAD" is not a revision (want e.g. HEAD, main, origin/main, HEAD~3)`,
+			}},
+		{"prerequisite without serial", "gates:\n- {name: t, command: x, prerequisite: false}\n- {name: h, type: human, prerequisite: true}\n",
+			[]string{
+				`c.yaml:2: gate "t": prerequisite: only a serial gate is a prerequisite of the parallel ones (add serial: true)`,
+				`c.yaml:3: gate "h": prerequisite: not for a human gate`,
 			}},
 		{"bad when", "gates:\n- {name: h, type: human, when: priority = critical}\n",
 			[]string{`c.yaml:2: gate "h": when: unexpected "=" (the operators are ==, !=, && and ||)`}},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +21,13 @@ import (
 // quotes; it is compared with the field's value without regard to case, and
 // an unset field is the empty string. && binds tighter than ||; there are no
 // parentheses.
+//
+// A priority is a word or its number, as in seed 003's `task.priority ==
+// 1`: critical is 1, high 2, medium 3, low 4, on either side. A clause
+// that can never hold is an error, and so is a group of && that cannot:
+// a priority that is none of these, a status other than pending and
+// in_progress (only open issues are looked at), one field equal to two
+// values, or equal and not equal to one.
 type When struct {
 	Text string
 	any  [][]Clause // any of these, each all of its clauses
@@ -42,7 +50,13 @@ func (w *When) Match(get func(field string) (string, bool)) bool {
 		ok := true
 		for _, c := range all {
 			v, _ := get(c.Field)
-			if strings.EqualFold(strings.TrimSpace(v), c.Value) == c.Not {
+			v = strings.TrimSpace(v)
+			if normField(c.Field) == "priority" {
+				if p, ok := canonPriority(v); ok {
+					v = p
+				}
+			}
+			if strings.EqualFold(v, c.Value) == c.Not {
 				ok = false
 				break
 			}
@@ -107,15 +121,25 @@ func ParseWhen(text string) (*When, error) {
 		if strings.Contains(field, ".") {
 			return nil, fmt.Errorf("unknown field %q (want an issue field such as priority, type, status)", f.text)
 		}
-		all = append(all, Clause{Field: field, Not: op.text == "!=", Value: strings.TrimSpace(v.text)})
+		c, err := clause(field, op.text == "!=", strings.TrimSpace(v.text), f.text+" "+op.text+" "+v.text)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, c)
 		i += 3
 		if i == len(toks) {
+			if err := possible(all); err != nil {
+				return nil, err
+			}
 			w.any = append(w.any, all)
 			return w, nil
 		}
 		switch c := toks[i]; {
 		case c.kind == tokOp && c.text == "&&":
 		case c.kind == tokOp && c.text == "||":
+			if err := possible(all); err != nil {
+				return nil, err
+			}
 			w.any = append(w.any, all)
 			all = nil
 		default:
@@ -170,4 +194,76 @@ func lexWhen(s string) ([]token, error) {
 		}
 	}
 	return toks, nil
+}
+
+// priorities are the priorities of issues, most urgent first: the number
+// of each is its place, from 1.
+var priorities = []string{PriorityCritical, PriorityHigh, PriorityMedium, PriorityLow}
+
+// canonPriority returns the priority word for a word or a number, or false.
+func canonPriority(v string) (string, bool) {
+	for i, p := range priorities {
+		if strings.EqualFold(v, p) || v == strconv.Itoa(i+1) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// openStatuses are the statuses of the issues a when: looks at.
+var openStatuses = []string{"pending", "in_progress"}
+
+// clause makes a comparison, its value in canonical form, or says why it
+// can never hold (text is the clause as written).
+func clause(field string, not bool, value, text string) (Clause, error) {
+	c := Clause{Field: field, Not: not, Value: value}
+	switch normField(field) {
+	case "priority":
+		p, ok := canonPriority(value)
+		if !ok {
+			return c, fmt.Errorf("%s can never be true: a priority is critical (1), high (2), medium (3) or low (4)", text)
+		}
+		c.Value = p
+	case "status":
+		ok := false
+		for _, s := range openStatuses {
+			ok = ok || strings.EqualFold(value, s)
+		}
+		if !ok {
+			return c, fmt.Errorf("%s can never be true: when: looks at open issues, whose status is pending or in_progress", text)
+		}
+	}
+	return c, nil
+}
+
+// possible says why a group of && can never hold: one field equal to two
+// values, or equal to a value and not equal to it.
+func possible(all []Clause) error {
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if normField(a.Field) != normField(b.Field) {
+				continue
+			}
+			same := strings.EqualFold(a.Value, b.Value)
+			switch {
+			case !a.Not && !b.Not && !same:
+				return fmt.Errorf("%s == %s && %s == %s can never be true: one field, two values", a.Field, a.Value, b.Field, b.Value)
+			case a.Not != b.Not && same:
+				return fmt.Errorf("%s == %s && %s != %s can never be true", a.Field, a.Value, b.Field, b.Value)
+			}
+		}
+	}
+	return nil
+}
+
+// normField is a field name as the queue matches names: case, spaces, "-"
+// and "_" aside.
+func normField(name string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		if c != ' ' && c != '-' && c != '_' && c != '\t' {
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }

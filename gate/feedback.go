@@ -7,6 +7,8 @@ import (
 	"text/template"
 	"unicode/utf8"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/prompts"
@@ -23,6 +25,7 @@ type FeedbackData struct {
 	Attempt     int  // this attempt, from 1
 	MaxAttempts int  // attempts allowed
 	LastAttempt bool // Attempt >= MaxAttempts: a person takes over after this one
+	Exhausted   bool // no attempt is left: a person takes over now
 
 	Failures []FailedGate // the blocking gates that failed, in config order
 	Warnings []FailedGate // the advisory gates that failed: worth fixing, not blocking
@@ -55,7 +58,7 @@ type FailedGate struct {
 
 	// Findings are a review gate's findings by priority, worst first, in
 	// place of Error; the groups at fail_on or worse are Blocking.
-	Findings []FindingGroup
+	Findings []findings.Group
 }
 
 // Tried is a failure of earlier attempts.
@@ -70,6 +73,7 @@ type Tried struct {
 type FeedbackInput struct {
 	Attempt     int
 	MaxAttempts int
+	Exhausted   bool              // no attempt is left
 	Output      config.Output     // excerpt bounds; zero fields take the defaults
 	Signatures  map[string]string // gate name → signature of its failure in this attempt
 	Tried       []Tried           // earlier attempts' failures with their counts
@@ -82,7 +86,8 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 	d := FeedbackData{
 		Attempt:     in.Attempt,
 		MaxAttempts: in.MaxAttempts,
-		LastAttempt: in.MaxAttempts > 0 && in.Attempt >= in.MaxAttempts,
+		LastAttempt: in.MaxAttempts > 0 && in.Attempt >= in.MaxAttempts && !in.Exhausted,
+		Exhausted:   in.Exhausted,
 		Tried:       in.Tried,
 	}
 	failed := func(r Result) FailedGate {
@@ -101,7 +106,7 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 			Signature: in.Signatures[r.Name()],
 		}
 		if rev := r.Review; rev != nil && r.Outcome == Fail && len(rev.Findings) > 0 {
-			f.Findings = GroupFindings(rev.Findings, rev.FailOn)
+			f.Findings = findings.Groups(rev.Findings, rev.FailOn)
 			f.Error, f.Cut, f.Fence = "", false, ""
 		}
 		for _, t := range in.Tried {

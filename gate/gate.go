@@ -215,7 +215,10 @@ func (e *Evaluation) filter(keep func(*Result) bool) []Result {
 // order, then the others concurrently, at most opts.Parallelism at once,
 // and the human gates last, in config order. When a blocking fail_fast gate
 // does not pass, the gates not yet started are skipped; in the parallel
-// phase the gates already running finish. A human gate reports the
+// phase the gates already running finish. A blocking serial gate is a
+// prerequisite of the parallel ones (seed 003: the cheap checks first):
+// when one fails, the later serial gates still run, the parallel ones are
+// skipped, unless it says prerequisite: false. A human gate reports the
 // approval opts.Human gives: approved passes, rejected fails with the
 // person's comment as its output; while no one decided, it awaits approval
 // once every other blocking gate passed, and is skipped until then, since a
@@ -241,7 +244,9 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 	ev := &Evaluation{Started: opts.now()}
 
 	// A blocking fail_fast failure stops the evaluation; stoppedBy says which.
-	var stoppedBy string
+	// A blocking serial gate that fails skips the parallel gates; unmetBy
+	// says which.
+	var stoppedBy, unmetBy string
 	for i, g := range gates {
 		if !g.Serial || g.IsHuman() {
 			continue
@@ -250,8 +255,12 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 			e.skip(i, g, reason)
 			continue
 		}
-		if r := e.run(ctx, i, g, logs[i]); stopsEvaluation(r) {
+		r := e.run(ctx, i, g, logs[i])
+		if stopsEvaluation(r) {
 			stoppedBy = g.Name
+		}
+		if unmetBy == "" && !g.NotPrerequisite && r.Enforcement() == config.Blocking && r.Failed() {
+			unmetBy = g.Name
 		}
 	}
 
@@ -266,6 +275,9 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 		mu.Lock()
 		reason := e.skipReason(ctx, stoppedBy)
 		mu.Unlock()
+		if reason == "" && unmetBy != "" {
+			reason = fmt.Sprintf("skipped: serial gate %q, a prerequisite, did not pass", unmetBy)
+		}
 		if reason != "" {
 			<-sem
 			e.skip(i, g, reason)

@@ -58,3 +58,20 @@ func TestLogOfARunawayGate(t *testing.T) {
 		t.Errorf("log of %d bytes; want head and tail, 2000, and a marker", info.Size())
 	}
 }
+
+// TestLogThroughALinkIsRefused: a gate's log that is a symbolic link is not
+// written through; the gate runs all the same, its log error apart.
+func TestLogThroughALinkIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), ".bashrc")
+	os.WriteFile(target, []byte("# rc\n"), 0o644)
+	log := filepath.Join(dir, "g.log")
+	os.Symlink(target, log)
+	r, err := Run(t.Context(), gateOf("g", "echo 'x;echo PWNED;#'"), Options{}, log)
+	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") || r.Outcome != Pass || r.LogPath != "" {
+		t.Errorf("Run with its log a link = %s, log %q, %v; want a pass and the log refused", r.Outcome, r.LogPath, err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "# rc\n" {
+		t.Errorf("the link's target became %q", b)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
@@ -41,7 +43,7 @@ func (a *Attempt) time() time.Time {
 // summary.md show (seed 001).
 type Report struct {
 	ExecutionID string
-	MaxRetries  int // attempts allowed
+	MaxRetries  int // fix attempts allowed after the first: MaxRetries + 1 attempts in all
 	Attempts    []Attempt
 	Output      config.Output // bounds the error output in the summary; zero takes the defaults
 }
@@ -93,12 +95,13 @@ type jsonCycle struct {
 }
 
 type jsonAttempt struct {
-	Attempt    int          `json:"attempt"`
-	Timestamp  string       `json:"timestamp"`
-	AgentFixes string       `json:"agent_fixes,omitempty"`
-	Passed     bool         `json:"passed"`
-	Warnings   []string     `json:"warnings,omitempty"`
-	Results    []jsonResult `json:"results"`
+	Attempt         int          `json:"attempt"`
+	Timestamp       string       `json:"timestamp"`
+	AgentFixes      string       `json:"agent_fixes,omitempty"`
+	Passed          bool         `json:"passed"`
+	DurationSeconds seconds      `json:"duration_seconds"`
+	Warnings        []string     `json:"warnings,omitempty"`
+	Results         []jsonResult `json:"results"`
 }
 
 // jsonResult is seed 001's result (name, passed, duration_seconds,
@@ -118,9 +121,9 @@ type jsonResult struct {
 
 	// A review gate's verdict: its fail_on, the final findings, and each
 	// review command's run.
-	FailOn    string         `json:"fail_on,omitempty"`
-	Findings  []Finding      `json:"findings,omitempty"`
-	Reviewers []jsonReviewer `json:"reviewers,omitempty"`
+	FailOn    string             `json:"fail_on,omitempty"`
+	Findings  []findings.Finding `json:"findings,omitempty"`
+	Reviewers []jsonReviewer     `json:"reviewers,omitempty"`
 	// A human gate's approval: its state and request.
 	Approval *jsonApproval `json:"approval,omitempty"`
 }
@@ -157,7 +160,7 @@ func (r *Report) JSON() ([]byte, error) {
 	for _, a := range r.Attempts {
 		ja := jsonAttempt{Attempt: a.Number, Timestamp: timestamp(a.time()), AgentFixes: a.AgentFixes, Results: []jsonResult{}}
 		if ev := a.Evaluation; ev != nil {
-			ja.Passed, ja.Warnings = ev.Passed, ev.Warnings
+			ja.Passed, ja.Warnings, ja.DurationSeconds = ev.Passed, ev.Warnings, secondsOf(ev.Duration)
 			for _, res := range ev.Results {
 				jr := jsonResult{
 					Name:            res.Name(),
@@ -279,15 +282,19 @@ func (r *Report) Markdown() string {
 		for _, w := range ev.Warnings {
 			fmt.Fprintf(&b, "\n> ⚠️ %s\n", w)
 		}
-		if a.AgentFixes != "" {
-			fmt.Fprintf(&b, "\n**Agent Action:** %s\n", a.AgentFixes)
+		// What the agent did about this attempt's failures: the fixes the
+		// next attempt checked (seed 001 shows them under the failure).
+		if i+1 < len(r.Attempts) && r.Attempts[i+1].AgentFixes != "" {
+			fmt.Fprintf(&b, "\n**Agent Action:** %s\n", findings.OneLine(r.Attempts[i+1].AgentFixes))
 		}
 	}
 	fmt.Fprintf(&b, "\n**Total Duration:** %.1f seconds\n", float64(secondsOf(r.TotalDuration())))
-	if r.MaxRetries > 0 {
-		fmt.Fprintf(&b, "**Total Attempts:** %d of %d allowed\n", n, r.MaxRetries)
+	// The first attempt and MaxRetries fixes; a gate run again once none
+	// is left (orchestrate gate, by hand) is an attempt past the limit.
+	if allowed := r.MaxRetries + 1; n <= allowed {
+		fmt.Fprintf(&b, "**Total Attempts:** %d of %d allowed\n", n, allowed)
 	} else {
-		fmt.Fprintf(&b, "**Total Attempts:** %d\n", n)
+		fmt.Fprintf(&b, "**Total Attempts:** %d (%d allowed; the later ones after a person took over)\n", n, allowed)
 	}
 	return b.String()
 }

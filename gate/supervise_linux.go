@@ -44,6 +44,10 @@ func init() {
 // between its SIGTERM and its SIGKILL.
 func command(ctx context.Context, script string, env []string, grace time.Duration) (*exec.Cmd, time.Duration) {
 	exe, err := os.Executable()
+	if err == nil {
+		// Replaced or removed since it started (a rebuild): run without.
+		_, err = os.Stat(exe)
+	}
 	if err != nil {
 		cmd := exec.CommandContext(ctx, "sh", "-c", script)
 		cmd.Env = env

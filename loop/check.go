@@ -28,8 +28,17 @@ type IssueRef struct {
 	Summary    string `json:"summary"`
 	RetryCount int    `json:"retry_count"`
 	MaxRetries int    `json:"max_retries"`
+	Priority   string `json:"priority,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// Escalated: this check is the first to report that the issue waits
+	// for a person, which the AUTO-RETRY EXHAUSTED message says once.
+	Escalated bool `json:"escalated,omitempty"`
 }
+
+// FieldEscalated marks an issue whose wait for a person was reported
+// (AUTO-RETRY EXHAUSTED), so that it is reported once, not on every check
+// while it waits. issue retry clears it.
+const FieldEscalated = "Escalated"
 
 // CheckResult is what the end-of-loop check decided.
 type CheckResult struct {
@@ -74,35 +83,9 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		return res, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckDisabled, Detail: reason})
 	}
 
-	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
-	held := 0 // candidates the cap holds back
-	sel := func(is *queue.Issue) bool {
-		// An agent session's own issues are retried by its Stop hook.
-		s, _ := is.Get(FieldSession)
-		return s == ""
-	}
-	// Two files, one step: the intent, written first, lets the next
-	// command finish the step should this one die between the two.
-	var intent *checkIntent
-	if !capped {
-		if intent, err = w.prepareCheck(cfg, run, res.TotalAutoRetries, sel); err != nil {
-			return res, err
-		}
-	}
-	err = w.updateQueue(func(q *queue.Queue) error {
-		res.Retried, res.Exhausted, held = retryStep(q, cfg, sel, capped)
-		return nil
-	})
+	held, err := w.retryQueue(cfg, run, &res)
 	if err != nil {
-		if intent != nil {
-			w.dropIntent()
-		}
 		return res, err
-	}
-	if intent != nil && len(res.Retried) == 0 {
-		if err := w.dropIntent(); err != nil {
-			return res, err
-		}
 	}
 	var events []analytics.Event
 	switch {
@@ -113,28 +96,9 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 			analytics.Event{Time: now, RunID: run, Event: analytics.EventCap, Detail: fmt.Sprintf("total_auto_retries=%d", res.TotalAutoRetries)})
 	case len(res.Retried) > 0:
 		res.Outcome = CheckTriggered
-		if now := newIntent(run, res.TotalAutoRetries, res.Retried); !now.same(intent) {
-			// The queue changed between the look and the write.
-			if err := w.writeIntent(now); err != nil {
-				return res, err
-			}
-		}
 		res.TotalAutoRetries++
-		reason := retryReason(res.Retried)
-		err := session.Update(w.Path(StateFile), func(s *session.State) error {
-			s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
-			s.Set(session.LastRetryReason, reason)
-			return nil
-		})
-		if err != nil {
-			// The queue, the commit point, is written: the intent makes
-			// the next command write the state.
-			err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
-			if werr := w.warn(err); werr != nil {
-				return res, werr
-			}
-		} else if err := w.dropIntent(); err != nil {
-			return res, w.warn(err)
+		if err := w.countRetry(res.Retried); err != nil {
+			return res, err
 		}
 		events = checkEvents(now, run, res.Retried, nil)
 	case len(res.Exhausted) > 0:
@@ -145,6 +109,71 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckNothing})
 	}
 	return res, w.appendHistory(events...)
+}
+
+// retryQueue is the check's step on the queue (retryStep), its intent
+// written first, into res: the issues retried and those that wait for a
+// person. It returns how many candidates the global cap held back.
+func (w Workspace) retryQueue(cfg *config.Config, run string, res *CheckResult) (held int, err error) {
+	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
+	sel := func(is *queue.Issue) bool {
+		// An agent session's own issues are retried by its Stop hook.
+		s, _ := is.Get(FieldSession)
+		return s == ""
+	}
+	// Two files, one step: the intent, written before the queue is, lets
+	// the next command finish the step should this one die between the
+	// two. It is written for what is about to be written, each time the
+	// queue's update is worked out.
+	var intent *checkIntent
+	err = w.updateQueue(func(q *queue.Queue) error {
+		res.Retried, res.Exhausted, held = retryStep(q, cfg, sel, capped)
+		if len(res.Retried) == 0 {
+			return nil
+		}
+		in := newIntent(run, res.TotalAutoRetries, res.Retried)
+		if in.same(intent) {
+			return nil
+		}
+		intent = in
+		return w.writeIntent(in)
+	})
+	if err != nil {
+		// An intent left is settled by the next command, by the queue.
+		return held, err
+	}
+	if intent != nil && len(res.Retried) == 0 {
+		// The queue changed under the update, which retried nothing in
+		// the end.
+		if err := w.dropIntent(); err != nil {
+			return held, err
+		}
+	}
+	return held, nil
+}
+
+// countRetry is the check's step on the session state once the queue,
+// the commit point, is written: total_auto_retries + 1 and
+// last_retry_reason, then the intent dropped. A failure of either is past
+// the commit point: it is a warning (see warn).
+func (w Workspace) countRetry(retried []IssueRef) error {
+	reason := retryReason(retried)
+	err := session.Update(w.Path(StateFile), func(s *session.State) error {
+		s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
+		s.Set(session.LastRetryReason, reason)
+		return nil
+	})
+	if err != nil {
+		// The queue, the commit point, is written: the intent makes
+		// the next command write the state.
+		err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
+		if werr := w.warn(err); werr != nil {
+			return werr
+		}
+	} else if err := w.dropIntent(); err != nil {
+		return w.warn(err)
+	}
+	return nil
 }
 
 // retryReason is last_retry_reason for a check that retried issues.
@@ -173,7 +202,12 @@ func retryStep(q *queue.Queue, cfg *config.Config, sel func(*queue.Issue) bool, 
 			RetryCount: is.Int(queue.FieldRetryCount, 0),
 			MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries),
 		}
+		ref.Priority, _ = is.Get(queue.FieldPriority)
 		if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
+			if !is.Bool(FieldEscalated, false) {
+				ref.Escalated = true
+				is.SetBool(FieldEscalated, true)
+			}
 			exhausted = append(exhausted, ref)
 			continue
 		}
@@ -268,9 +302,11 @@ func ids(refs []IssueRef) string {
 	return strings.Join(out, " ")
 }
 
-// TriggeredMessage is the seed's AUTO-RETRY TRIGGERED message.
+// TriggeredMessage is the seed's AUTO-RETRY TRIGGERED message, and its
+// line "Auto-retry triggered for N critical issue(s)".
 func TriggeredMessage(res CheckResult) string {
 	var lines []string
+	critical := true
 	for i, r := range res.Retried {
 		if i > 0 {
 			lines = append(lines, "")
@@ -281,20 +317,67 @@ func TriggeredMessage(res CheckResult) string {
 		} else {
 			what += " (" + r.ID + ")"
 		}
+		critical = critical && isCritical(r.Priority)
 		lines = append(lines,
-			"Critical issue detected: "+what,
+			detected(r.Priority)+": "+what,
 			"",
 			fmt.Sprintf("Attempt: %d of %d", r.RetryCount, r.MaxRetries),
 			"Action: Running improvement loop to fix issue")
 	}
 	lines = append(lines, "", fmt.Sprintf("Auto-retry loop %d of %d for this run.", res.TotalAutoRetries, res.GlobalCap))
-	return box("🔄 AUTO-RETRY TRIGGERED", lines...)
+	kind := "critical issue(s)"
+	if !critical {
+		kind = "issue(s)"
+	}
+	return box("🔄 AUTO-RETRY TRIGGERED", lines...) + fmt.Sprintf("🔄 Auto-retry triggered for %d %s\n", len(res.Retried), kind)
 }
 
-// ExhaustedMessage is the seed's AUTO-RETRY EXHAUSTED message, listing
-// every issue that hit a limit and why.
+// isCritical reports whether an issue's priority is critical: unset is,
+// as the seed's auto-retry issues are critical by definition.
+func isCritical(priority string) bool {
+	return priority == "" || strings.EqualFold(priority, config.PriorityCritical) || priority == "1"
+}
+
+// detected is how TRIGGERED names an issue of a priority: the seed's
+// "Critical issue detected" for a critical one only.
+func detected(priority string) string {
+	if isCritical(priority) {
+		return "Critical issue detected"
+	}
+	return "Issue detected (priority " + priority + ")"
+}
+
+// Escalated returns the issues this check is the first to report as
+// waiting for a person: those the EXHAUSTED message is for.
+func (res CheckResult) Escalated() []IssueRef {
+	var out []IssueRef
+	for _, r := range res.Exhausted {
+		if r.Escalated {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// StillWaitingMessage is the line for issues that wait for a person and
+// were reported before.
+func StillWaitingMessage(refs []IssueRef) string {
+	var waiting []string
+	for _, r := range refs {
+		if !r.Escalated {
+			waiting = append(waiting, r.ID)
+		}
+	}
+	if len(waiting) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Still waiting for a person: %s (orchestrate status; orchestrate issue retry ID or issue skip ID).\n", strings.Join(waiting, ", "))
+}
+
+// ExhaustedMessage is the seed's AUTO-RETRY EXHAUSTED message ("Failed to
+// fix after N attempts:"), listing every issue that hit a limit and why.
 func ExhaustedMessage(dir string, refs []IssueRef) string {
-	lines := []string{"Failed to fix " + plural(len(refs), "issue") + ":"}
+	lines := []string{failedAfter(refs)}
 	for _, r := range refs {
 		what := r.ID
 		if r.Summary != "" {
@@ -328,6 +411,25 @@ func explainReason(r IssueRef) string {
 		return fmt.Sprintf("%d of %d attempts used", r.RetryCount, r.MaxRetries)
 	}
 	return r.Reason
+}
+
+// failedAfter is the seed's "Failed to fix after N attempts:", N the
+// attempts (Retry-Count) the issues took, or their range.
+func failedAfter(refs []IssueRef) string {
+	lo, hi := -1, 0
+	for _, r := range refs {
+		if lo < 0 || r.RetryCount < lo {
+			lo = r.RetryCount
+		}
+		hi = max(hi, r.RetryCount)
+	}
+	switch {
+	case hi == 0:
+		return "Failed to fix, with no retry attempt made:"
+	case lo == hi:
+		return "Failed to fix after " + plural(hi, "attempt") + ":"
+	}
+	return fmt.Sprintf("Failed to fix after %d to %d attempts:", lo, hi)
 }
 
 func plural(n int, word string) string {

@@ -251,7 +251,8 @@ const (
 	HookExhausted  = "exhausted"   // gates failed and the session's issues wait for a person
 	HookNotRetried = "not_retried" // gates failed, but none of them files auto-retry issues
 	HookAwaiting   = "awaiting"    // a human gate awaits a person's approval: nothing for the agent to do
-	HookSkipped    = "skipped"     // the gates did not run: disabled, no gates, bad input
+	HookDisabled   = "disabled"    // gates failed, but auto-retry is disabled: reported, not retried
+	HookSkipped    = "skipped"     // the gates did not run: no gates, bad input
 	HookUnchanged  = "unchanged"   // the session changed nothing since it began, or since its gates last passed
 	HookWaiting    = "waiting"     // gates failed as an issue that waits for a person already did
 )
@@ -343,8 +344,9 @@ func SessionKey(id string) string {
 // feedback, and counts the attempt: the session's failing issues go to
 // in_progress with Retry-Count + 1, as the check does. With none left the
 // agent may stop, and the message says why. stop_hook_active is no reason
-// to let it stop: the attempt counts bound the loop. The sentinel and
-// auto_retry_enabled let it stop without running the gates.
+// to let it stop: the attempt counts bound the loop. With the sentinel or
+// auto_retry_enabled false the gates still run, file and resolve, and a
+// failure is reported, but nothing is retried: the agent may stop.
 //
 // A session that changed nothing since its start (its baseline, recorded by
 // SessionStart) or since its gates last passed, and has no issue of its own
@@ -353,15 +355,14 @@ func SessionKey(id string) string {
 // none) is not filed again: the agent may stop, told which issue waits and
 // what to run. The gates' artifacts go to the session's own directory,
 // runs/<SessionDirName>/.
-func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string) (*HookResult, error) {
+//
+// extra, if given, says what the hook knows besides: the agent's fixes.
+func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string, extra ...StopInput) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
 	w.session, w.day = res.Session, now().Format("20060102")
-	if reason, err := w.Disabled(); err != nil {
+	disabled, err := w.Disabled()
+	if err != nil {
 		return nil, err
-	} else if reason != "" {
-		res.Outcome = HookSkipped
-		res.Output.SystemMessage = "orchestrate: auto-retry is disabled (" + reason + "); the quality gates did not run."
-		return res, nil
 	}
 	cfg, err := w.Config()
 	if err != nil {
@@ -379,7 +380,11 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			return res, nil
 		}
 	}
-	gr, err := w.RunGates(ctx, now, GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName, SkipWaiting: true})
+	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName, SkipWaiting: true}
+	for _, x := range extra {
+		opt.AgentFixes = agentFixes(x.AgentFixes)
+	}
+	gr, err := w.RunGates(ctx, now, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -398,6 +403,14 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		res.Outcome = HookAwaiting
 		res.Output.SystemMessage = "orchestrate: the quality gates pass but for a person's approval, so the agent may stop: " + approvals(gr) + "."
 		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates passed but for approval")
+	}
+	if disabled != "" {
+		// The sentinel turns off the retries, not the checks: the gates ran
+		// and filed their failures, and the agent may stop.
+		res.Outcome = HookDisabled
+		res.Output.SystemMessage = fmt.Sprintf("orchestrate: quality gates failed (%s); auto-retry is disabled (%s), so nothing is retried and the agent may stop. The results are in %s.",
+			strings.Join(failedNames(gr), ", "), disabled, gr.Dir)
+		return res, nil
 	}
 	var filed, unfiled []string
 	for _, f := range gr.Evaluation.Failures() {
@@ -475,15 +488,15 @@ func WaitingMessage(dir string, refs []IssueRef) string {
 // exhausted; of any session, or none) whose failure signature is that of a
 // failed gate's result, with the signature; an empty ref when none. A
 // failure that is not counted (infrastructure, empty output) belongs to
-// none. It reads the whole queue, a hook's workspace too: the issue may be
-// any session's.
+// none. The issue may be any session's: it reads every issue whose text
+// holds the signature (queue.LoadSome), and no other.
 func (w Workspace) waitingFor(cfg *config.Config, r *gate.Result) (IssueRef, string) {
 	f, _ := gateFailure(r)
 	sig, normalized := w.Signature(f)
 	if f.Class() == signature.Infra || signature.Empty(normalized) {
 		return IssueRef{}, ""
 	}
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := queue.LoadSome(w.Path(QueueFile), sig)
 	if err != nil {
 		return IssueRef{}, ""
 	}
@@ -686,4 +699,20 @@ func (w Workspace) retrySession(ctx context.Context, now time.Time, issues []str
 	}
 	events := checkEvents(now, w.runID(), retried, exhausted)
 	return retried, exhausted, w.appendHistory(events...)
+}
+
+// failedNames lists the blocking gates that failed, in config order.
+func failedNames(gr *GateRun) []string {
+	var out []string
+	for _, f := range gr.Evaluation.Failures() {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+// StopInput is what a Stop hook knows besides the session: what the agent
+// last said of its work (its transcript's last message), which the report
+// keeps as the attempt's agent fixes.
+type StopInput struct {
+	AgentFixes string
 }

@@ -130,6 +130,9 @@ func (w Workspace) Retry(ctx context.Context, now time.Time, id string) error {
 		if _, ok := is.Get(FieldHaltReason); ok {
 			is.Set(FieldHaltReason, "")
 		}
+		if _, ok := is.Get(FieldEscalated); ok {
+			is.Set(FieldEscalated, "")
+		}
 		if _, ok := is.Get(FieldRecentSignatures); ok {
 			is.Set(FieldRecentSignatures, "[]")
 		}

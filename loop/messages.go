@@ -21,6 +21,9 @@ func box(title string, body ...string) string {
 // SucceededMessage is the seed's AUTO-RETRY SUCCEEDED message.
 func SucceededMessage(r Resolution) string {
 	lines := []string{fmt.Sprintf("Issue fixed after %d retry attempt(s).", r.Retries)}
+	if r.Retries == 0 {
+		lines[0] = "Issue fixed on its first attempt, without a retry."
+	}
 	orig := r.ID
 	if r.Summary != "" {
 		orig = r.Summary + " (" + r.ID + ")"
@@ -49,4 +52,19 @@ func FormatOutput(out []byte) string {
 		fence += "`"
 	}
 	return fence + "\n" + body + "\n" + fence
+}
+
+// ApproveCommand and RejectCommand are the commands a person runs to
+// decide on the approval request id.
+func ApproveCommand(id string) string { return "orchestrate approve " + id }
+
+// RejectCommand: see ApproveCommand.
+func RejectCommand(id string) string {
+	return "orchestrate reject " + id + ` --comment "what to change"`
+}
+
+// AwaitingApprovalMessage says that a human gate waits on the approval
+// request id, and how to decide on it.
+func AwaitingApprovalMessage(gate, id string) string {
+	return fmt.Sprintf("awaiting approval: gate %s, in %s\n  %s\n  %s\n", gate, id, ApproveCommand(id), RejectCommand(id))
 }

@@ -31,12 +31,33 @@ const (
 	ReasonExhausted    = "exhausted"    // Retry-Count reached Max-Retries
 )
 
-// recentWindow is how many attempts the oscillation rule looks back on, and
-// shortSig how much of a signature Recent-Signatures keeps of each.
+// recentWindow is how many attempts the oscillation rule looks back on,
+// shortSig how much of a signature Recent-Signatures and
+// Previous-Signatures keep of each, and maxPrevious how many signatures
+// Previous-Signatures keeps, the last ones.
 const (
 	recentWindow = 5
 	shortSig     = 12
+	maxPrevious  = 10
 )
+
+// previous is Previous-Signatures with sig added: the last maxPrevious,
+// each cut to shortSig characters, so that the cell stays short and
+// readable (the full signatures are in history.csv).
+func previous(list []string, sig string) []string {
+	list = append(list, sig)
+	if len(list) > maxPrevious {
+		list = list[len(list)-maxPrevious:]
+	}
+	out := make([]string, len(list))
+	for i, s := range list {
+		if len(s) > shortSig {
+			s = s[:shortSig]
+		}
+		out[i] = s
+	}
+	return out
+}
 
 // Failure is one failed verification's output.
 type Failure struct {
@@ -171,7 +192,7 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 			r.RepeatCount++
 		} else {
 			if prev != "" {
-				is.Set(queue.FieldPreviousSignatures, queue.FormatList(append(is.List(queue.FieldPreviousSignatures), prev)))
+				is.Set(queue.FieldPreviousSignatures, queue.FormatList(previous(is.List(queue.FieldPreviousSignatures), prev)))
 			}
 			is.Set(queue.FieldFailureSignature, sig)
 			r.RepeatCount = 1

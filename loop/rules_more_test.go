@@ -118,7 +118,7 @@ func TestRuleMessages(t *testing.T) {
 		{ID: "ISSUE-20241213-004", Reason: ReasonExhausted, RetryCount: 10, MaxRetries: 10},
 	})
 	for _, want := range []string{
-		"⚠️ AUTO-RETRY EXHAUSTED", "Failed to fix 4 issues:",
+		"⚠️ AUTO-RETRY EXHAUSTED", "Failed to fix after 0 to 10 attempts:",
 		"ISSUE-20241213-001: unit (halted: the same failure came back in a row)",
 		"ISSUE-20241213-002 (halted: the same failures keep coming back)",
 		"ISSUE-20241213-003 (not retryable: the command was not found or not executable)",
@@ -129,8 +129,24 @@ func TestRuleMessages(t *testing.T) {
 			t.Errorf("ExhaustedMessage lacks %q:\n%s", want, ex)
 		}
 	}
-	if one := ExhaustedMessage(".o", []IssueRef{{ID: "X"}}); !strings.Contains(one, "Failed to fix 1 issue:") {
-		t.Errorf("ExhaustedMessage for one issue:\n%s", one)
+	// Seed 004's "Failed to fix after N attempts:", N the attempts made.
+	for _, tt := range []struct {
+		counts []int
+		want   string
+	}{
+		{[]int{10}, "Failed to fix after 10 attempts:"},
+		{[]int{1}, "Failed to fix after 1 attempt:"},
+		{[]int{0}, "Failed to fix, with no retry attempt made:"},
+		{[]int{3, 3}, "Failed to fix after 3 attempts:"},
+		{[]int{2, 3}, "Failed to fix after 2 to 3 attempts:"},
+	} {
+		var refs []IssueRef
+		for _, n := range tt.counts {
+			refs = append(refs, IssueRef{ID: "X", RetryCount: n})
+		}
+		if got := ExhaustedMessage(".o", refs); !strings.Contains(got, "\n\n"+tt.want+"\n") {
+			t.Errorf("ExhaustedMessage after %v attempts lacks %q:\n%s", tt.counts, tt.want, got)
+		}
 	}
 	if cap := CapMessage(CheckResult{GlobalCap: 15}); !strings.HasPrefix(cap, "Max auto-retries (15) reached for this run\n") {
 		t.Errorf("CapMessage = %q", cap)
@@ -157,7 +173,7 @@ func TestRuleStopHookOutcomes(t *testing.T) {
 		{"the same failure a third time halts", failing, false, 3, HookExhausted, ""},
 		{"no attempt left", strings.Replace(failing, "gates:", "retry:\n  max_retries: 1\ngates:", 1), false, 2, HookExhausted, ""},
 		{"a gate that files no issue", failing + "    auto_retry: false\n", false, 1, HookNotRetried, ""},
-		{"the sentinel", failing, true, 1, HookSkipped, ""},
+		{"the sentinel", failing, true, 1, HookDisabled, ""},
 		{"no gates", "", false, 1, HookSkipped, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,7 +49,12 @@ const (
 	StatusSkipped    = "skipped"
 )
 
-// Statuses lists the valid status values.
+// StatusCompleted is the seeds' word for a finished issue: it reads as
+// StatusResolved.
+const StatusCompleted = "completed"
+
+// Statuses lists the valid status values (and StatusCompleted, which
+// reads as StatusResolved).
 var Statuses = []string{StatusPending, StatusInProgress, StatusResolved, StatusStuck, StatusSkipped}
 
 // The sections of the seed's format.
@@ -347,6 +352,9 @@ func (q *Queue) validate() {
 }
 
 func validStatus(s string) bool {
+	if s == StatusCompleted {
+		return true
+	}
 	for _, v := range Statuses {
 		if s == v {
 			return true
@@ -440,10 +448,14 @@ func (is *Issue) Get(name string) (string, bool) {
 	return v, v != ""
 }
 
-// Status returns the issue's status ("pending" when unset).
+// Status returns the issue's status ("pending" when unset). The seeds'
+// completed is resolved.
 func (is *Issue) Status() string {
 	if v, ok := is.Get(FieldStatus); ok {
-		return unquote(v)
+		if v = unquote(v); v == StatusCompleted {
+			return StatusResolved
+		}
+		return v
 	}
 	return StatusPending
 }
@@ -811,7 +823,8 @@ func CheckValue(name, value string) error {
 
 // safeBody returns a section's body as text that creates no structure in
 // the queue: clean text (textclean.Text: no control bytes, valid UTF-8),
-// where no line can be read as a heading (a "#" line, a setext underline),
+// where no line can be read as a heading of level 1 to 3 ("#", "##" or
+// "###" and a space, a setext underline),
 // an HTML block or a code fence left open that would hide what follows.
 // Such lines outside fenced code get a backslash in front, markdown's
 // escape; a fence left open is closed. If the result still parses with a
@@ -856,7 +869,10 @@ func escapeLines(body string, all bool) string {
 			continue
 		}
 		underline := (c == '=' || c == '-') && strings.TrimRight(trimmed, " \t") == strings.Repeat(string(c), len(strings.TrimRight(trimmed, " \t")))
-		if c == '#' || c == '<' || underline || all && (c == '`' || c == '~') {
+		// A heading of level 1 to 3 ends or starts an issue or a section;
+		// "####" and deeper are a section's own.
+		heading := c == '#' && run('#') <= 3 && (len(trimmed) == run('#') || trimmed[run('#')] == ' ' || trimmed[run('#')] == '\t')
+		if heading || c == '<' || underline || all && (c == '`' || c == '~' || c == '#') {
 			lines[i] = l[:indent] + `\` + trimmed
 		}
 	}

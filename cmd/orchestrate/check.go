@@ -2,11 +2,10 @@ package main
 
 import "github.com/orchestrate-dev/orchestrate/loop"
 
-func init() {
-	register(&command{
-		name:    "check",
-		summary: "the end-of-loop auto-retry check: start another loop or not",
-		usage: `Usage: orchestrate check [--json]
+var checkCmd = &command{
+	name:    "check",
+	summary: "the end-of-loop auto-retry check: start another loop or not",
+	usage: `Usage: orchestrate check [--json]
 
 The auto-retry check at the end of a loop, step for step as the auto-retry
 mechanism prescribes:
@@ -21,9 +20,12 @@ mechanism prescribes:
      in_progress; total_auto_retries goes up by one and last_retry_reason
      names the issue; both files are written.
 
-It prints AUTO-RETRY TRIGGERED (with "Attempt N of M" per issue), and AUTO-RETRY
-EXHAUSTED listing every issue that hit a limit (halted, out of retries, not
-retryable) and where to look.
+It prints AUTO-RETRY TRIGGERED (with "Attempt N of M" per issue) and
+"Auto-retry triggered for N critical issue(s)"; AUTO-RETRY EXHAUSTED ("Failed
+to fix after N attempts:") for every issue that newly hit a limit (halted,
+out of retries, not retryable), and where to look, once: the issue is
+marked Escalated, and later checks name it in a line, "Still waiting for a
+person".
 
 With --json: {"outcome": "triggered|nothing|disabled|cap_reached|exhausted",
 "retried": […], "exhausted": […], "total_auto_retries": N, "global_cap": N}
@@ -36,8 +38,7 @@ Exit codes: 0 a retry was triggered (start another loop), 10 nothing to
 retry or auto-retry disabled, 11 a person is needed (cap reached, issues
 stuck), 1 error, 2 usage.
 `,
-		run: runCheck,
-	})
+	run: runCheck,
 }
 
 func runCheck(e *env, args []string) error {

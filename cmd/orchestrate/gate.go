@@ -2,17 +2,19 @@ package main
 
 import (
 	"fmt"
-	"strconv"
+	"os"
+	"path/filepath"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "gate",
-		summary: "run the quality gates once; feedback on failure",
-		usage: `Usage: orchestrate gate [NAME...] [--json]
+var gateCmd = &command{
+	name:    "gate",
+	summary: "run the quality gates once; feedback on failure",
+	usage: `Usage: orchestrate gate [NAME...] [--json] [--junit FILE] [--sarif FILE] [--no-record]
 
 Runs the quality gates of config.yaml (or only those named), like a careful
 CI: serial gates first, in order (a fail_fast failure stops there), then the
@@ -36,16 +38,27 @@ time; then the results table and, on failure, the feedback for the agent
 (its template is prompts/feedback.md, which .orchestrator/prompts/feedback.md
 overrides).
 
+For CI: --junit FILE writes JUnit XML (a testcase per gate: failure for a
+fail, error for an error or a timeout, skipped for a skipped gate, with the
+end of its output); --sarif FILE writes SARIF 2.1.0 (a result per review
+finding: its gate and dimension as the rule, its level from its priority,
+its file and line); --no-record evaluates and reports without touching the
+queue or the history (no issue filed, recorded or resolved). With
+GITHUB_ACTIONS=true (and without --json) it prints workflow annotations
+(::error file=F,line=L::message where a location is known, ::error::
+otherwise; ::warning for advisory gates) and appends summary.md to
+$GITHUB_STEP_SUMMARY.
+
 Examples:
   orchestrate gate
   orchestrate gate tests lint --json
+  orchestrate gate --no-record --junit gates.xml --sarif review.sarif
 
 Exit codes: 0 every blocking gate passed, 12 a blocking gate failed, 11 none
 failed but a human gate awaits a person's approval, 1 error (a bad
 config.yaml names its line), 2 usage.
 `,
-		run: runGate,
-	})
+	run: runGate,
 }
 
 type gateResultJSON struct {
@@ -58,8 +71,8 @@ type gateResultJSON struct {
 	Log         string  `json:"log,omitempty"`
 	Issue       string  `json:"issue,omitempty"`
 	// A review gate's findings; a human gate's approval request.
-	Findings []gate.Finding `json:"findings,omitempty"`
-	Approval string         `json:"approval,omitempty"`
+	Findings []findings.Finding `json:"findings,omitempty"`
+	Approval string             `json:"approval,omitempty"`
 }
 
 type awaitingJSON struct {
@@ -69,14 +82,17 @@ type awaitingJSON struct {
 
 func runGate(e *env, args []string) error {
 	fs := e.flags("gate")
+	junit := fs.String("junit", "", "")
+	sarif := fs.String("sarif", "", "")
+	noRecord := fs.Bool("no-record", false, "")
 	names, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	var renderer *gate.Renderer
-	opt := loop.GateOptions{Names: names}
+	var renderer *progressRenderer
+	opt := loop.GateOptions{Names: names, NoRecord: *noRecord}
 	if !e.json {
-		renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
+		renderer = newProgressRenderer(e.stderr, e.stderrIsTerminal())
 		opt.Progress = renderer.Handle
 	}
 	gr, err := e.ws().RunGates(e.ctx, e.now, opt)
@@ -86,73 +102,137 @@ func runGate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ev := gr.Evaluation
-	if e.json {
-		results := []gateResultJSON{}
-		for i := range ev.Results {
-			r := &ev.Results[i]
-			results = append(results, gateResultJSON{
-				Name: r.Name(), Outcome: string(r.Outcome), Enforcement: string(r.Enforcement()),
-				ExitCode: r.ExitCode, Duration: r.Duration.Seconds(), Reason: r.Reason(),
-				Log: r.LogPath, Issue: gr.Issues[r.Name()].ID, Approval: gr.Approvals[r.Name()],
-			})
-			if r.Review != nil {
-				results[len(results)-1].Findings = r.Review.Findings
-			}
-		}
-		awaiting := []awaitingJSON{}
-		for _, name := range gr.AwaitingApproval {
-			awaiting = append(awaiting, awaitingJSON{Gate: name, Issue: gr.Approvals[name]})
-		}
-		err = e.printJSON(map[string]any{
-			"passed": ev.Passed, "results": results, "warnings": nonNil(ev.Warnings),
-			"resolved": nonNil(gr.Resolved), "feedback": gr.Feedback, "artifacts": gr.Dir,
-			"awaiting_approval": awaiting,
-		})
-	} else {
-		rows := [][]string{}
-		for i := range ev.Results {
-			r := &ev.Results[i]
-			issue := gr.Issues[r.Name()].ID
-			if a := r.Approval; issue == "" && a != nil {
-				issue = a.Ref
-			}
-			if issue == "" {
-				issue = gr.Approvals[r.Name()]
-			}
-			rows = append(rows, []string{
-				r.Name(), string(r.Outcome), string(r.Enforcement()), strconv.Itoa(r.ExitCode),
-				fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue,
-			})
-		}
-		if err = renderTable(e.stdout, []string{"Gate", "Outcome", "Enforcement", "Exit", "Time", "Issue"}, rows); err != nil {
-			return err
-		}
-		for _, w := range ev.Warnings {
-			fmt.Fprintln(e.stdout, "warning:", w)
-		}
-		for _, id := range gr.Resolved {
-			fmt.Fprintf(e.stdout, "%s resolved: its gate passes\n", id)
-		}
-		if gr.Feedback != "" {
-			fmt.Fprintln(e.stdout)
-			fmt.Fprintln(e.stdout, gr.Feedback)
-		}
-		for _, name := range gr.AwaitingApproval {
-			id := gr.Approvals[name]
-			fmt.Fprintf(e.stdout, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
-		}
-		fmt.Fprintf(e.stdout, "artifacts: %s\n", gr.Dir)
-	}
-	switch {
-	case err != nil:
+	if err := writeCIReports(e, gr, *junit, *sarif); err != nil {
 		return err
+	}
+	if e.json {
+		err = printGateJSON(e, gr)
+	} else {
+		err = printGateText(e, gr)
+	}
+	if err != nil {
+		return err
+	}
+	return gateExit(gr)
+}
+
+// gateExit is the exit code of a gate run: 12 when a blocking gate
+// failed, 11 when none failed but a human gate awaits approval.
+func gateExit(gr *loop.GateRun) error {
+	switch ev := gr.Evaluation; {
 	case gr.Failed():
 		return withCode(exitGateFailed, nil)
 	case !ev.Passed && len(gr.AwaitingApproval) > 0:
 		return withCode(exitPerson, nil)
 	case !ev.Passed:
 		return withCode(exitGateFailed, nil)
+	}
+	return nil
+}
+
+// printGateJSON prints a gate run as orchestrate gate --json's object.
+func printGateJSON(e *env, gr *loop.GateRun) error {
+	ev := gr.Evaluation
+	results := []gateResultJSON{}
+	for i := range ev.Results {
+		r := &ev.Results[i]
+		results = append(results, gateResultJSON{
+			Name: r.Name(), Outcome: string(r.Outcome), Enforcement: string(r.Enforcement()),
+			ExitCode: r.ExitCode, Duration: r.Duration.Seconds(), Reason: r.Reason(),
+			Log: r.LogPath, Issue: gr.Issues[r.Name()].ID, Approval: gr.Approvals[r.Name()],
+		})
+		if r.Review != nil {
+			results[len(results)-1].Findings = r.Review.Findings
+		}
+	}
+	awaiting := []awaitingJSON{}
+	for _, name := range gr.AwaitingApproval {
+		awaiting = append(awaiting, awaitingJSON{Gate: name, Issue: gr.Approvals[name]})
+	}
+	return e.printJSON(map[string]any{
+		"passed": ev.Passed, "results": results, "warnings": nonNil(ev.Warnings),
+		"resolved": nonNil(gr.Resolved), "feedback": gr.Feedback, "artifacts": gr.Dir,
+		"awaiting_approval": awaiting,
+	})
+}
+
+// printGateText prints a gate run for a person: the results table, the
+// warnings, the issues resolved, the feedback, the approvals awaited.
+func printGateText(e *env, gr *loop.GateRun) error {
+	if err := renderGateTable(e.stdout, gr, true); err != nil {
+		return err
+	}
+	for _, w := range gr.Evaluation.Warnings {
+		fmt.Fprintln(e.stdout, "warning:", w)
+	}
+	for _, id := range gr.Resolved {
+		fmt.Fprintf(e.stdout, "%s resolved: its gate passes\n", id)
+	}
+	if gr.Feedback != "" {
+		fmt.Fprintln(e.stdout)
+		fmt.Fprintln(e.stdout, gr.Feedback)
+	}
+	for _, name := range gr.AwaitingApproval {
+		id := gr.Approvals[name]
+		if id == "" {
+			fmt.Fprintf(e.stdout, "awaiting approval: gate %s (no request filed: --no-record)\n", name)
+			continue
+		}
+		fmt.Fprint(e.stdout, loop.AwaitingApprovalMessage(name, id))
+	}
+	fmt.Fprintf(e.stdout, "artifacts: %s\n", gr.Dir)
+	return nil
+}
+
+// writeCIReports writes what CI reads of an evaluation: the JUnit XML and
+// SARIF files asked for and, under GitHub Actions, the workflow
+// annotations (not with --json: stdout is one JSON object) and summary.md
+// appended to $GITHUB_STEP_SUMMARY.
+func writeCIReports(e *env, gr *loop.GateRun, junit, sarif string) error {
+	cfg, err := e.ws().Config()
+	if err != nil {
+		return err
+	}
+	if junit != "" {
+		data, err := gate.JUnit(gr.Evaluation, cfg.Output)
+		if err == nil {
+			err = fsx.WriteFile(junit, data, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("writing JUnit XML to %s: %w", junit, err)
+		}
+	}
+	if sarif != "" {
+		data, err := gate.SARIF(gr.Evaluation, readBuildVersion().Version)
+		if err == nil {
+			err = fsx.WriteFile(sarif, data, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("writing SARIF to %s: %w", sarif, err)
+		}
+	}
+	if os.Getenv("GITHUB_ACTIONS") != "true" {
+		return nil
+	}
+	if !e.json {
+		fmt.Fprint(e.stdout, gate.Annotations(gr.Evaluation, e.ws().Root(), cfg.Output))
+	}
+	if path := os.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		summary, err := os.ReadFile(filepath.Join(gr.Dir, gate.SummaryFile))
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("appending to $GITHUB_STEP_SUMMARY: %w", err)
+		}
+		_, werr := f.Write(append(summary, '\n'))
+		if err := f.Close(); werr == nil {
+			werr = err
+		}
+		if werr != nil {
+			return fmt.Errorf("appending to $GITHUB_STEP_SUMMARY: %w", werr)
+		}
 	}
 	return nil
 }

@@ -10,11 +10,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "hook",
-		summary: "an agent's Stop and SessionStart hooks (hook stop, hook session-start)",
-		usage: `Usage: orchestrate hook stop|session-start [--agent claude|codex|gemini|cursor]
+var hookCmd = &command{
+	name:    "hook",
+	summary: "an agent's Stop and SessionStart hooks (hook stop, hook session-start)",
+	usage: `Usage: orchestrate hook stop|session-start [--agent claude|codex|gemini|cursor]
 
 The hooks of an agent CLI. hook stop: when the agent says it is done, run
 the quality gates and let it stop, or send it back to work with the
@@ -69,9 +68,11 @@ Attempts are counted in issue_queue.md, per session: the issues a hook
 files carry a Session field (the session ID; an empty one is "(none)"), and
 a hook never touches another session's issues. stop_hook_active is no
 reason to stop: Max-Retries and the halt on identical failures bound the
-loop. The no_auto_retry sentinel and auto_retry_enabled: false let the
-agent stop without running the gates, and so does Cursor's stop of a turn
-that was aborted or ended in an error (status not completed). A process orchestrate launched
+loop. With the no_auto_retry sentinel or auto_retry_enabled: false the
+gates still run and file, and a failure is reported without blocking:
+nothing is retried. Cursor's stop of a turn that was aborted or ended in an
+error (status not completed) lets the agent stop without running the
+gates. A process orchestrate launched
 (ORCHESTRATE_CHILD=1, or ORCHESTRATE_RUN_ID set: an agent under orchestrate
 run, a reviewer, a synthesis, a gate's command) is let through at once,
 whatever its input: orchestrate runs the gates itself. Malformed input
@@ -85,8 +86,7 @@ Examples:
 Exit codes: 0 always once the input is read, whatever the decision (an
 error is a message and an allowed stop); 2 usage.
 `,
-		run: runHook,
-	})
+	run: runHook,
 }
 
 func runHook(e *env, args []string) error {
@@ -193,7 +193,7 @@ func (h *hookCall) stop() {
 	// children: their hooks must do nothing.
 	os.Setenv(loop.ChildEnv, "1")
 	ws := loop.Workspace{Dir: dir, Notify: h.e.notify}
-	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session())
+	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session(), loop.StopInput{AgentFixes: loop.LastAssistantText(in.TranscriptPath)})
 	refreshAnalytics(ws)
 	if err != nil {
 		h.allow("%v; the agent may stop", err)

@@ -31,6 +31,9 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: *update,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"analytics-current": cmdAnalyticsCurrent,
+			"workflow-run":      cmdWorkflowRun,
+			"junit":             cmdJUnit,
+			"sarif":             cmdSARIF,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ORCHESTRATE_NOW", "2024-12-13T10:00:00Z")

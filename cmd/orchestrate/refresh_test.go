@@ -76,6 +76,9 @@ func TestRefreshAnalyticsStarts(t *testing.T) {
 	if err := os.MkdirAll(ws.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(ws.Path(loop.ConfigFile), []byte("gates: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	started := 0
 	startRefresh = func(loop.Workspace) { started++ }
 	defer func() { startRefresh = nil }()

@@ -4,19 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "run",
-		summary: "the self-driving loop: agent, gates, check, until done",
-		usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
+var runCmd = &command{
+	name:    "run",
+	summary: "the self-driving loop: agent, gates, check, until done",
+	usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
 
 Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 
@@ -27,10 +24,14 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
      own process group, killed at agent.timeout), its output in
      runs/<run-id>/agent-<loop>.log, the prompt in prompt-<loop>.md. With
      retry.strategy same the next loops resume it (agent.resume_command,
-     sent resume.md); with fresh every loop starts a new one (sent
+     sent resume.md) in exactly its own session ($ORCHESTRATE_SESSION_ID:
+     the UUID it started with, or the session it reported), never the
+     most recent one; with fresh every loop starts a new one (sent
      continuation.md: the work summary, the feedback, the files changed);
      with auto (the default) a new one after fresh_after_failures failed
-     loops of the same;
+     loops of the same. With no resume command, or no session to resume,
+     every loop starts a new one. What the agent reports of its turns,
+     tokens and cost is a usage row of history.csv;
   3. the quality gates, as orchestrate gate runs them: failures file or
      update issues, passes resolve them;
   4. history.csv (analytics.html is made once, when the run ends);
@@ -39,9 +40,11 @@ Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 The task comes from --task, --task-file (- for stdin), or
 .orchestrator/task.md; with none, the agent works on the open issues. The
 run begins a session (a new run_id) and holds .orchestrator/.run.lock: a
-second run exits at once. The no_auto_retry sentinel, auto_retry_enabled
-and orchestrate abort are looked at before every agent launch and every
-check. Ctrl-C stops the agent and the gates and records the interruption.
+second run exits at once. The no_auto_retry sentinel and
+auto_retry_enabled: false turn off the retries, not the work: the task's
+first launch runs and its gates report, and nothing is retried (with no
+task, no agent is launched). They and orchestrate abort are looked at
+before every agent launch and every check. Ctrl-C stops the agent and the gates and records the interruption.
 Human gates ask a person once every other blocking gate passes: with
 human.wait: exit (the default) the run stops (11), and the next one goes
 on once the request is decided (orchestrate approve or reject); with
@@ -50,8 +53,10 @@ person keeps the last attempt's changes in a git stash entry
 ("orchestrate: ISSUE-… exhausted") and restores the tree.
 
 The agent gets ORCHESTRATE_PROMPT_FILE, ORCHESTRATE_RUN_ID,
-ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed) and
-ORCHESTRATOR_DIR in its environment.
+ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed),
+ORCHESTRATE_SESSION_ID, ORCHESTRATE_CHILD=1 (its hooks run no gates) and
+ORCHESTRATOR_DIR in its environment. agent.profile (claude, codex, gemini,
+aider, opencode, cursor, custom) gives the commands; see the README.
 
 Examples:
   orchestrate run --task "Add a --verbose flag to the CLI"
@@ -65,8 +70,7 @@ human gate awaits approval with human.wait: exit), 12
 gates still fail after --once or --max-loops, 1 error (another run in
 progress, interrupted, a malformed file), 2 usage.
 `,
-		run: runRun,
-	})
+	run: runRun,
 }
 
 func runRun(e *env, args []string) error {
@@ -89,13 +93,7 @@ func runRun(e *env, args []string) error {
 		*maxLoops = 1
 	}
 	if *taskFile != "" {
-		var data []byte
-		var err error
-		if *taskFile == "-" {
-			data, err = io.ReadAll(e.stdin)
-		} else {
-			data, err = os.ReadFile(*taskFile)
-		}
+		data, err := readInput(e, *taskFile, maxTextInput) // capped, and Ctrl-C ends a blocked read
 		if err != nil {
 			return fmt.Errorf("reading the task: %w", err)
 		}
@@ -105,12 +103,12 @@ func runRun(e *env, args []string) error {
 	}
 	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}
 	p := &runPrinter{w: e.stdout, dir: e.dir}
-	var renderer *gate.Renderer
+	var renderer *progressRenderer
 	if !e.json {
 		opt.Step = p.step
 		opt.Progress = func(ev gate.Event) {
 			if renderer == nil {
-				renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
+				renderer = newProgressRenderer(e.stderr, e.stderrIsTerminal())
 			}
 			renderer.Handle(ev)
 		}
@@ -213,17 +211,7 @@ func (p *runPrinter) step(s loop.Step) {
 		if p.closeProgress != nil {
 			p.closeProgress()
 		}
-		rows := [][]string{}
-		for i := range s.Gates.Evaluation.Results {
-			r := &s.Gates.Evaluation.Results[i]
-			issue := s.Gates.Issues[r.Name()].ID
-			if issue == "" {
-				issue = s.Gates.Approvals[r.Name()]
-			}
-			rows = append(rows, []string{r.Name(), string(r.Outcome), strconv.Itoa(r.ExitCode),
-				fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue})
-		}
-		_ = renderTable(p.w, []string{"Gate", "Outcome", "Exit", "Time", "Issue"}, rows)
+		_ = renderGateTable(p.w, s.Gates, false)
 		for _, r := range s.Resolved {
 			fmt.Fprint(p.w, loop.SucceededMessage(r))
 		}
@@ -232,26 +220,9 @@ func (p *runPrinter) step(s loop.Step) {
 	case loop.StepWait:
 		for _, name := range s.Gates.AwaitingApproval {
 			id := s.Gates.Approvals[name]
-			fmt.Fprintf(p.w, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
+			fmt.Fprint(p.w, loop.AwaitingApprovalMessage(name, id))
 		}
 		fmt.Fprintln(p.w, "Waiting for a person's decision (human.wait: block); Ctrl-C stops the run.")
-	}
-}
-
-// printCheck prints a check's decision, for orchestrate check and run.
-func printCheck(w io.Writer, dir string, res loop.CheckResult) {
-	switch res.Outcome {
-	case loop.CheckDisabled:
-		fmt.Fprintf(w, "Auto-retry disabled: %s.\n", res.Reason)
-	case loop.CheckNothing:
-		fmt.Fprintln(w, "No auto-retry needed: no pending auto-retry issue.")
-	case loop.CheckCapReached:
-		fmt.Fprint(w, loop.CapMessage(res))
-	case loop.CheckTriggered:
-		fmt.Fprint(w, loop.TriggeredMessage(res))
-	}
-	if len(res.Exhausted) > 0 {
-		fmt.Fprint(w, loop.ExhaustedMessage(dir, res.Exhausted))
 	}
 }
 
@@ -271,11 +242,4 @@ func (p *runPrinter) end(res *loop.RunResult) {
 		run = fmt.Sprintf(" (run %s, %s)", res.RunID, plural(res.Loops, "loop"))
 	}
 	fmt.Fprintf(p.w, "\nStopped%s: %s.\n", run, res.Reason)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

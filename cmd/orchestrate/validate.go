@@ -10,11 +10,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/session"
 )
 
-func init() {
-	register(&command{
-		name:    "validate",
-		summary: "list every problem in the queue, the session state and the config",
-		usage: `Usage: orchestrate validate [--explain] [--json]
+var validateCmd = &command{
+	name:    "validate",
+	summary: "list every problem in the queue, the session state and the config",
+	usage: `Usage: orchestrate validate [--explain] [--json]
 
 Checks issue_queue.md, session_state.md and config.yaml and prints every
 problem as file:line: message: duplicate issue IDs, an issue with no field
@@ -42,8 +41,7 @@ Examples:
 
 Exit codes: 0 no problems, 1 problems found (or an error), 2 usage.
 `,
-		run: runValidate,
-	})
+	run: runValidate,
 }
 
 type problemJSON struct {
@@ -61,7 +59,7 @@ type gateJSON struct {
 	WorkingDir  string            `json:"working_dir,omitempty"`
 	Env         map[string]string `json:"env,omitempty"`
 	Enforcement string            `json:"enforcement"`
-	MaxRetries  int               `json:"max_retries,omitempty"`
+	MaxRetries  *int              `json:"max_retries,omitempty"`
 	Serial      bool              `json:"serial"`
 	FailFast    bool              `json:"fail_fast"`
 	AutoRetry   bool              `json:"auto_retry"`
@@ -82,9 +80,12 @@ func gatesJSON(gates []config.Gate) []gateJSON {
 	for _, g := range gates {
 		j := gateJSON{
 			Name: g.Name, Type: g.Kind(), Command: g.Command, WorkingDir: g.WorkingDir, Env: g.Env,
-			Enforcement: string(g.Enforcement), MaxRetries: g.MaxRetries, Serial: g.Serial, FailFast: g.FailFast,
+			Enforcement: string(g.Enforcement), Serial: g.Serial, FailFast: g.FailFast,
 			AutoRetry: g.AutoRetry, Priority: g.Priority, Hints: g.Hints, Prompt: g.Prompt, FailOn: g.FailOn,
 			Synthesis: g.Synthesis, DiffBase: g.DiffBase, Preset: g.Preset, Line: g.Line,
+		}
+		if g.MaxRetriesSet || g.MaxRetries > 0 {
+			j.MaxRetries = &g.MaxRetries
 		}
 		if g.Timeout > 0 {
 			j.Timeout = g.Timeout.String()
@@ -132,7 +133,7 @@ func runValidate(e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "%s:%d: %s\n", p.File, p.Line, p.Message)
 		}
 		if len(problems) == 0 {
-			fmt.Fprintf(e.stdout, "ok: %d issues, no problems\n", issues)
+			fmt.Fprintf(e.stdout, "ok: %s, no problems\n", plural(issues, "issue"))
 			if configOK && cfg.Agent.ResumeCommand == "" && cfg.Retry.Strategy != config.StrategyFresh {
 				fmt.Fprintf(e.stdout, "note: %s: agent.resume_command is not set: every loop starts a fresh agent (the %s profile has no resume of its own)\n",
 					ws.Path(loop.ConfigFile), cfg.Agent.Profile)

@@ -185,7 +185,7 @@ func TestWatch(t *testing.T) {
 	start := time.Now()
 	p := startWatch(t, ws)
 	// The first display comes once the watcher is in place.
-	at := p.out.waitFor(t, 0, "ok: 1 issues, no problems", p.exited)
+	at := p.out.waitFor(t, 0, "ok: 1 issue, no problems", p.exited)
 	t.Logf("first display after %v", time.Since(start).Round(time.Millisecond))
 
 	analyticsPath := filepath.Join(ws, "analytics.html")
@@ -229,7 +229,7 @@ func TestWatch(t *testing.T) {
 			write(filepath.Join(ws, ".hidden"), "not watched\n")
 			replace(watchQueue("pending", "after-the-others"))
 		},
-		want: []string{"after-the-others", "ok: 1 issues, no problems"},
+		want: []string{"after-the-others", "ok: 1 issue, no problems"},
 	}, {
 		name: "directory replaced",
 		do: func() {

@@ -77,8 +77,9 @@ func LockWith(ctx context.Context, path string, opt LockOptions) (func(), error)
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			holder := Holder(f)
 			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, ctx.Err())
+			return nil, fmt.Errorf("interrupted while waiting for %s, held by %s: %w", path, holder, ctx.Err())
 		case <-t.C:
 		}
 		delay = min(2*delay, 25*time.Millisecond)

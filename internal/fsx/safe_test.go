@@ -278,3 +278,20 @@ func TestRemoveAllStaleTemps(t *testing.T) {
 		}
 	}
 }
+
+// TestLockInterrupted: a wait for a held lock ended by the context says it
+// was interrupted, and by whom the lock is held, not that locking failed.
+func TestLockInterrupted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	unlock, err := Lock(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = LockWith(ctx, path, LockOptions{})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "interrupted while waiting for "+path+", held by pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("LockWith(ended ctx) = %v", err)
+	}
+}

@@ -1,0 +1,15 @@
+package queue
+
+import "testing"
+
+// The seeds' "completed" is a finished issue: it reads as resolved and is
+// no problem; any other unknown status is one.
+func TestStatusCompleted(t *testing.T) {
+	q := Parse([]byte("## ISSUE-20241213-001\n\n| Field | Value |\n|-------|-------|\n| Status | completed |\n\n## ISSUE-20241213-002\n\n| Field | Value |\n|-------|-------|\n| Status | complete |\n"))
+	if len(q.Problems) != 1 || q.Problems[0].Line != 11 {
+		t.Fatalf("problems = %v; want one, for complete on line 11", q.Problems)
+	}
+	if got := q.Issue("ISSUE-20241213-001").Status(); got != StatusResolved {
+		t.Errorf("Status() of completed = %q; want resolved", got)
+	}
+}
