@@ -11,6 +11,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
@@ -80,7 +81,7 @@ type GateOptions struct {
 // runs/<run-id>/feedback.md.
 //
 // A review gate's failure is filed with its findings at fail_on or worse
-// as the failure's output (gate.SignatureText: no line numbers, no
+// as the failure's output (findings.SignatureText: no line numbers, no
 // suggestions), so that the same findings twice are the same failure; the
 // whole findings go to the issue's Review Findings section. A human gate
 // that awaits approval files an approval request (see TypeApproval), or
@@ -448,17 +449,17 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 
 // gateFailure is the failure a gate's result files, and a review gate's
 // findings for its issue.
-func gateFailure(r *gate.Result) (f Failure, findings string) {
+func gateFailure(r *gate.Result) (f Failure, md string) {
 	code := exitCodeOf(r)
 	// The whole output was signed as it streamed (r.Digest); r.Output is
 	// its head and tail.
 	f = Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name(), Digest: r.Digest}
 	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
-		f.Output, f.Digest = []byte(gate.SignatureText(rev.Blocking())), nil
+		f.Output, f.Digest = []byte(findings.SignatureText(rev.Blocking())), nil
 		// One level down: a level-3 heading would end the section.
-		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
+		md = strings.ReplaceAll("\n"+findings.Markdown(rev.Findings), "\n### ", "\n#### ")[1:]
 	}
-	return f, findings
+	return f, md
 }
 
 // SectionReviewFindings holds a review gate's findings in the issue its

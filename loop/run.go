@@ -412,7 +412,7 @@ func approvals(gr *GateRun) string {
 	var parts []string
 	for _, name := range gr.AwaitingApproval {
 		id := gr.Approvals[name]
-		parts = append(parts, fmt.Sprintf("gate %s in %s (orchestrate approve %s, or orchestrate reject %s --comment \"what to change\")", name, id, id, id))
+		parts = append(parts, fmt.Sprintf("gate %s in %s (%s, or %s)", name, id, ApproveCommand(id), RejectCommand(id)))
 	}
 	return strings.Join(parts, "; ")
 }
