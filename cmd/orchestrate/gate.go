@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -70,8 +71,8 @@ type gateResultJSON struct {
 	Log         string  `json:"log,omitempty"`
 	Issue       string  `json:"issue,omitempty"`
 	// A review gate's findings; a human gate's approval request.
-	Findings []gate.Finding `json:"findings,omitempty"`
-	Approval string         `json:"approval,omitempty"`
+	Findings []findings.Finding `json:"findings,omitempty"`
+	Approval string             `json:"approval,omitempty"`
 }
 
 type awaitingJSON struct {
@@ -88,10 +89,10 @@ func runGate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var renderer *gate.Renderer
+	var renderer *progressRenderer
 	opt := loop.GateOptions{Names: names, NoRecord: *noRecord}
 	if !e.json {
-		renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
+		renderer = newProgressRenderer(e.stderr, e.stderrIsTerminal())
 		opt.Progress = renderer.Handle
 	}
 	gr, err := e.ws().RunGates(e.ctx, e.now, opt)

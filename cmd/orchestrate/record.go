@@ -13,7 +13,8 @@ var recordCmd = &command{
 	usage: `Usage: orchestrate record ID [FILE|-] [--exit-code N] [--gate NAME] [--json]
 
 Records a failed verification of issue ID, with its output from FILE or
-stdin (the default, or -), by the rules of the auto-retry mechanism:
+stdin (the default, or -; at most 1 GiB, signed whole as it streams), by
+the rules of the auto-retry mechanism:
 
   - the failure signature is a SHA256 of the exit class and the output,
     normalized (orchestrate signature --explain shows how);

@@ -103,12 +103,12 @@ func runRun(e *env, args []string) error {
 	}
 	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}
 	p := &runPrinter{w: e.stdout, dir: e.dir}
-	var renderer *gate.Renderer
+	var renderer *progressRenderer
 	if !e.json {
 		opt.Step = p.step
 		opt.Progress = func(ev gate.Event) {
 			if renderer == nil {
-				renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
+				renderer = newProgressRenderer(e.stderr, e.stderrIsTerminal())
 			}
 			renderer.Handle(ev)
 		}
