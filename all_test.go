@@ -247,8 +247,6 @@ const (
 var oversizeAllowance = map[string]size{
 	"analytics.(*computer).add":    {151, 45},
 	"analytics.(*computer).finish": {116, 24},
-	"cmd/orchestrate.runGate":      {99, 25},
-	"cmd/orchestrate.runInit":      {95, 24},
 	"config.(*parser).gate":        {190, 60},
 	"config.FormatGates":           {85, 32},
 	"gate.Diff":                    {84, 22},
