@@ -15,7 +15,6 @@ import (
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
-	"github.com/orchestrate-dev/orchestrate/session"
 )
 
 // demoFiles is the demo project: calc.sh with two bugs, a test script per
@@ -24,11 +23,10 @@ import (
 //go:embed all:demo
 var demoFiles embed.FS
 
-func init() {
-	register(&command{
-		name:    "demo",
-		summary: "the offline end-to-end demo: a fix, a retry, a halt, the analytics",
-		usage: `Usage: orchestrate demo [--dir D] [--json]
+var demoCmd = &command{
+	name:    "demo",
+	summary: "the offline end-to-end demo: a fix, a retry, a halt, the analytics",
+	usage: `Usage: orchestrate demo [--dir D] [--json]
 
 Runs orchestrate run on a bundled tiny project, offline and in seconds, with
 a scripted agent in place of an LLM, so that you see the whole loop:
@@ -56,8 +54,7 @@ Examples:
 
 Exit codes: 0 the demo went as scripted, 1 error, 2 usage.
 `,
-		run: runDemo,
-	})
+	run: runDemo,
 }
 
 func runDemo(e *env, args []string) error {
@@ -184,11 +181,7 @@ func writeDemo(root, wsDir string) error {
 
 // demoEpilogue prints the status table and where to look.
 func demoEpilogue(e *env, ws loop.Workspace, res *loop.RunResult) error {
-	q, err := queue.Load(ws.Path(loop.QueueFile))
-	if err != nil {
-		return err
-	}
-	s, err := session.Load(ws.Path(loop.StateFile))
+	q, s, err := loadStatus(ws)
 	if err != nil {
 		return err
 	}
