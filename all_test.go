@@ -247,27 +247,10 @@ const (
 var oversizeAllowance = map[string]size{
 	"analytics.(*computer).add":    {151, 45},
 	"analytics.(*computer).finish": {116, 24},
-	"cmd/orchestrate.runGate":      {99, 25},
-	"cmd/orchestrate.runInit":      {95, 24},
 	"config.(*parser).gate":        {190, 60},
 	"config.FormatGates":           {85, 32},
-	"gate.Diff":                    {84, 22},
-	"gate.execute":                 {191, 40},
-	"gate.FailureExcerpt":          {101, 38},
-	"gate.parseMarkdownFindings":   {97, 31},
-	"gate.Evaluate":                {106, 34},
-	"gate.(*Report).Markdown":      {81, 23},
-	"gate.runReview":               {150, 25},
-	"gate.supervise":               {108, 28},
-	"loop.Workspace.RunGates":      {158, 45},
-	"loop.Workspace.StopHook":      {92, 23},
-	"loop.(*runner).loop":          {87, 30},
-	"loop.(*runner).launch":        {137, 25},
-	"loop.Watch":                   {124, 29},
-	"loop.Workspace.Check":         {96, 24},
 	"queue.parse":                  {81, 24},
 	"queue.escapeLines":            {50, 30},
-	"signature.classify":           {77, 36},
 }
 
 type size struct{ lines, complexity int }
