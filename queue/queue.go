@@ -177,84 +177,99 @@ func (q *Queue) Partial() bool { return q.partial }
 // parse is Parse, of the pieces keep accepts when it is not nil.
 func parse(data []byte, keep func(piece []byte) bool) *Queue {
 	q := &Queue{src: mdpatch.NewSource(data), partial: keep != nil}
-	var cur *Issue
-	var sec *Section
-	closeSection := func(at int) {
-		if sec != nil {
-			sec.end = at
-			sec = nil
-		}
-	}
-	closeIssue := func(at int) {
-		if cur != nil {
-			closeSection(at)
-			cur.end = at
-			cur = nil
-		}
-	}
-	lastID := ""         // of the last issue read
-	var skipped [][2]int // the pieces skipped since
-	// lastIssue returns the ID of the last issue before here, read or not.
-	lastIssue := func() string {
-		for i := len(skipped) - 1; i >= 0; i-- {
-			id := ""
-			q.src.WalkPiece(skipped[i][0], skipped[i][1], func(b mdpatch.Block) {
-				if b.Kind == mdpatch.Heading && b.Level == 2 && isIssueTitle(b.Title) {
-					id = b.Title
-				}
-			})
-			if id != "" {
-				lastID, skipped = id, nil
-				return id
-			}
-		}
-		skipped = nil
-		return lastID
-	}
-	walk := func(b mdpatch.Block) {
-		switch {
-		case b.Kind == mdpatch.Heading && b.Level <= 2:
-			closeIssue(b.Start)
-			if b.Level == 2 && isIssueTitle(b.Title) {
-				cur = &Issue{ID: b.Title, Line: q.src.Line(b.Start), q: q, start: b.Start}
-				q.Issues = append(q.Issues, cur)
-				lastID, skipped = cur.ID, nil
-			}
-		case cur == nil:
-			if b.Kind == mdpatch.Heading && b.Level == 3 {
-				if id := lastIssue(); id != "" {
-					// Most often text pasted into an issue with a line of
-					// dashes under it, which markdown reads as a heading.
-					q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, id)
-				}
-			}
-		case b.Kind == mdpatch.Heading && b.Level == 3:
-			closeSection(b.Start)
-			sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), q: q, headEnd: b.End}
-			cur.sections = append(cur.sections, sec)
-		case b.Kind == mdpatch.TableBlock && sec == nil && cur.table == nil && len(b.Table.Header.Cells) >= 2:
-			var missing []int
-			cur.table, missing = q.src.FieldTable(b.Table)
-			for _, line := range missing {
-				q.problem(line, "%s: table row has a missing cell", cur.ID)
-			}
-		}
-	}
+	r := &reader{q: q}
 	if keep == nil {
-		q.src.Walk(walk)
+		q.src.Walk(r.block)
 	} else {
-		q.src.WalkSome(keep, func(start, end int) {
-			// The piece starts with a level-2 heading, which ends the
-			// issue before it.
-			closeIssue(start)
-			skipped = append(skipped, [2]int{start, end})
-			q.skipped = append(q.skipped, [2]int{start, end})
-		}, walk)
+		q.src.WalkSome(keep, r.skip, r.block)
 	}
-	closeIssue(len(q.src.Text))
+	r.closeIssue(len(q.src.Text))
 	q.validate()
 	sort.SliceStable(q.Problems, func(i, j int) bool { return q.Problems[i].Line < q.Problems[j].Line })
 	return q
+}
+
+// reader follows parse through the blocks of the text: the issue and the
+// section being read.
+type reader struct {
+	q       *Queue
+	cur     *Issue
+	sec     *Section
+	lastID  string   // of the last issue read
+	skipped [][2]int // the pieces skipped since
+}
+
+func (r *reader) closeSection(at int) {
+	if r.sec != nil {
+		r.sec.end = at
+		r.sec = nil
+	}
+}
+
+func (r *reader) closeIssue(at int) {
+	if r.cur != nil {
+		r.closeSection(at)
+		r.cur.end = at
+		r.cur = nil
+	}
+}
+
+// skip notes a piece that ParseSome does not read.
+func (r *reader) skip(start, end int) {
+	// The piece starts with a level-2 heading, which ends the issue before it.
+	r.closeIssue(start)
+	r.skipped = append(r.skipped, [2]int{start, end})
+	r.q.skipped = append(r.q.skipped, [2]int{start, end})
+}
+
+// lastIssue returns the ID of the last issue before here, read or not.
+func (r *reader) lastIssue() string {
+	for i := len(r.skipped) - 1; i >= 0; i-- {
+		id := ""
+		r.q.src.WalkPiece(r.skipped[i][0], r.skipped[i][1], func(b mdpatch.Block) {
+			if b.Kind == mdpatch.Heading && b.Level == 2 && isIssueTitle(b.Title) {
+				id = b.Title
+			}
+		})
+		if id != "" {
+			r.lastID, r.skipped = id, nil
+			return id
+		}
+	}
+	r.skipped = nil
+	return r.lastID
+}
+
+// block reads one block of the text.
+func (r *reader) block(b mdpatch.Block) {
+	q, cur := r.q, r.cur
+	switch {
+	case b.Kind == mdpatch.Heading && b.Level <= 2:
+		r.closeIssue(b.Start)
+		if b.Level == 2 && isIssueTitle(b.Title) {
+			r.cur = &Issue{ID: b.Title, Line: q.src.Line(b.Start), q: q, start: b.Start}
+			q.Issues = append(q.Issues, r.cur)
+			r.lastID, r.skipped = r.cur.ID, nil
+		}
+	case cur == nil:
+		if b.Kind == mdpatch.Heading && b.Level == 3 {
+			if id := r.lastIssue(); id != "" {
+				// Most often text pasted into an issue with a line of
+				// dashes under it, which markdown reads as a heading.
+				q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, id)
+			}
+		}
+	case b.Kind == mdpatch.Heading && b.Level == 3:
+		r.closeSection(b.Start)
+		r.sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), q: q, headEnd: b.End}
+		cur.sections = append(cur.sections, r.sec)
+	case b.Kind == mdpatch.TableBlock && r.sec == nil && cur.table == nil && len(b.Table.Header.Cells) >= 2:
+		var missing []int
+		cur.table, missing = q.src.FieldTable(b.Table)
+		for _, line := range missing {
+			q.problem(line, "%s: table row has a missing cell", cur.ID)
+		}
+	}
 }
 
 // isIssueTitle reports whether a level-2 heading is an issue's: its text
