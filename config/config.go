@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
 // Defaults. The retry limits are those of the auto-retry mechanism (seed 004);
@@ -219,19 +221,7 @@ func (g Gate) Kind() string {
 }
 
 // Problem is one thing wrong in a config file.
-type Problem struct {
-	File string
-	Line int // 0 when the problem has no line
-	Msg  string
-}
-
-// String formats p the way compilers do: "config.yaml:12: message".
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
-	}
-	return fmt.Sprintf("%s: %s", p.File, p.Msg)
-}
+type Problem = problem.Problem
 
 // Default returns the configuration used when there is no config.yaml: the
 // default limits and no gates.

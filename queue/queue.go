@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 )
 
@@ -91,7 +92,7 @@ func CanonicalName(name string) string {
 }
 
 // Problem is something wrong in the queue, at a line.
-type Problem = mdpatch.Problem
+type Problem = problem.Problem
 
 // Queue is a parsed issue_queue.md and the changes made to it since.
 type Queue struct {

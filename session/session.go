@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
 // The fields of the Auto-Retry State table.
@@ -45,7 +46,7 @@ type State struct {
 	src      *mdpatch.Source
 	table    *mdpatch.FieldTable // nil when the file has no such table
 	pending  [][2]string         // fields of a section this change appends
-	Problems []mdpatch.Problem
+	Problems []problem.Problem
 	// Line is the line of the Auto-Retry State heading, 0 when missing.
 	Line int
 }
@@ -79,7 +80,7 @@ func Parse(data []byte) *State {
 }
 
 func (s *State) problem(line int, format string, args ...any) {
-	s.Problems = append(s.Problems, mdpatch.Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
+	s.Problems = append(s.Problems, problem.Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (s *State) validate() {

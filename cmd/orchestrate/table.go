@@ -5,7 +5,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
 // renderTable prints rows as a terminal table.
@@ -26,9 +26,9 @@ func renderTable(w io.Writer, header []string, rows [][]string) error {
 
 // problemsError returns the error for a file with problems, naming the
 // first one as path:line: message; nil when there are none.
-func problemsError(path string, problems []mdpatch.Problem) error {
+func problemsError(path string, problems []problem.Problem) error {
 	if len(problems) == 0 {
 		return nil
 	}
-	return &mdpatch.ValidationError{Path: path, Problems: problems}
+	return &problem.ValidationError{Path: path, Problems: problems}
 }
