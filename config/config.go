@@ -1,4 +1,17 @@
 // Package config reads .orchestrator/config.yaml strictly, reporting every problem with its line.
+//
+// Its API is what a program reading config.yaml needs: Load and ParseIn; the
+// Config they return, with the types of its fields (Retry, Agent, Output,
+// Human, Gate, Dimension, When, Clause, Enforcement); Problem; and the names
+// of the values the file takes and its defaults (the Strategy, Exhaustion,
+// HumanWait, Profile, Preset, Priority and Type constants, the Default
+// constants, Default and DefaultOutput, Presets, Profiles, ReviewPriorities,
+// BuiltinDimensions). The
+// other exported names serve the orchestrate command and its packages
+// (DefaultGates, FormatGates and FormatAgent for init and validate --explain;
+// LookupProfile, Profile, CheckCommands, EnvSessionID and the Session and
+// Usage constants for starting agents): they are not API and may change with
+// it. The module is at v0: the API follows config.yaml and changes with it.
 package config
 
 import (
@@ -73,11 +86,11 @@ const (
 	PriorityLow      = "low"
 )
 
-// EnforcementForPriority is seed 002's SEVERITY_TO_ENFORCEMENT mapping:
+// enforcementForPriority is seed 002's SEVERITY_TO_ENFORCEMENT mapping:
 // critical is blocking, high and medium are advisory, low is informational.
 // A gate with no priority is blocking, as a gate with no enforcement mode is in
 // the seed ("Default enforcement mode = blocking").
-func EnforcementForPriority(priority string) Enforcement {
+func enforcementForPriority(priority string) Enforcement {
 	switch priority {
 	case PriorityHigh, PriorityMedium:
 		return Advisory

@@ -17,20 +17,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Parse parses the content of a config file; file is the name used in the
-// problems. It reports every problem it finds, not only the first: unknown
-// keys at any level, wrong types, invalid values, bad durations, duplicate keys
-// and gate names, gates without a name or a command. The Config it returns is
-// always non-nil, with defaults where the file says nothing, but only to be
-// trusted when there are no problems.
-func Parse(file string, data []byte) (cfg *Config, problems []Problem) {
-	return ParseIn(file, data, "")
-}
-
-// ParseIn is Parse for the config of the repository in repoDir, where
-// gates.preset finds the language's test and type-check commands (see
-// DefaultGates); Parse finds none, so that a preset's tests gate needs its
-// command from gates.list.
+// ParseIn parses the content of the config file of the repository in
+// repoDir; file is the name used in the problems. It reports every problem it
+// finds, not only the first: unknown keys at any level, wrong types, invalid
+// values, bad durations, duplicate keys and gate names, gates without a name
+// or a command. The Config it returns is always non-nil, with defaults where
+// the file says nothing, but only to be trusted when there are no problems.
+//
+// gates.preset finds the language's test and type-check commands in repoDir
+// (see DefaultGates); with repoDir "" it finds none, so that a preset's tests
+// gate needs its command from gates.list.
 func ParseIn(file string, data []byte, repoDir string) (cfg *Config, problems []Problem) {
 	p := &parser{file: file, repoDir: repoDir}
 	cfg = Default()
@@ -843,10 +839,10 @@ func (p *parser) diffBase(v *yaml.Node, key string, dst *string) {
 	}
 }
 
-// when reads a human gate's condition (see ParseWhen).
+// when reads a human gate's condition (see parseWhen).
 func (p *parser) when(v *yaml.Node, key string, dst **When) {
 	if s, good := p.nonEmpty(v, key); good {
-		w, err := ParseWhen(s)
+		w, err := parseWhen(s)
 		if err != nil {
 			p.add(v.Line, "%s: %v", key, err)
 			return
@@ -877,7 +873,7 @@ func (r *gateReader) settleEnforcement(n *yaml.Node, kind string) {
 	case g.Enforcement == "" && kind == TypeHuman:
 		g.Enforcement = Blocking
 	case g.Enforcement == "":
-		g.Enforcement = EnforcementForPriority(g.Priority)
+		g.Enforcement = enforcementForPriority(g.Priority)
 	}
 	if kind == TypeHuman && g.Enforcement != Blocking {
 		line := n.Line

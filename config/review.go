@@ -103,7 +103,7 @@ func presetGates(preset, reviewCommand, lang string) []Gate {
 		if g.IsHuman() {
 			g.Enforcement = Blocking
 		} else {
-			g.Enforcement = EnforcementForPriority(g.Priority)
+			g.Enforcement = enforcementForPriority(g.Priority)
 		}
 		g.AutoRetry = g.Enforcement == Blocking
 	}

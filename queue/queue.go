@@ -1,5 +1,14 @@
 // Package queue reads, validates and patches issue_queue.md, the markdown
 // issue queue, changing only the bytes of what changed.
+//
+// Its API is the reading and writing of the queue: Load, LoadSome, Parse,
+// ParseSome, Update and UpdateSome; Queue, Issue, Field and Section with their
+// methods; Problem and ValidationError; and the names of the seed's format
+// (the Field, Status and Section constants, SeedFields, Statuses,
+// DefaultMaxRetries). CanonicalName, CheckValue, ParseBool and FormatList
+// are helpers the orchestrate command and its packages share for values
+// they write into fields; they are not API and may change. The module is at
+// v0: the API follows issue_queue.md and changes with it.
 package queue
 
 import (
@@ -390,8 +399,8 @@ func parseCount(v string) (int, error) {
 // ParseBool reads true/false, yes/no and 1/0, in any case.
 func ParseBool(v string) (bool, error) { return mdpatch.ParseBool(v) }
 
-// ParseList reads `[a, b]` (brackets optional) into its items.
-func ParseList(v string) []string {
+// parseList reads `[a, b]` (brackets optional) into its items.
+func parseList(v string) []string {
 	v = strings.TrimSpace(strings.Trim(strings.TrimSpace(v), "`"))
 	v = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
 	var items []string
@@ -514,7 +523,7 @@ func (is *Issue) Bool(name string, def bool) bool {
 // List returns a list field's items.
 func (is *Issue) List(name string) []string {
 	v, _ := is.Get(name)
-	return ParseList(v)
+	return parseList(v)
 }
 
 // Set changes a field, or adds it (in the seed's spelling, as a new row in

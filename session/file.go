@@ -5,7 +5,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
-// Load reads and parses the state at path; a missing file reads as Template.
+// Load reads and parses the state at path; a missing file reads as a new one.
 func Load(path string) (*State, error) {
 	data, _, err := fsx.ReadFile(path)
 	if err != nil {
