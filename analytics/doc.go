@@ -76,9 +76,8 @@
 // # API
 //
 // All of its exported names are API: the history (Event and the names of its events,
-// outcomes and details, TimeFormat, ValidID, AppendHistory, ReadHistory, RowError,
-// and Usage with ParseUsage and FormatUsage for usage rows) and the report (Compute,
-// Metrics and the types of its fields, Render with RenderOptions, Generate). The
-// module is at v0: the API follows history.csv and analytics.html and changes with
-// them.
+// outcomes and details, TimeFormat, ValidID, AppendHistory, ReadHistory, and Usage
+// with ParseUsage and FormatUsage for usage rows) and the report (Compute, Metrics
+// and the types of its fields, Render with RenderOptions, Generate). The module is
+// at v0: the API follows history.csv and analytics.html and changes with them.
 package analytics

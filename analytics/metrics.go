@@ -318,7 +318,7 @@ func newComputer() *computer {
 	return c
 }
 
-func (c *computer) bad(e *RowError) {
+func (c *computer) bad(e *rowError) {
 	c.m.Malformed++
 	if len(c.m.MalformedRows) < keepMalformed {
 		c.m.MalformedRows = append(c.m.MalformedRows, MalformedRow{Line: e.Line, Message: e.Err.Error()})
