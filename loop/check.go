@@ -83,35 +83,9 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		return res, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckDisabled, Detail: reason})
 	}
 
-	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
-	held := 0 // candidates the cap holds back
-	sel := func(is *queue.Issue) bool {
-		// An agent session's own issues are retried by its Stop hook.
-		s, _ := is.Get(FieldSession)
-		return s == ""
-	}
-	// Two files, one step: the intent, written first, lets the next
-	// command finish the step should this one die between the two.
-	var intent *checkIntent
-	if !capped {
-		if intent, err = w.prepareCheck(cfg, run, res.TotalAutoRetries, sel); err != nil {
-			return res, err
-		}
-	}
-	err = w.updateQueue(func(q *queue.Queue) error {
-		res.Retried, res.Exhausted, held = retryStep(q, cfg, sel, capped)
-		return nil
-	})
+	held, err := w.retryQueue(cfg, run, &res)
 	if err != nil {
-		if intent != nil {
-			w.dropIntent()
-		}
 		return res, err
-	}
-	if intent != nil && len(res.Retried) == 0 {
-		if err := w.dropIntent(); err != nil {
-			return res, err
-		}
 	}
 	var events []analytics.Event
 	switch {
@@ -122,28 +96,9 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 			analytics.Event{Time: now, RunID: run, Event: analytics.EventCap, Detail: fmt.Sprintf("total_auto_retries=%d", res.TotalAutoRetries)})
 	case len(res.Retried) > 0:
 		res.Outcome = CheckTriggered
-		if now := newIntent(run, res.TotalAutoRetries, res.Retried); !now.same(intent) {
-			// The queue changed between the look and the write.
-			if err := w.writeIntent(now); err != nil {
-				return res, err
-			}
-		}
 		res.TotalAutoRetries++
-		reason := retryReason(res.Retried)
-		err := session.Update(w.Path(StateFile), func(s *session.State) error {
-			s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
-			s.Set(session.LastRetryReason, reason)
-			return nil
-		})
-		if err != nil {
-			// The queue, the commit point, is written: the intent makes
-			// the next command write the state.
-			err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
-			if werr := w.warn(err); werr != nil {
-				return res, werr
-			}
-		} else if err := w.dropIntent(); err != nil {
-			return res, w.warn(err)
+		if err := w.countRetry(res.Retried); err != nil {
+			return res, err
 		}
 		events = checkEvents(now, run, res.Retried, nil)
 	case len(res.Exhausted) > 0:
@@ -154,6 +109,71 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckNothing})
 	}
 	return res, w.appendHistory(events...)
+}
+
+// retryQueue is the check's step on the queue (retryStep), its intent
+// written first, into res: the issues retried and those that wait for a
+// person. It returns how many candidates the global cap held back.
+func (w Workspace) retryQueue(cfg *config.Config, run string, res *CheckResult) (held int, err error) {
+	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
+	sel := func(is *queue.Issue) bool {
+		// An agent session's own issues are retried by its Stop hook.
+		s, _ := is.Get(FieldSession)
+		return s == ""
+	}
+	// Two files, one step: the intent, written before the queue is, lets
+	// the next command finish the step should this one die between the
+	// two. It is written for what is about to be written, each time the
+	// queue's update is worked out.
+	var intent *checkIntent
+	err = w.updateQueue(func(q *queue.Queue) error {
+		res.Retried, res.Exhausted, held = retryStep(q, cfg, sel, capped)
+		if len(res.Retried) == 0 {
+			return nil
+		}
+		in := newIntent(run, res.TotalAutoRetries, res.Retried)
+		if in.same(intent) {
+			return nil
+		}
+		intent = in
+		return w.writeIntent(in)
+	})
+	if err != nil {
+		// An intent left is settled by the next command, by the queue.
+		return held, err
+	}
+	if intent != nil && len(res.Retried) == 0 {
+		// The queue changed under the update, which retried nothing in
+		// the end.
+		if err := w.dropIntent(); err != nil {
+			return held, err
+		}
+	}
+	return held, nil
+}
+
+// countRetry is the check's step on the session state once the queue,
+// the commit point, is written: total_auto_retries + 1 and
+// last_retry_reason, then the intent dropped. A failure of either is past
+// the commit point: it is a warning (see warn).
+func (w Workspace) countRetry(retried []IssueRef) error {
+	reason := retryReason(retried)
+	err := session.Update(w.Path(StateFile), func(s *session.State) error {
+		s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
+		s.Set(session.LastRetryReason, reason)
+		return nil
+	})
+	if err != nil {
+		// The queue, the commit point, is written: the intent makes
+		// the next command write the state.
+		err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
+		if werr := w.warn(err); werr != nil {
+			return werr
+		}
+	} else if err := w.dropIntent(); err != nil {
+		return w.warn(err)
+	}
+	return nil
 }
 
 // retryReason is last_retry_reason for a check that retried issues.

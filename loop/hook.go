@@ -488,15 +488,15 @@ func WaitingMessage(dir string, refs []IssueRef) string {
 // exhausted; of any session, or none) whose failure signature is that of a
 // failed gate's result, with the signature; an empty ref when none. A
 // failure that is not counted (infrastructure, empty output) belongs to
-// none. It reads the whole queue, a hook's workspace too: the issue may be
-// any session's.
+// none. The issue may be any session's: it reads every issue whose text
+// holds the signature (queue.LoadSome), and no other.
 func (w Workspace) waitingFor(cfg *config.Config, r *gate.Result) (IssueRef, string) {
 	f, _ := gateFailure(r)
 	sig, normalized := w.Signature(f)
 	if f.Class() == signature.Infra || signature.Empty(normalized) {
 		return IssueRef{}, ""
 	}
-	q, err := queue.Load(w.Path(QueueFile))
+	q, err := queue.LoadSome(w.Path(QueueFile), sig)
 	if err != nil {
 		return IssueRef{}, ""
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/session"
@@ -50,22 +49,6 @@ func (in *checkIntent) same(o *checkIntent) bool {
 		}
 	}
 	return true
-}
-
-// prepareCheck works out, on the queue as it is, what a check would
-// retry, and when it would retry anything, writes the intent before the
-// queue is touched. The caller holds the lock.
-func (w Workspace) prepareCheck(cfg *config.Config, run string, total int, sel func(*queue.Issue) bool) (*checkIntent, error) {
-	q, err := queue.Load(w.Path(QueueFile))
-	if err != nil || len(q.Problems) > 0 {
-		return nil, nil // the update reports it
-	}
-	retried, _, _ := retryStep(q, cfg, sel, false)
-	if len(retried) == 0 {
-		return nil, nil
-	}
-	in := newIntent(run, total, retried)
-	return in, w.writeIntent(in)
 }
 
 func (w Workspace) writeIntent(in *checkIntent) error {

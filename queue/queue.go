@@ -5,9 +5,9 @@
 // ParseSome, Update and UpdateSome; Queue, Issue, Field and Section with their
 // methods; Problem and ValidationError; and the names of the seed's format
 // (the Field, Status and Section constants, SeedFields, Statuses,
-// DefaultMaxRetries). CanonicalName, CheckValue, ParseBool and FormatList
-// are helpers the orchestrate command and its packages share for values
-// they write into fields; they are not API and may change. The module is at
+// DefaultMaxRetries). CanonicalName, CheckValue, ParseBool, FormatList and
+// ParseList are helpers the orchestrate command and its packages share for
+// the values of fields; they are not API and may change. The module is at
 // v0: the API follows issue_queue.md and changes with it.
 package queue
 
@@ -399,8 +399,8 @@ func parseCount(v string) (int, error) {
 // ParseBool reads true/false, yes/no and 1/0, in any case.
 func ParseBool(v string) (bool, error) { return mdpatch.ParseBool(v) }
 
-// parseList reads `[a, b]` (brackets optional) into its items.
-func parseList(v string) []string {
+// ParseList reads `[a, b]` (brackets optional) into its items.
+func ParseList(v string) []string {
 	v = strings.TrimSpace(strings.Trim(strings.TrimSpace(v), "`"))
 	v = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
 	var items []string
@@ -523,7 +523,7 @@ func (is *Issue) Bool(name string, def bool) bool {
 // List returns a list field's items.
 func (is *Issue) List(name string) []string {
 	v, _ := is.Get(name)
-	return parseList(v)
+	return ParseList(v)
 }
 
 // Set changes a field, or adds it (in the seed's spelling, as a new row in
@@ -848,7 +848,8 @@ func CheckValue(name, value string) error {
 
 // safeBody returns a section's body as text that creates no structure in
 // the queue: clean text (textclean.Text: no control bytes, valid UTF-8),
-// where no line can be read as a heading (a "#" line, a setext underline),
+// where no line can be read as a heading of level 1 to 3 ("#", "##" or
+// "###" and a space, a setext underline),
 // an HTML block or a code fence left open that would hide what follows.
 // Such lines outside fenced code get a backslash in front, markdown's
 // escape; a fence left open is closed. If the result still parses with a
@@ -893,7 +894,10 @@ func escapeLines(body string, all bool) string {
 			continue
 		}
 		underline := (c == '=' || c == '-') && strings.TrimRight(trimmed, " \t") == strings.Repeat(string(c), len(strings.TrimRight(trimmed, " \t")))
-		if c == '#' || c == '<' || underline || all && (c == '`' || c == '~') {
+		// A heading of level 1 to 3 ends or starts an issue or a section;
+		// "####" and deeper are a section's own.
+		heading := c == '#' && run('#') <= 3 && (len(trimmed) == run('#') || trimmed[run('#')] == ' ' || trimmed[run('#')] == '\t')
+		if heading || c == '<' || underline || all && (c == '`' || c == '~' || c == '#') {
 			lines[i] = l[:indent] + `\` + trimmed
 		}
 	}

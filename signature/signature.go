@@ -142,8 +142,9 @@ const (
 	// Window is how much text the passes over several lines (dropping
 	// passing tests, sorting failure blocks) see at once. An output longer
 	// than that is normalized window by window: blocks are sorted within a
-	// window, which ends at the first line after Window bytes that starts
-	// no block (or at twice Window bytes, whatever the line).
+	// window, which ends at the first line after Window bytes of normalized
+	// text that starts no block (or at twice Window bytes, whatever the
+	// line, or after four times Window bytes of output).
 	Window = 1 << 20
 	// KeepNormalized is how much of the normalized text a Digest keeps.
 	KeepNormalized = 1 << 20
@@ -176,6 +177,7 @@ type Writer struct {
 	lines   []line // the current window
 	out     []byte // the current window, normalized
 	size    int    // bytes of text in lines
+	rawSize int    // bytes of output the lines came from
 	h       hash.Hash
 	explain io.Writer
 	keep    strings.Builder // the first KeepNormalized bytes of the normalized text
@@ -203,11 +205,22 @@ func (w *Writer) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			w.partial = append(w.partial, p...)
-			for len(w.partial) >= MaxLine {
-				w.addLine(w.partial[:MaxLine])
-				w.partial = append(w.partial[:0], w.partial[MaxLine:]...)
+			if len(w.partial) > 0 {
+				// Fill the line started before up to MaxLine.
+				k := min(MaxLine-len(w.partial), len(p))
+				w.partial = append(w.partial, p[:k]...)
+				p = p[k:]
+				if len(w.partial) < MaxLine {
+					break
+				}
+				w.addLine(w.partial)
+				w.partial = w.partial[:0]
 			}
+			for len(p) >= MaxLine {
+				w.addLine(p[:MaxLine])
+				p = p[MaxLine:]
+			}
+			w.partial = append(w.partial, p...)
 			break
 		}
 		if len(w.partial) > 0 {
@@ -265,10 +278,15 @@ func (w *Writer) addOne(raw []byte) {
 		}
 	} else {
 		l = classify(maskLine(cleanLine(string(raw)), w.paths))
+		// The text may be a small part of the long line's memory (or an
+		// empty string that points into it): keep only the text.
+		l.text = strings.Clone(l.text)
 	}
 	w.lines = append(w.lines, l)
 	w.size += len(l.text) + 1
-	if w.size >= Window && (l.kind&blockKinds == 0 && l.indent == 0 && l.text != "" || w.size >= 2*Window) {
+	w.rawSize += len(raw) + 1
+	if w.size >= Window && (l.kind&blockKinds == 0 && l.indent == 0 && l.text != "" || w.size >= 2*Window) ||
+		w.rawSize >= 4*Window {
 		w.flush()
 	}
 }
@@ -303,7 +321,7 @@ func (w *Writer) flush() {
 	}
 	w.out = out
 	clear(w.lines)
-	w.lines, w.size = w.lines[:0], 0
+	w.lines, w.size, w.rawSize = w.lines[:0], 0, 0
 }
 
 // Digest finishes the normalization and returns its result. Later calls

@@ -213,7 +213,6 @@ var (
 	reGoResult = regexp.MustCompile(`^(\s*)--- (FAIL|PASS|SKIP): (\S+) \(`)
 	reGoOK     = regexp.MustCompile(`^ok\s+\S+\s+(?:<dur>|\(cached\)|\[no tests to run\])`)
 	reGoNoTest = regexp.MustCompile(`^\?\s+\S+\s+\[no test files\]$`)
-	rePyDots   = regexp.MustCompile(`^[.FEsxu]+$`)
 	rePyRan    = regexp.MustCompile(`^Ran \d+ tests? in `)
 	// unittest -v: "test_add (__main__.CalcTest.test_add) ... FAIL".
 	rePyVerbose = regexp.MustCompile(`^\S+ \(\S+\) \.\.\. (?:FAIL|ERROR|skipped|expected failure|unexpected success)`)
@@ -233,13 +232,26 @@ func isNoise(l string) bool {
 		strings.HasPrefix(l, "ok") && reGoOK.MatchString(l),
 		strings.HasPrefix(l, "?") && reGoNoTest.MatchString(l),
 		strings.HasPrefix(l, "-test.shuffle "),
-		l != "" && l != "..." && strings.IndexByte(".FEsxu", l[0]) >= 0 && rePyDots.MatchString(l),
+		l != "" && l != "..." && isProgressDots(l),
 		strings.HasSuffix(l, " ... ok"),
 		strings.HasPrefix(t, "✔ "),
 		isRunnerNoise(l):
 		return true
 	}
 	return false
+}
+
+// isProgressDots reports whether l is made of unittest's progress letters
+// only: ".", "F", "E", "s", "x", "u".
+func isProgressDots(l string) bool {
+	for i := 0; i < len(l); i++ {
+		switch l[i] {
+		case '.', 'F', 'E', 's', 'x', 'u':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // isFailHeader reports whether a line opens an indented failure block: go

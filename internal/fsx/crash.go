@@ -1,7 +1,9 @@
 package fsx
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -34,4 +36,20 @@ func Step(what string) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
+}
+
+// FailWriteEnv names the environment variable that makes every write of
+// the file of that name fail as on a full disk (ENOSPC): the tests use it
+// to hold what a command leaves when a write fails.
+const FailWriteEnv = "ORCHESTRATE_FAIL_WRITE"
+
+var failWrite = os.Getenv(FailWriteEnv)
+
+// injected returns the error of a write of path that FailWriteEnv makes
+// fail, or nil.
+func injected(path string) error {
+	if failWrite != "" && filepath.Base(path) == failWrite {
+		return fmt.Errorf("writing %s: %w", path, syscall.ENOSPC)
+	}
+	return nil
 }

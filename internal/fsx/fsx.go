@@ -97,6 +97,9 @@ func writeTemp(path string, data []byte, perm fs.FileMode) (string, func(), erro
 // removed. Until then it holds a lock on the file, which tells
 // RemoveStaleTemps that its writer is alive.
 func writeTempFunc(path string, perm fs.FileMode, write func(io.Writer) error) (string, func(), error) {
+	if err := injected(path); err != nil {
+		return "", nil, err
+	}
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
 		perm = fi.Mode().Perm()
 	}

@@ -68,6 +68,11 @@ func checkTarget(path string) error {
 // never blocks (a FIFO), and that anything but a regular file is refused
 // with a *NotRegularError.
 func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		if err := injected(path); err != nil {
+			return nil, err
+		}
+	}
 	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, perm)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {

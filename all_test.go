@@ -1,0 +1,387 @@
+package orchestrate_test
+
+// Tests of the repository itself, as golang.org/x/vuln's all_test.go has:
+// the packages' layering, and the size of each function.
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/orchestrate-dev/orchestrate"
+
+// floors puts each package of the module (by its directory, "." for the
+// module's root, "internal/" for every package under internal/) on a floor.
+// A package imports only packages on its own floor or below: the files and
+// their formats at the bottom, the gates above them, the loop above the
+// gates, and the command at the top. A package missing here fails
+// TestLayers: give it its floor.
+var floors = map[string]int{
+	// 0: leaves, importing no package of the module.
+	".":          0, // the files orchestrate ships (the example .orchestrator/)
+	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings
+	"signature/": 0, // failure signatures
+	"findings/":  0, // findings parsed from tools' output
+	"prompts/":   0, // the prompt templates
+	// 1: the files of .orchestrator/ and the settings.
+	"config/":    1,
+	"queue/":     1,
+	"session/":   1,
+	"analytics/": 1,
+	// 2: running the quality gates.
+	"gate/": 2,
+	// 3: the loop: records, checks, runs, hooks, watch.
+	"loop/": 3,
+	// 4: the command, and the tests that drive it from outside.
+	"cmd/orchestrate/": 4,
+	"e2e/":             4,
+}
+
+// floorOf returns the floor of the package in directory dir, or false.
+func floorOf(dir string) (int, bool) {
+	if dir == "." {
+		f, ok := floors["."]
+		return f, ok
+	}
+	best, floor := "", 0
+	for prefix, f := range floors {
+		if prefix != "." && strings.HasPrefix(dir+"/", prefix) && len(prefix) > len(best) {
+			best, floor = prefix, f
+		}
+	}
+	return floor, best != ""
+}
+
+// sourceFiles calls fn with every Go file of the module (test files when
+// tests is true), parsed with mode, and its directory relative to the root.
+// It skips testdata, hidden directories and the directories of other modules.
+func sourceFiles(t *testing.T, tests bool, mode parser.Mode, fn func(fset *token.FileSet, dir, path string, f *ast.File)) {
+	t.Helper()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			if path != "." && fileExists(filepath.Join(path, "go.mod")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") != tests {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, mode)
+		if err != nil {
+			return err
+		}
+		fn(fset, filepath.ToSlash(filepath.Dir(path)), filepath.ToSlash(path), f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// imports returns, for each package directory of the module, the package
+// directories of the module its non-test files import (in any build).
+func imports(t *testing.T) map[string][]string {
+	graph := map[string][]string{}
+	sourceFiles(t, false, parser.ImportsOnly, func(_ *token.FileSet, dir, _ string, f *ast.File) {
+		if _, ok := graph[dir]; !ok {
+			graph[dir] = nil
+		}
+		for _, spec := range f.Imports {
+			p, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var to string
+			switch {
+			case p == module:
+				to = "."
+			case strings.HasPrefix(p, module+"/"):
+				to = strings.TrimPrefix(p, module+"/")
+			default:
+				continue
+			}
+			if !slices.Contains(graph[dir], to) {
+				graph[dir] = append(graph[dir], to)
+			}
+		}
+	})
+	return graph
+}
+
+// TestLayers: no package imports a package on a floor above its own, and
+// no package imports itself through others.
+func TestLayers(t *testing.T) {
+	graph := imports(t)
+	if len(graph) < 10 {
+		t.Fatalf("found %d packages; is the test run from the module's root?", len(graph))
+	}
+	dirs := make([]string, 0, len(graph))
+	for dir := range graph {
+		dirs = append(dirs, dir)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		floor, ok := floorOf(dir)
+		if !ok {
+			t.Errorf("%s: no floor in all_test.go's floors: give it one", dir)
+			continue
+		}
+		for _, to := range graph[dir] {
+			if f, ok := floorOf(to); ok && f > floor {
+				t.Errorf("%s (floor %d) imports %s (floor %d), a floor above it", dir, floor, to, f)
+			}
+		}
+	}
+	if cycle := findCycle(graph); cycle != nil {
+		t.Errorf("import cycle: %s", strings.Join(cycle, " -> "))
+	}
+}
+
+// findCycle returns a path of imports that comes back to where it began,
+// or nil when there is none.
+func findCycle(graph map[string][]string) []string {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var path []string
+	var visit func(string) []string
+	visit = func(p string) []string {
+		switch state[p] {
+		case onPath:
+			i := slices.Index(path, p)
+			return append(slices.Clone(path[i:]), p)
+		case done:
+			return nil
+		}
+		state[p] = onPath
+		path = append(path, p)
+		for _, q := range graph[p] {
+			if c := visit(q); c != nil {
+				return c
+			}
+		}
+		path = path[:len(path)-1]
+		state[p] = done
+		return nil
+	}
+	keys := make([]string, 0, len(graph))
+	for p := range graph {
+		keys = append(keys, p)
+	}
+	sort.Strings(keys)
+	for _, p := range keys {
+		if c := visit(p); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+func TestFindCycle(t *testing.T) {
+	if c := findCycle(map[string][]string{"a": {"b"}, "b": {"c"}, "c": nil}); c != nil {
+		t.Errorf("a chain: got cycle %v", c)
+	}
+	if c := findCycle(map[string][]string{"a": {"b", "c"}, "b": {"c"}, "c": nil}); c != nil {
+		t.Errorf("a diamond: got cycle %v", c)
+	}
+	got := findCycle(map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"b"}})
+	if want := []string{"b", "c", "b"}; !slices.Equal(got, want) {
+		t.Errorf("b -> c -> b: got %v, want %v", got, want)
+	}
+	if got := findCycle(map[string][]string{"a": {"a"}}); !slices.Equal(got, []string{"a", "a"}) {
+		t.Errorf("a -> a: got %v", got)
+	}
+}
+
+func TestFloorOf(t *testing.T) {
+	for dir, want := range map[string]int{".": 0, "internal/fsx": 0, "queue": 1, "gate": 2, "loop": 3, "cmd/orchestrate": 4} {
+		if got, ok := floorOf(dir); !ok || got != want {
+			t.Errorf("floorOf(%q) = %d, %v; want %d", dir, got, ok, want)
+		}
+	}
+	for _, dir := range []string{"cmd", "cmd/other", "queuex", "newpkg"} {
+		if f, ok := floorOf(dir); ok {
+			t.Errorf("floorOf(%q) = %d, true; want none", dir, f)
+		}
+	}
+}
+
+// The limits on a function outside tests: its lines, from func to its
+// closing brace, and its cyclomatic complexity as gocyclo counts it.
+const (
+	maxLines      = 80
+	maxComplexity = 25
+)
+
+// oversizeAllowance names the functions over a limit that are still to be
+// split, each with its size when it was listed: it may not grow past that.
+// It is temporary: the goal is an empty list. TestFunctionSize says when an
+// entry is no longer needed; delete it then.
+var oversizeAllowance = map[string]size{
+	"analytics.(*computer).add":    {151, 45},
+	"analytics.(*computer).finish": {116, 24},
+	"cmd/orchestrate.runGate":      {99, 25},
+	"cmd/orchestrate.runInit":      {95, 24},
+	"config.(*parser).gate":        {190, 60},
+	"config.FormatGates":           {85, 32},
+	"gate.Diff":                    {84, 22},
+	"gate.execute":                 {191, 40},
+	"gate.FailureExcerpt":          {101, 38},
+	"gate.parseMarkdownFindings":   {97, 31},
+	"gate.Evaluate":                {106, 34},
+	"gate.(*Report).Markdown":      {81, 23},
+	"gate.runReview":               {150, 25},
+	"gate.supervise":               {108, 28},
+	"loop.Workspace.RunGates":      {158, 45},
+	"loop.Workspace.StopHook":      {92, 23},
+	"loop.(*runner).loop":          {87, 30},
+	"loop.(*runner).launch":        {137, 25},
+	"loop.Watch":                   {124, 29},
+	"loop.Workspace.Check":         {96, 24},
+	"queue.parse":                  {81, 24},
+	"queue.escapeLines":            {50, 30},
+	"signature.classify":           {77, 36},
+}
+
+type size struct{ lines, complexity int }
+
+func (s size) over() bool { return s.lines > maxLines || s.complexity > maxComplexity }
+
+// funcName names a function as oversizeAllowance does: its package
+// directory, its receiver's type if any, and its name.
+func funcName(dir string, fd *ast.FuncDecl) string {
+	name := fd.Name.Name
+	if fd.Recv != nil && len(fd.Recv.List) == 1 {
+		name = recvType(fd.Recv.List[0].Type) + "." + name
+	}
+	return dir + "." + name
+}
+
+func recvType(x ast.Expr) string {
+	switch x := x.(type) {
+	case *ast.StarExpr:
+		return "(*" + recvType(x.X) + ")"
+	case *ast.IndexExpr:
+		return recvType(x.X)
+	case *ast.IndexListExpr:
+		return recvType(x.X)
+	case *ast.Ident:
+		return x.Name
+	}
+	return fmt.Sprintf("%T", x)
+}
+
+// complexity is the cyclomatic complexity of fn as gocyclo counts it: 1,
+// plus 1 for each if, for, range, case clause but default (of switch,
+// type switch and select) and each && and ||, in fn and the function
+// literals in it.
+func complexity(fn ast.Node) int {
+	c := 1
+	ast.Inspect(fn, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt:
+			c++
+		case *ast.CaseClause:
+			if n.List != nil {
+				c++
+			}
+		case *ast.CommClause:
+			if n.Comm != nil {
+				c++
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.LAND || n.Op == token.LOR {
+				c++
+			}
+		}
+		return true
+	})
+	return c
+}
+
+func TestComplexity(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want int
+	}{
+		{"", 1},
+		{"if a {}", 2},
+		{"if a && b || c {} else if d {}", 5},
+		{"for {}; for range x {}; for i := 0; i < 1; i++ {}", 4},
+		{"switch x { case 1, 2: ; case 3: ; default: }", 3},
+		{"switch x.(type) { case int: ; default: }", 2},
+		{"select { case <-c: ; case c <- 1: ; default: }", 3},
+		{"f := func() { if a {} }; _ = f", 2},
+		{"_ = a == b; _ = a + b", 1},
+	} {
+		src := "package p\nfunc f() {\n" + tc.body + "\n}\n"
+		f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, 0)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.body, err)
+		}
+		if got := complexity(f.Decls[0]); got != tc.want {
+			t.Errorf("complexity of %q = %d, want %d", tc.body, got, tc.want)
+		}
+	}
+}
+
+// TestFunctionSize: no function outside tests is over maxLines lines or
+// over maxComplexity, but those oversizeAllowance lists, which may not
+// grow.
+func TestFunctionSize(t *testing.T) {
+	seen := map[string]bool{}
+	sourceFiles(t, false, 0, func(fset *token.FileSet, dir, path string, f *ast.File) {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			name := funcName(dir, fd)
+			s := size{fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1, complexity(fd)}
+			allowed, listed := oversizeAllowance[name]
+			seen[name] = seen[name] || listed
+			switch {
+			case !s.over():
+				if listed {
+					t.Logf("%s:%d: %s is now %d lines, complexity %d: delete it from oversizeAllowance", path, fset.Position(fd.Pos()).Line, name, s.lines, s.complexity)
+				}
+			case !listed:
+				t.Errorf("%s:%d: %s is %d lines (at most %d), complexity %d (at most %d): split it", path, fset.Position(fd.Pos()).Line, name, s.lines, maxLines, s.complexity, maxComplexity)
+			case s.lines > allowed.lines || s.complexity > allowed.complexity:
+				t.Errorf("%s:%d: %s grew to %d lines, complexity %d (listed at %d, %d): split it", path, fset.Position(fd.Pos()).Line, name, s.lines, s.complexity, allowed.lines, allowed.complexity)
+			}
+		}
+	})
+	for name := range oversizeAllowance {
+		if !seen[name] {
+			t.Logf("%s is gone: delete it from oversizeAllowance", name)
+		}
+	}
+}
