@@ -875,29 +875,17 @@ func escapeLines(body string, all bool) string {
 		if indent > 3 || trimmed == "" {
 			continue
 		}
-		run := func(c byte) int {
-			n := 0
-			for n < len(trimmed) && trimmed[n] == c {
-				n++
-			}
-			return n
-		}
 		if fence != 0 && !all {
-			if n := run(fence); n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
+			if n := leadRun(trimmed, fence); n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
 				fence = 0
 			}
 			continue
 		}
-		c := trimmed[0]
-		if !all && (c == '`' || c == '~') && run(c) >= 3 && (c == '~' || !strings.Contains(trimmed[run(c):], "`")) {
-			fence, fenceLen = c, run(c)
+		if c, n := opensFence(trimmed); !all && n > 0 {
+			fence, fenceLen = c, n
 			continue
 		}
-		underline := (c == '=' || c == '-') && strings.TrimRight(trimmed, " \t") == strings.Repeat(string(c), len(strings.TrimRight(trimmed, " \t")))
-		// A heading of level 1 to 3 ends or starts an issue or a section;
-		// "####" and deeper are a section's own.
-		heading := c == '#' && run('#') <= 3 && (len(trimmed) == run('#') || trimmed[run('#')] == ' ' || trimmed[run('#')] == '\t')
-		if heading || c == '<' || underline || all && (c == '`' || c == '~' || c == '#') {
+		if startsStructure(trimmed, all) {
 			lines[i] = l[:indent] + `\` + trimmed
 		}
 	}
@@ -905,6 +893,39 @@ func escapeLines(body string, all bool) string {
 		lines = append(lines, strings.Repeat(string(fence), fenceLen))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// leadRun returns how many times c repeats at the start of s.
+func leadRun(s string, c byte) int {
+	n := 0
+	for n < len(s) && s[n] == c {
+		n++
+	}
+	return n
+}
+
+// opensFence returns the character and length of the code fence that the
+// line trimmed (not empty, its indent cut) opens; n is 0 when it opens none.
+func opensFence(trimmed string) (c byte, n int) {
+	c = trimmed[0]
+	if (c == '`' || c == '~') && leadRun(trimmed, c) >= 3 && (c == '~' || !strings.Contains(trimmed[leadRun(trimmed, c):], "`")) {
+		return c, leadRun(trimmed, c)
+	}
+	return 0, 0
+}
+
+// startsStructure reports whether the line trimmed (not empty, its indent
+// cut) needs escaping: it could start a heading of level 1 to 3 or an HTML
+// block, or underline a heading; with all, any fence or heading does.
+func startsStructure(trimmed string, all bool) bool {
+	c := trimmed[0]
+	bare := strings.TrimRight(trimmed, " \t")
+	underline := (c == '=' || c == '-') && bare == strings.Repeat(string(c), len(bare))
+	// A heading of level 1 to 3 ends or starts an issue or a section;
+	// "####" and deeper are a section's own.
+	hashes := leadRun(trimmed, '#')
+	heading := c == '#' && hashes <= 3 && (len(trimmed) == hashes || trimmed[hashes] == ' ' || trimmed[hashes] == '\t')
+	return heading || c == '<' || underline || all && (c == '`' || c == '~' || c == '#')
 }
 
 // structureFree reports whether body, as a section's body, holds no heading
