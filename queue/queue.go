@@ -110,7 +110,6 @@ type Queue struct {
 	Problems []Problem
 
 	added   []*Issue
-	partial bool     // read by ParseSome
 	skipped [][2]int // the pieces ParseSome did not read
 }
 
@@ -161,8 +160,7 @@ func Parse(data []byte) *Queue {
 // issues): the text is cut into pieces as mdpatch.Source.Walk cuts it,
 // each starting at a level-2 heading, and only the pieces that hold a
 // needle are parsed. The issues of the other pieces are not in Issues,
-// their problems not in Problems, and Bytes keeps them as they are; Partial
-// reports it.
+// their problems not in Problems, and Bytes keeps them as they are.
 func ParseSome(data []byte, needles ...string) *Queue {
 	nb := make([][]byte, 0, len(needles))
 	for _, n := range needles {
@@ -180,13 +178,9 @@ func ParseSome(data []byte, needles ...string) *Queue {
 	})
 }
 
-// Partial reports whether the queue was read by ParseSome: it holds only
-// some of the file's issues.
-func (q *Queue) Partial() bool { return q.partial }
-
 // parse is Parse, of the pieces keep accepts when it is not nil.
 func parse(data []byte, keep func(piece []byte) bool) *Queue {
-	q := &Queue{src: mdpatch.NewSource(data), partial: keep != nil}
+	q := &Queue{src: mdpatch.NewSource(data)}
 	r := &reader{q: q}
 	if keep == nil {
 		q.src.Walk(r.block)
