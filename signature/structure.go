@@ -43,6 +43,8 @@ const (
 	kPytestHead       // "____ test_add ____", pytest's header of a failure
 	kPytestEnd        // "==== short test summary info ====" and the like
 	kFailedLine       // "FAILED t.py::x - msg", "tests::x --- FAILED", "test x ... FAILED"
+	kCargoHead        // "---- tests::adds stdout ----", cargo test's header of a failure
+	kCargoEnd         // "failures:", before and after cargo test's failure blocks
 )
 
 func classify(text string) line {
@@ -105,6 +107,10 @@ func classify(text string) line {
 		k |= kRaceRule
 	}
 	switch {
+	case strings.HasPrefix(text, "---- ") && strings.HasSuffix(text, " stdout ----"):
+		k |= kCargoHead
+	case text == "failures:":
+		k |= kCargoEnd
 	case text[0] == '_' && isPadded(text, '_'):
 		k |= kPytestHead
 	case text[0] == '=' && (isPadded(text, '=') || isRule(text, '=', 20)):
@@ -157,7 +163,10 @@ func structure(lines []line) []line {
 		lines = sortRaces(lines)
 	}
 	if has&kPytestHead != 0 {
-		lines = sortPytest(lines)
+		lines = sortBlocks(lines, kPytestHead, kPytestEnd)
+	}
+	if has&kCargoHead != 0 {
+		lines = sortBlocks(lines, kCargoHead, kCargoEnd)
 	}
 	if has&kFailedLine != 0 {
 		lines = sortFailedLines(lines)
@@ -172,23 +181,25 @@ func isPadded(l string, c byte) bool {
 		l[len(l)-3] == c && strings.Contains(l, " ")
 }
 
-// sortPytest sorts pytest's failure blocks ("____ test_x ____" up to the
-// next one or to a "====" heading), which pytest-xdist writes in the order
-// its workers finished.
-func sortPytest(lines []line) []line {
+// sortBlocks sorts the failure blocks that start with a line of kind head
+// at the left margin and run up to the next one or to a line of kind end:
+// pytest's ("____ test_x ____" up to a "====" heading), which pytest-xdist
+// writes in the order its workers finished, and cargo test's ("---- x
+// stdout ----" up to "failures:"), in the order its tests finished.
+func sortBlocks(lines []line, head, end kind) []line {
 	g := newRegrouper(len(lines))
 	for i := 0; i < len(lines); {
-		if lines[i].kind&kPytestHead == 0 || lines[i].indent > 0 {
+		if lines[i].kind&head == 0 || lines[i].indent > 0 {
 			g.line(lines[i])
 			i++
 			continue
 		}
-		end := i + 1
-		for end < len(lines) && lines[end].kind&(kPytestHead|kPytestEnd) == 0 {
-			end++
+		stop := i + 1
+		for stop < len(lines) && lines[stop].kind&(head|end) == 0 {
+			stop++
 		}
-		g.block(lines[i:end])
-		i = end
+		g.block(lines[i:stop])
+		i = stop
 	}
 	return g.result()
 }
