@@ -29,7 +29,7 @@ const module = "github.com/orchestrate-dev/orchestrate"
 var floors = map[string]int{
 	// 0: leaves, importing no package of the module.
 	".":          0, // the files orchestrate ships (the example .orchestrator/)
-	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings
+	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings, file problems
 	"signature/": 0, // failure signatures
 	"findings/":  0, // findings parsed from tools' output
 	"prompts/":   0, // the prompt templates
