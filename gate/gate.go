@@ -2,8 +2,8 @@
 // its own process group with a timeout that kills the whole group, its output
 // captured in bounded memory and logged in full, serial gates before parallel
 // ones, and each failure judged by the gate's enforcement mode. A review gate
-// runs reviewers on the diff and judges their findings (P0 to P3); a human
-// gate reports the approval its caller keeps.
+// runs reviewers on the diff and judges their findings (P0 to P3, read by
+// package findings); a human gate reports the approval its caller keeps.
 //
 // It knows nothing of the issue queue: it runs commands and reports.
 package gate

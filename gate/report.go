@@ -347,21 +347,6 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// WriteResultsJSON writes gate-results.json for the attempts so far to path,
-// atomically: a reader sees the old file or the new one, never half of one.
-func WriteResultsJSON(path string, r *Report) error {
-	data, err := r.JSON()
-	if err != nil {
-		return fmt.Errorf("encoding gate results: %w", err)
-	}
-	return writeFile(fsx.WriteFile, path, data)
-}
-
-// WriteSummary writes summary.md for the attempts so far to path, atomically.
-func WriteSummary(path string, r *Report) error {
-	return writeFile(fsx.WriteFile, path, []byte(r.Markdown()))
-}
-
 // File is a file of a run's directory: its name and content.
 type File struct {
 	Name string
@@ -382,7 +367,7 @@ func WriteArtifacts(dir string, r *Report, extra ...File) error {
 	// Each file synced, and the directory once for all.
 	files := append([]File{{ResultsFile, data}, {SummaryFile, []byte(r.Markdown())}}, extra...)
 	for _, f := range files {
-		if err := writeFile(fsx.WriteFileNoDirSync, filepath.Join(dir, f.Name), f.Data); err != nil {
+		if err := writeFile(filepath.Join(dir, f.Name), f.Data); err != nil {
 			return err
 		}
 	}
@@ -390,11 +375,11 @@ func WriteArtifacts(dir string, r *Report, extra ...File) error {
 	return nil
 }
 
-// writeFile writes data to path with write, fsx.WriteFile or
-// fsx.WriteFileNoDirSync: atomically, never through a symbolic link. Its
+// writeFile replaces path with data atomically, never through a symbolic
+// link, without the sync of its directory (fsx.WriteFileNoDirSync). Its
 // error names the file.
-func writeFile(write func(string, []byte, fs.FileMode) error, path string, data []byte) error {
-	if err := write(path, data, 0o644); err != nil {
+func writeFile(path string, data []byte) error {
+	if err := fsx.WriteFileNoDirSync(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
 	}
 	return nil

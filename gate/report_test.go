@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
-	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -179,7 +178,7 @@ func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.json")
 	for _, content := range []string{"one", "two"} {
-		if err := writeFile(fsx.WriteFile, path, []byte(content)); err != nil {
+		if err := writeFile(path, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := os.ReadFile(path); string(got) != content {
@@ -191,7 +190,7 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("directory holds %d files; want 1", len(entries))
 	}
 	// A failed write leaves the old file.
-	if err := writeFile(fsx.WriteFile, filepath.Join(dir, "missing", "f.json"), []byte("x")); err == nil {
+	if err := writeFile(filepath.Join(dir, "missing", "f.json"), []byte("x")); err == nil {
 		t.Errorf("writing into a missing directory: no error")
 	}
 }

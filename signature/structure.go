@@ -80,10 +80,17 @@ func classify(text string) line {
 	case t == "...":
 		k |= kYAMLEnd
 	}
-	if l.indent > 0 {
-		l.kind = k
-		return l
+	if l.indent == 0 {
+		k |= marginKind(text) | runnerKind(text)
 	}
+	l.kind = k
+	return l
+}
+
+// marginKind returns the kinds of a line at the left margin for go test,
+// unittest and the race detector.
+func marginKind(text string) kind {
+	var k kind
 	switch {
 	case strings.HasPrefix(text, "=== "):
 		if strings.HasPrefix(text, "=== RUN ") {
@@ -106,27 +113,32 @@ func classify(text string) line {
 	if text == "==================" {
 		k |= kRaceRule
 	}
-	switch {
-	case strings.HasPrefix(text, "---- ") && strings.HasSuffix(text, " stdout ----"):
-		k |= kCargoHead
-	case text == "failures:":
-		k |= kCargoEnd
-	case text[0] == '_' && isPadded(text, '_'):
-		k |= kPytestHead
-	case text[0] == '=' && (isPadded(text, '=') || isRule(text, '=', 20)):
-		k |= kPytestEnd
-	case strings.HasPrefix(text, "FAILED ") || strings.HasPrefix(text, "ERROR ") ||
-		strings.HasSuffix(text, " --- FAILED") || strings.HasPrefix(text, "test ") && strings.HasSuffix(text, " ... FAILED"):
-		k |= kFailedLine
-	}
 	if isRule(text, '=', 20) {
 		k |= kEqualsRule
 	}
 	if isRule(text, '-', 20) {
 		k |= kDashRule
 	}
-	l.kind = k
-	return l
+	return k
+}
+
+// runnerKind returns the kinds of a line at the left margin for cargo test
+// and pytest.
+func runnerKind(text string) kind {
+	switch {
+	case strings.HasPrefix(text, "---- ") && strings.HasSuffix(text, " stdout ----"):
+		return kCargoHead
+	case text == "failures:":
+		return kCargoEnd
+	case text[0] == '_' && isPadded(text, '_'):
+		return kPytestHead
+	case text[0] == '=' && (isPadded(text, '=') || isRule(text, '=', 20)):
+		return kPytestEnd
+	case strings.HasPrefix(text, "FAILED ") || strings.HasPrefix(text, "ERROR ") ||
+		strings.HasSuffix(text, " --- FAILED") || strings.HasPrefix(text, "test ") && strings.HasSuffix(text, " ... FAILED"):
+		return kFailedLine
+	}
+	return 0
 }
 
 func kinds(lines []line) kind {
