@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 )
 
@@ -116,7 +118,7 @@ func secs(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
 // gate's findings, or the end of its output.
 func excerptOf(r *Result, out config.Output) string {
 	if r.Review != nil && len(r.Review.Findings) > 0 {
-		return FindingsMarkdown(r.Review.Findings)
+		return findings.Markdown(r.Review.Findings)
 	}
 	if r.Passed() {
 		return ""
@@ -202,11 +204,11 @@ const SARIFSchema = "https://json.schemastore.org/sarif-2.1.0.json"
 
 // SARIFLevel is a finding's SARIF level from its priority: P0 and P1 are
 // errors, P2 a warning, P3 a note.
-func SARIFLevel(p Priority) string {
+func SARIFLevel(p findings.Priority) string {
 	switch {
-	case p <= P1:
+	case p <= findings.P1:
 		return "error"
-	case p == P2:
+	case p == findings.P2:
 		return "warning"
 	}
 	return "note"

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 )
 
@@ -27,7 +29,7 @@ func TestAnnotationEscapes(t *testing.T) {
 
 // A finding's SARIF level from its priority, each boundary.
 func TestSARIFLevel(t *testing.T) {
-	for p, want := range map[Priority]string{P0: "error", P1: "error", P2: "warning", P3: "note"} {
+	for p, want := range map[findings.Priority]string{findings.P0: "error", findings.P1: "error", findings.P2: "warning", findings.P3: "note"} {
 		if got := SARIFLevel(p); got != want {
 			t.Errorf("SARIFLevel(%s) = %s; want %s", p, got, want)
 		}

@@ -7,6 +7,8 @@ import (
 	"text/template"
 	"unicode/utf8"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/prompts"
@@ -56,7 +58,7 @@ type FailedGate struct {
 
 	// Findings are a review gate's findings by priority, worst first, in
 	// place of Error; the groups at fail_on or worse are Blocking.
-	Findings []FindingGroup
+	Findings []findings.Group
 }
 
 // Tried is a failure of earlier attempts.
@@ -104,7 +106,7 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 			Signature: in.Signatures[r.Name()],
 		}
 		if rev := r.Review; rev != nil && r.Outcome == Fail && len(rev.Findings) > 0 {
-			f.Findings = GroupFindings(rev.Findings, rev.FailOn)
+			f.Findings = findings.Groups(rev.Findings, rev.FailOn)
 			f.Error, f.Cut, f.Fence = "", false, ""
 		}
 		for _, t := range in.Tried {

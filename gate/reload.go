@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 )
 
@@ -53,7 +55,7 @@ func ReadAttempts(path string) ([]Attempt, error) {
 			}
 			if jr.FailOn != "" || len(jr.Findings) > 0 {
 				r.Gate.Type = config.TypeReview
-				fail, _ := ParsePriority(jr.FailOn)
+				fail, _ := findings.ParsePriority(jr.FailOn)
 				r.Review = &Review{FailOn: fail, Findings: jr.Findings}
 			}
 			if ap := jr.Approval; ap != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
@@ -119,9 +121,9 @@ type jsonResult struct {
 
 	// A review gate's verdict: its fail_on, the final findings, and each
 	// review command's run.
-	FailOn    string         `json:"fail_on,omitempty"`
-	Findings  []Finding      `json:"findings,omitempty"`
-	Reviewers []jsonReviewer `json:"reviewers,omitempty"`
+	FailOn    string             `json:"fail_on,omitempty"`
+	Findings  []findings.Finding `json:"findings,omitempty"`
+	Reviewers []jsonReviewer     `json:"reviewers,omitempty"`
 	// A human gate's approval: its state and request.
 	Approval *jsonApproval `json:"approval,omitempty"`
 }
@@ -283,7 +285,7 @@ func (r *Report) Markdown() string {
 		// What the agent did about this attempt's failures: the fixes the
 		// next attempt checked (seed 001 shows them under the failure).
 		if i+1 < len(r.Attempts) && r.Attempts[i+1].AgentFixes != "" {
-			fmt.Fprintf(&b, "\n**Agent Action:** %s\n", oneLine(r.Attempts[i+1].AgentFixes))
+			fmt.Fprintf(&b, "\n**Agent Action:** %s\n", findings.OneLine(r.Attempts[i+1].AgentFixes))
 		}
 	}
 	fmt.Fprintf(&b, "\n**Total Duration:** %.1f seconds\n", float64(secondsOf(r.TotalDuration())))

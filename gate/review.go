@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
@@ -40,16 +42,16 @@ const maxReviewerStdout = 8 << 20
 
 // Review is what a review gate found.
 type Review struct {
-	FailOn    Priority
-	Base      string     // diff_base
-	DiffBytes int64      // the size of the diff reviewed
-	DiffPath  string     // where the diff is kept; "" when not kept
-	Findings  []Finding  // the final set, sorted worst first
-	Reviewers []Reviewer // one per dimension, then the synthesis if it ran
+	FailOn    findings.Priority
+	Base      string             // diff_base
+	DiffBytes int64              // the size of the diff reviewed
+	DiffPath  string             // where the diff is kept; "" when not kept
+	Findings  []findings.Finding // the final set, sorted worst first
+	Reviewers []Reviewer         // one per dimension, then the synthesis if it ran
 }
 
 // Blocking returns the findings at fail_on or worse: the ones that fail the gate.
-func (r *Review) Blocking() []Finding { return AtOrAbove(r.Findings, r.FailOn) }
+func (r *Review) Blocking() []findings.Finding { return findings.AtOrAbove(r.Findings, r.FailOn) }
 
 // Reviewer is the run of one review command.
 type Reviewer struct {
@@ -64,11 +66,11 @@ type Reviewer struct {
 }
 
 // failOnOf returns a review gate's fail_on as a Priority.
-func failOnOf(g config.Gate) Priority {
-	if p, ok := ParsePriority(g.FailOn); ok {
+func failOnOf(g config.Gate) findings.Priority {
+	if p, ok := findings.ParsePriority(g.FailOn); ok {
 		return p
 	}
-	return P1
+	return findings.P1
 }
 
 var priorityGuide = `Priorities:
@@ -204,7 +206,7 @@ func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string
 		dims = []config.Dimension{{Name: GeneralDimension}}
 	}
 	reviewers := make([]Reviewer, len(dims))
-	found := make([][]Finding, len(dims))
+	found := make([][]findings.Finding, len(dims))
 	var wg sync.WaitGroup
 	var logMu sync.Mutex
 	var logErr error
@@ -233,11 +235,11 @@ func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string
 		out, err := finish(bad.Outcome, fmt.Sprintf("reviewer %q %s", bad.Name, bad.Err), reviewerOutput(reviewers))
 		return out, firstErr(logErr, err)
 	}
-	findings := MergeFindings(found...)
+	merged := findings.Merge(found...)
 
-	if g.Synthesis != "" && len(findings) > 0 {
+	if g.Synthesis != "" && len(merged) > 0 {
 		in := stem + ".findings.jsonl"
-		if err := os.WriteFile(in, FindingsJSONLines(findings), 0o644); err != nil {
+		if err := os.WriteFile(in, findings.JSONLines(merged), 0o644); err != nil {
 			return finish(Errored, fmt.Sprintf("writing the findings for the synthesis: %v", err), "")
 		}
 		if logPath == "" {
@@ -256,18 +258,18 @@ func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string
 			out, err := finish(syn.Outcome, "synthesis "+syn.Err, reviewerOutput(rev.Reviewers))
 			return out, firstErr(logErr, err)
 		}
-		findings = MergeFindings(fs)
+		merged = findings.Merge(fs)
 	}
-	rev.Findings = findings
+	rev.Findings = merged
 
 	blocking := rev.Blocking()
 	if len(blocking) == 0 {
 		r.ExitCode = 0
-		out, err := finish(Pass, "", findingsOutput(findings))
+		out, err := finish(Pass, "", findingsOutput(merged))
 		return out, firstErr(logErr, err)
 	}
 	r.ExitCode = 1
-	out, err := finish(Fail, countFindings(blocking, rev.FailOn), findingsOutput(findings))
+	out, err := finish(Fail, countFindings(blocking, rev.FailOn), findingsOutput(merged))
 	return out, firstErr(logErr, err)
 }
 
@@ -286,7 +288,7 @@ func writeDiff(ctx context.Context, opts *Options, base, path string) error {
 
 // runReviewer runs one review command and reads its findings. The error is
 // one writing its log.
-func runReviewer(ctx context.Context, name string, sp spec, opts *Options, logPath string) (Reviewer, []Finding, error) {
+func runReviewer(ctx context.Context, name string, sp spec, opts *Options, logPath string) (Reviewer, []findings.Finding, error) {
 	stdout := &limitedBuffer{max: maxReviewerStdout}
 	sp.stdout = stdout
 	res := Result{ExitCode: -1, Started: opts.now(), LogPath: logPath}
@@ -308,7 +310,7 @@ func runReviewer(ctx context.Context, name string, sp spec, opts *Options, logPa
 		rv.Outcome, rv.Err = Errored, fmt.Sprintf("printed more than %d MiB on stdout: that is not a review", maxReviewerStdout>>20)
 		return rv, nil, logErr
 	}
-	fs, err := ParseFindings(stdout.buf)
+	fs, err := findings.Parse(stdout.buf)
 	if err != nil {
 		rv.Outcome, rv.Err = Errored, "printed no findings: "+err.Error()
 		return rv, nil, logErr
@@ -367,28 +369,28 @@ func reviewerOutput(rs []Reviewer) string {
 	return good.String() + bad.String()
 }
 
-func findingsOutput(fs []Finding) string {
+func findingsOutput(fs []findings.Finding) string {
 	if len(fs) == 0 {
 		return "no findings\n"
 	}
-	return FindingsMarkdown(fs)
+	return findings.Markdown(fs)
 }
 
 // countFindings says how many findings fail a review: "2 findings at P1 or
 // worse (1 P0, 1 P1)".
-func countFindings(fs []Finding, failOn Priority) string {
-	n := map[Priority]int{}
+func countFindings(fs []findings.Finding, failOn findings.Priority) string {
+	n := map[findings.Priority]int{}
 	for _, f := range fs {
 		n[f.Priority]++
 	}
 	var parts []string
-	for p := P0; p <= failOn; p++ {
+	for p := findings.P0; p <= failOn; p++ {
 		if n[p] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[p], p))
 		}
 	}
 	at := fmt.Sprintf("at %s or worse", failOn)
-	if failOn == P0 {
+	if failOn == findings.P0 {
 		at = "at P0"
 	}
 	return fmt.Sprintf("%d %s %s (%s)", len(fs), plural(len(fs), "finding"), at, strings.Join(parts, ", "))

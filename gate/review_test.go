@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
+
 	"github.com/orchestrate-dev/orchestrate/config"
 )
 
@@ -92,8 +94,8 @@ func evalOne(t *testing.T, g config.Gate, opts Options) Result {
 func TestReviewThresholds(t *testing.T) {
 	repo := gitRepo(t)
 	reviewer := script(t, "reviewer", `cat >/dev/null; echo "{\"priority\": \"$PRIO\", \"file\": \"main.go\", \"line\": 3, \"issue\": \"a $PRIO finding\"}"`)
-	for failOn := P0; failOn <= P3; failOn++ {
-		for prio := P0; prio <= P3; prio++ {
+	for failOn := findings.P0; failOn <= findings.P3; failOn++ {
+		for prio := findings.P0; prio <= findings.P3; prio++ {
 			g := reviewGate("review", reviewer)
 			g.FailOn, g.Env = failOn.String(), map[string]string{"PRIO": prio.String()}
 			r := evalOne(t, g, Options{RepoRoot: repo, DiffExclude: []string{".orchestrator"}})
@@ -105,7 +107,7 @@ func TestReviewThresholds(t *testing.T) {
 				t.Errorf("fail_on %s, a %s finding: %s (exit %d, %q), review %+v; want %s", failOn, prio, r.Outcome, r.ExitCode, r.Err, r.Review, want)
 				continue
 			}
-			if want == Fail && r.Err != fmt.Sprintf("1 finding at %s or worse (1 %s)", failOn, prio) && !(failOn == P0 && r.Err == "1 finding at P0 (1 P0)") {
+			if want == Fail && r.Err != fmt.Sprintf("1 finding at %s or worse (1 %s)", failOn, prio) && !(failOn == findings.P0 && r.Err == "1 finding at P0 (1 P0)") {
 				t.Errorf("fail_on %s, a %s finding: Err = %q", failOn, prio, r.Err)
 			}
 			if !strings.Contains(r.Output, "### "+prio.String()+" "+prio.Title()+"\n- main.go:3 - a "+prio.String()+" finding\n") {
@@ -148,10 +150,10 @@ esac
 	if r.Outcome != Fail || r.Err != "2 findings at P1 or worse (1 P0, 1 P1)" {
 		t.Fatalf("outcome %s %q; want fail with 2 findings\n%s", r.Outcome, r.Err, r.Output)
 	}
-	want := []Finding{
-		{Priority: P0, File: "main.go", Line: 3, Issue: "Off by one", Suggestion: "use <", Dimensions: []string{"correctness", "security"}},
-		{Priority: P1, File: "new.go", Line: 3, Issue: "the new function is empty", Dimensions: []string{"security"}},
-		{Priority: P3, File: "main.go", Line: 1, Issue: "naming", Dimensions: []string{"correctness"}},
+	want := []findings.Finding{
+		{Priority: findings.P0, File: "main.go", Line: 3, Issue: "Off by one", Suggestion: "use <", Dimensions: []string{"correctness", "security"}},
+		{Priority: findings.P1, File: "new.go", Line: 3, Issue: "the new function is empty", Dimensions: []string{"security"}},
+		{Priority: findings.P3, File: "main.go", Line: 1, Issue: "naming", Dimensions: []string{"correctness"}},
 	}
 	if !reflect.DeepEqual(r.Review.Findings, want) {
 		t.Errorf("findings =\n  %+v\nwant\n  %+v", r.Review.Findings, want)

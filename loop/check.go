@@ -83,8 +83,39 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		return res, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckDisabled, Detail: reason})
 	}
 
+	held, err := w.retryQueue(cfg, run, &res)
+	if err != nil {
+		return res, err
+	}
+	var events []analytics.Event
+	switch {
+	case held > 0:
+		res.Outcome = CheckCapReached
+		events = append(events,
+			analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckCapReached, Detail: ids(res.Exhausted)},
+			analytics.Event{Time: now, RunID: run, Event: analytics.EventCap, Detail: fmt.Sprintf("total_auto_retries=%d", res.TotalAutoRetries)})
+	case len(res.Retried) > 0:
+		res.Outcome = CheckTriggered
+		res.TotalAutoRetries++
+		if err := w.countRetry(res.Retried); err != nil {
+			return res, err
+		}
+		events = checkEvents(now, run, res.Retried, nil)
+	case len(res.Exhausted) > 0:
+		res.Outcome = CheckExhausted
+		events = checkEvents(now, run, nil, res.Exhausted)
+	default:
+		res.Outcome = CheckNothing
+		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckNothing})
+	}
+	return res, w.appendHistory(events...)
+}
+
+// retryQueue is the check's step on the queue (retryStep), its intent
+// written first, into res: the issues retried and those that wait for a
+// person. It returns how many candidates the global cap held back.
+func (w Workspace) retryQueue(cfg *config.Config, run string, res *CheckResult) (held int, err error) {
 	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
-	held := 0 // candidates the cap holds back
 	sel := func(is *queue.Issue) bool {
 		// An agent session's own issues are retried by its Stop hook.
 		s, _ := is.Get(FieldSession)
@@ -109,50 +140,40 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 	})
 	if err != nil {
 		// An intent left is settled by the next command, by the queue.
-		return res, err
+		return held, err
 	}
 	if intent != nil && len(res.Retried) == 0 {
 		// The queue changed under the update, which retried nothing in
 		// the end.
 		if err := w.dropIntent(); err != nil {
-			return res, err
+			return held, err
 		}
 	}
-	var events []analytics.Event
-	switch {
-	case held > 0:
-		res.Outcome = CheckCapReached
-		events = append(events,
-			analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckCapReached, Detail: ids(res.Exhausted)},
-			analytics.Event{Time: now, RunID: run, Event: analytics.EventCap, Detail: fmt.Sprintf("total_auto_retries=%d", res.TotalAutoRetries)})
-	case len(res.Retried) > 0:
-		res.Outcome = CheckTriggered
-		res.TotalAutoRetries++
-		reason := retryReason(res.Retried)
-		err := session.Update(w.Path(StateFile), func(s *session.State) error {
-			s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
-			s.Set(session.LastRetryReason, reason)
-			return nil
-		})
-		if err != nil {
-			// The queue, the commit point, is written: the intent makes
-			// the next command write the state.
-			err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
-			if werr := w.warn(err); werr != nil {
-				return res, werr
-			}
-		} else if err := w.dropIntent(); err != nil {
-			return res, w.warn(err)
+	return held, nil
+}
+
+// countRetry is the check's step on the session state once the queue,
+// the commit point, is written: total_auto_retries + 1 and
+// last_retry_reason, then the intent dropped. A failure of either is past
+// the commit point: it is a warning (see warn).
+func (w Workspace) countRetry(retried []IssueRef) error {
+	reason := retryReason(retried)
+	err := session.Update(w.Path(StateFile), func(s *session.State) error {
+		s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
+		s.Set(session.LastRetryReason, reason)
+		return nil
+	})
+	if err != nil {
+		// The queue, the commit point, is written: the intent makes
+		// the next command write the state.
+		err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
+		if werr := w.warn(err); werr != nil {
+			return werr
 		}
-		events = checkEvents(now, run, res.Retried, nil)
-	case len(res.Exhausted) > 0:
-		res.Outcome = CheckExhausted
-		events = checkEvents(now, run, nil, res.Exhausted)
-	default:
-		res.Outcome = CheckNothing
-		events = append(events, analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckNothing})
+	} else if err := w.dropIntent(); err != nil {
+		return w.warn(err)
 	}
-	return res, w.appendHistory(events...)
+	return nil
 }
 
 // retryReason is last_retry_reason for a check that retried issues.

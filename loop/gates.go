@@ -11,6 +11,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
@@ -80,13 +81,12 @@ type GateOptions struct {
 // runs/<run-id>/feedback.md.
 //
 // A review gate's failure is filed with its findings at fail_on or worse
-// as the failure's output (gate.SignatureText: no line numbers, no
+// as the failure's output (findings.SignatureText: no line numbers, no
 // suggestions), so that the same findings twice are the same failure; the
 // whole findings go to the issue's Review Findings section. A human gate
 // that awaits approval files an approval request (see TypeApproval), or
 // brings the open one up to date; a rejected one fails with the person's
 // comment and its request is closed.
-
 func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
 	// The rows of the issues the gates file, record and resolve go to the
 	// history with the gates' own, in one append (one sync) at the end.
@@ -95,14 +95,8 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 	var held []analytics.Event
 	w.rows = &held
 	defer func() {
-		if len(held) > 0 {
-			// Written also when ctx ended: an interrupted step still says
-			// what it did.
-			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if herr := direct.withLock(hctx, func() error { return direct.appendHistory(held...) }); err == nil {
-				err = herr
-			}
+		if herr := direct.appendHeld(ctx, held); err == nil {
+			err = herr
 		}
 	}()
 	cfg, err := w.Config()
@@ -114,17 +108,53 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return nil, err
 	}
 	run := w.runID()
-	dir := run
-	if opt.Dir != "" {
-		if opt.Dir != filepath.Base(opt.Dir) || opt.Dir == "." || opt.Dir == ".." {
-			return nil, fmt.Errorf("artifacts directory %q is not a name", opt.Dir)
-		}
-		dir = opt.Dir
+	if gr, err = w.newGateRun(run, opt.Dir); err != nil {
+		return nil, err
 	}
-	gr = &GateRun{Issues: map[string]Added{}, Approvals: map[string]string{}, Waiting: map[string]IssueRef{}}
+	humans, err := w.evaluate(ctx, now, cfg, gates, gr, opt)
+	if err != nil {
+		return nil, err
+	}
+	s := gateStep{w: w, now: now, cfg: cfg, opt: opt, gr: gr, run: run, humans: humans,
+		feedbackBefore: w.lastFeedback(), sigs: map[string]string{}}
+	events, err := s.recordResults(ctx)
+	if err != nil {
+		return gr, err
+	}
+	held = append(held, events...)
+	return gr, s.writeArtifacts()
+}
+
+// appendHeld writes the history rows RunGates held, under the lock: also
+// when ctx ended, since an interrupted step still says what it did.
+func (w Workspace) appendHeld(ctx context.Context, held []analytics.Event) error {
+	if len(held) == 0 {
+		return nil
+	}
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return w.withLock(hctx, func() error { return w.appendHistory(held...) })
+}
+
+// newGateRun makes the GateRun of an evaluation and its artifacts'
+// directory: runs/<run>/, or runs/<dir>/ when dir is given.
+func (w Workspace) newGateRun(run, dir string) (*GateRun, error) {
+	if dir == "" {
+		dir = run
+	} else if dir != filepath.Base(dir) || dir == "." || dir == ".." {
+		return nil, fmt.Errorf("artifacts directory %q is not a name", dir)
+	}
+	gr := &GateRun{Issues: map[string]Added{}, Approvals: map[string]string{}, Waiting: map[string]IssueRef{}}
+	var err error
 	if gr.Dir, err = w.RunDir(dir); err != nil {
 		return nil, err
 	}
+	return gr, nil
+}
+
+// evaluate runs the gates into gr.Evaluation and returns what it learnt of
+// each human gate it asked, by gate name.
+func (w Workspace) evaluate(ctx context.Context, now func() time.Time, cfg *config.Config, gates []config.Gate, gr *GateRun, opt GateOptions) (map[string]*human, error) {
 	humans := map[string]*human{}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
 		RepoRoot: w.Root(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
@@ -145,105 +175,154 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		}
 	}
 	gr.Evaluation = ev
-	feedbackBefore := w.lastFeedback()
-	sigs := map[string]string{}
+	return humans, nil
+}
+
+// gateStep is one RunGates after the evaluation: what filing, recording
+// and resolving each gate's issues, and writing the artifacts, need.
+type gateStep struct {
+	w      Workspace // its history rows held (Workspace.rows)
+	now    func() time.Time
+	cfg    *config.Config
+	opt    GateOptions
+	gr     *GateRun
+	run    string
+	humans map[string]*human
+	// feedbackBefore is the last feedback before this evaluation, for an
+	// approval request.
+	feedbackBefore string
+	sigs           map[string]string // failed gate → its failure's signature
+}
+
+// recordResults files, records or resolves each result's issue and returns
+// a history row per gate (none with NoRecord, which touches no issue).
+func (s *gateStep) recordResults(ctx context.Context) ([]analytics.Event, error) {
 	var events []analytics.Event
+	ev := s.gr.Evaluation
 	for i := range ev.Results {
 		r := &ev.Results[i]
-		e := analytics.Event{Time: now(), RunID: run, Event: analytics.EventGate, Gate: r.Name(),
-			Outcome: string(r.Outcome), DurationMS: r.Duration.Milliseconds()}
-		if r.Outcome != gate.Skipped && r.Outcome != gate.AwaitingApproval {
-			code := exitCodeOf(r)
-			e.ExitCode = &code
-		}
-		h := humans[r.Name()]
-		if h != nil && h.approval.Ref != "" {
-			e.Detail = "approval " + h.approval.Ref
-		}
-		if opt.NoRecord {
+		h := s.humans[r.Name()]
+		e := gateEvent(s.now(), s.run, r, h)
+		if s.opt.NoRecord {
 			if r.Outcome == gate.AwaitingApproval {
-				gr.AwaitingApproval = append(gr.AwaitingApproval, r.Name())
+				s.gr.AwaitingApproval = append(s.gr.AwaitingApproval, r.Name())
 				if h != nil {
-					gr.Approvals[r.Name()] = h.approval.Ref
+					s.gr.Approvals[r.Name()] = h.approval.Ref
 				}
 			}
 			continue
 		}
-		if h != nil && h.approval.State == gate.ApprovalRejected && r.Outcome == gate.Fail {
-			if err := w.closeRejection(ctx, h.approval.Ref); err != nil {
-				return gr, err
-			}
-		}
-		switch {
-		case r.Outcome == gate.AwaitingApproval && h != nil:
-			id, err := w.requestApproval(ctx, now(), cfg, h, feedbackBefore, opt.Tag)
-			if err != nil {
-				return gr, err
-			}
-			gr.AwaitingApproval = append(gr.AwaitingApproval, r.Name())
-			gr.Approvals[r.Name()] = id
-			e.Detail = "approval " + id
-		case r.Failed() && r.Gate.AutoRetry:
-			if opt.SkipWaiting {
-				if ref, sig := w.waitingFor(cfg, r); ref.ID != "" {
-					gr.Waiting[r.Name()] = ref
-					e.IssueID, e.Signature = ref.ID, sig
-					break
-				}
-			}
-			a, err := w.fileGateFailure(ctx, now(), cfg, r, opt.Tag)
-			if err != nil {
-				return gr, err
-			}
-			gr.Issues[r.Name()] = a
-			sigs[r.Name()] = a.Signature
-			e.IssueID, e.Signature = a.ID, a.Signature
-		case r.Passed():
-			if h != nil && h.approval.State == gate.ApprovalGiven && h.approval.Ref != "" {
-				if err := w.settleApproval(ctx, h.approval.Ref); err != nil {
-					return gr, err
-				}
-			}
-			ids, err := w.resolveGateIssues(ctx, now(), r.Name(), opt.Tag)
-			if err != nil {
-				return gr, err
-			}
-			gr.Resolved = append(gr.Resolved, ids...)
-			if len(ids) > 0 {
-				e.IssueID = ids[0]
-			}
+		if err := s.record(ctx, r, h, &e); err != nil {
+			return nil, err
 		}
 		events = append(events, e)
 	}
-	held = append(held, events...)
+	return events, nil
+}
 
-	prev := opt.Previous
+// gateEvent is the history row of a gate's result, before its issue.
+func gateEvent(now time.Time, run string, r *gate.Result, h *human) analytics.Event {
+	e := analytics.Event{Time: now, RunID: run, Event: analytics.EventGate, Gate: r.Name(),
+		Outcome: string(r.Outcome), DurationMS: r.Duration.Milliseconds()}
+	if r.Outcome != gate.Skipped && r.Outcome != gate.AwaitingApproval {
+		code := exitCodeOf(r)
+		e.ExitCode = &code
+	}
+	if h != nil && h.approval.Ref != "" {
+		e.Detail = "approval " + h.approval.Ref
+	}
+	return e
+}
+
+// record files, records or resolves the issue of one gate's result (h is
+// the gate's, if human) and notes it in gr and in e, its history row.
+func (s *gateStep) record(ctx context.Context, r *gate.Result, h *human, e *analytics.Event) error {
+	w, gr := s.w, s.gr
+	if h != nil && h.approval.State == gate.ApprovalRejected && r.Outcome == gate.Fail {
+		if err := w.closeRejection(ctx, h.approval.Ref); err != nil {
+			return err
+		}
+	}
+	switch {
+	case r.Outcome == gate.AwaitingApproval && h != nil:
+		id, err := w.requestApproval(ctx, s.now(), s.cfg, h, s.feedbackBefore, s.opt.Tag)
+		if err != nil {
+			return err
+		}
+		gr.AwaitingApproval = append(gr.AwaitingApproval, r.Name())
+		gr.Approvals[r.Name()] = id
+		e.Detail = "approval " + id
+	case r.Failed() && r.Gate.AutoRetry:
+		return s.recordFailure(ctx, r, e)
+	case r.Passed():
+		if h != nil && h.approval.State == gate.ApprovalGiven && h.approval.Ref != "" {
+			if err := w.settleApproval(ctx, h.approval.Ref); err != nil {
+				return err
+			}
+		}
+		ids, err := w.resolveGateIssues(ctx, s.now(), r.Name(), s.opt.Tag)
+		if err != nil {
+			return err
+		}
+		gr.Resolved = append(gr.Resolved, ids...)
+		if len(ids) > 0 {
+			e.IssueID = ids[0]
+		}
+	}
+	return nil
+}
+
+// recordFailure files an auto-retry gate's failure, or records it against
+// the gate's open issue; with SkipWaiting, a failure that belongs to an
+// issue waiting for a person is only named in gr.Waiting.
+func (s *gateStep) recordFailure(ctx context.Context, r *gate.Result, e *analytics.Event) error {
+	if s.opt.SkipWaiting {
+		if ref, sig := s.w.waitingFor(s.cfg, r); ref.ID != "" {
+			s.gr.Waiting[r.Name()] = ref
+			e.IssueID, e.Signature = ref.ID, sig
+			return nil
+		}
+	}
+	a, err := s.w.fileGateFailure(ctx, s.now(), s.cfg, r, s.opt.Tag)
+	if err != nil {
+		return err
+	}
+	s.gr.Issues[r.Name()] = a
+	s.sigs[r.Name()] = a.Signature
+	e.IssueID, e.Signature = a.ID, a.Signature
+	return nil
+}
+
+// writeArtifacts adds this evaluation to the fix cycle's attempts and
+// writes gate-results.json, summary.md and, when a blocking gate failed,
+// the feedback (also in gr.Feedback).
+func (s *gateStep) writeArtifacts() error {
+	w, gr, cfg, ev := s.w, s.gr, s.cfg, s.gr.Evaluation
+	prev := s.opt.Previous
 	if prev == nil {
 		prev = previousAttempts(filepath.Join(gr.Dir, gate.ResultsFile))
 	}
 	attempt, maxRetries, exhausted := w.attemptOf(cfg, gr, prev)
-	fixes := opt.AgentFixes
+	fixes := s.opt.AgentFixes
 	if len(prev) == 0 {
 		fixes = "" // the first attempt checks the work, not fixes
 	}
 	gr.Attempts = append(append([]gate.Attempt(nil), prev...), gate.Attempt{Number: len(prev) + 1, Timestamp: ev.Started, Evaluation: ev, AgentFixes: fixes})
-	report := &gate.Report{ExecutionID: run, MaxRetries: maxRetries, Attempts: gr.Attempts, Output: cfg.Output}
+	report := &gate.Report{ExecutionID: s.run, MaxRetries: maxRetries, Attempts: gr.Attempts, Output: cfg.Output}
 	// The feedback of a failed evaluation is kept with the artifacts.
 	var extra []gate.File
 	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
-			Signatures: sigs, Tried: w.tried(gr),
+			Signatures: s.sigs, Tried: w.tried(gr),
 		})
+		var err error
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
-			return gr, err
+			return err
 		}
 		extra = append(extra, gate.File{Name: FeedbackFile, Data: []byte(gr.Feedback)})
 	}
-	if err := gate.WriteArtifacts(gr.Dir, report, extra...); err != nil {
-		return gr, err
-	}
-	return gr, nil
+	return gate.WriteArtifacts(gr.Dir, report, extra...)
 }
 
 // previousAttempts reads the attempts of the fix cycle in progress from
@@ -334,7 +413,7 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 				return nil
 			}, nil)
 		}
-		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature}, err
+		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}, err
 	}
 	priority := r.Gate.Priority
 	if priority == "" {
@@ -370,17 +449,17 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 
 // gateFailure is the failure a gate's result files, and a review gate's
 // findings for its issue.
-func gateFailure(r *gate.Result) (f Failure, findings string) {
+func gateFailure(r *gate.Result) (f Failure, md string) {
 	code := exitCodeOf(r)
 	// The whole output was signed as it streamed (r.Digest); r.Output is
 	// its head and tail.
 	f = Failure{Output: []byte(r.Output), ExitCode: &code, Gate: r.Name(), Digest: r.Digest}
 	if rev := r.Review; rev != nil && r.Outcome == gate.Fail {
-		f.Output, f.Digest = []byte(gate.SignatureText(rev.Blocking())), nil
+		f.Output, f.Digest = []byte(findings.SignatureText(rev.Blocking())), nil
 		// One level down: a level-3 heading would end the section.
-		findings = strings.ReplaceAll("\n"+gate.FindingsMarkdown(rev.Findings), "\n### ", "\n#### ")[1:]
+		md = strings.ReplaceAll("\n"+findings.Markdown(rev.Findings), "\n### ", "\n#### ")[1:]
 	}
-	return f, findings
+	return f, md
 }
 
 // SectionReviewFindings holds a review gate's findings in the issue its
@@ -429,13 +508,21 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 
 // attemptOf returns, for the feedback, the fix attempt that comes next,
 // the fix attempts allowed (Max-Retries), and whether none is left: from
-// the issue of the first failing blocking gate, or the evaluation's own
-// count n. When none fails, the limit is that of the gate that failed last
-// in the cycle's earlier attempts.
+// the issue of the first failing blocking gate that has one (a gate with
+// auto_retry: false files none, and its failure counts toward no halt), or,
+// when none has, the evaluation's own count n against the first failing
+// gate's limit. When none fails, the limit is that of the gate that failed
+// last in the cycle's earlier attempts.
 func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attempt) (attempt, retries int, exhausted bool) {
 	n := len(prev) + 1
 	if failures := gr.Evaluation.Failures(); len(failures) > 0 {
 		r := failures[0]
+		for _, f := range failures {
+			if _, ok := gr.Issues[f.Name()]; ok {
+				r = f
+				break
+			}
+		}
 		a, ok := gr.Issues[r.Name()]
 		switch {
 		case ok && a.Recorded != nil:

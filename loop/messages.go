@@ -53,3 +53,18 @@ func FormatOutput(out []byte) string {
 	}
 	return fence + "\n" + body + "\n" + fence
 }
+
+// ApproveCommand and RejectCommand are the commands a person runs to
+// decide on the approval request id.
+func ApproveCommand(id string) string { return "orchestrate approve " + id }
+
+// RejectCommand: see ApproveCommand.
+func RejectCommand(id string) string {
+	return "orchestrate reject " + id + ` --comment "what to change"`
+}
+
+// AwaitingApprovalMessage says that a human gate waits on the approval
+// request id, and how to decide on it.
+func AwaitingApprovalMessage(gate, id string) string {
+	return fmt.Sprintf("awaiting approval: gate %s, in %s\n  %s\n  %s\n", gate, id, ApproveCommand(id), RejectCommand(id))
+}

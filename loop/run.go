@@ -265,13 +265,8 @@ func (r *runner) nothingToDo() (bool, error) {
 func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 	for n := 1; ; n++ {
 		if n > 1 {
-			if r.aborted() {
-				return r.end(ctx, RunAborted, "aborted by orchestrate abort before loop "+strconv.Itoa(n))
-			}
-			if reason, err := r.w.Disabled(); err != nil {
-				return r.fail(ctx, err)
-			} else if reason != "" {
-				return r.end(ctx, RunNothing, "auto-retry was disabled before loop "+strconv.Itoa(n)+": "+reason)
+			if res, err := r.stopBefore(ctx, n); res != nil || err != nil {
+				return res, err
 			}
 		}
 		r.res.Loops = n
@@ -292,17 +287,9 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			}
 		}
 
-		gr, err := r.gates(ctx, n)
-		// Human gates ask only once every other blocking gate passes: the
-		// agent has nothing to fix, a person has to decide.
-		for err == nil && !gr.Failed() && len(gr.AwaitingApproval) > 0 {
-			if r.cfg.Human.Wait != config.HumanWaitBlock {
-				return r.end(ctx, RunAwaiting, "awaiting a person's approval: "+approvals(gr))
-			}
-			r.step(Step{Kind: StepWait, Loop: n, Gates: gr})
-			if err = r.w.WaitApprovals(ctx, approvalIDs(gr), 0); err == nil {
-				gr, err = r.gates(ctx, n)
-			}
+		gr, awaiting, err := r.gatesApproved(ctx, n)
+		if awaiting {
+			return r.end(ctx, RunAwaiting, "awaiting a person's approval: "+approvals(gr))
 		}
 		if ctx.Err() != nil {
 			return r.interrupted(ctx)
@@ -315,38 +302,80 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		}
 		r.remember(n, a, gr)
 
-		if r.aborted() {
-			return r.end(ctx, RunAborted, "aborted by orchestrate abort after loop "+strconv.Itoa(n))
+		if res, err := r.check(ctx, n, gr); res != nil || err != nil {
+			return res, err
 		}
-		chk, err := r.w.Check(ctx, r.opt.Now())
-		if ctx.Err() != nil {
-			return r.interrupted(ctx)
+	}
+}
+
+// stopBefore ends the run before loop n when orchestrate abort asked for
+// it or auto-retry was disabled meanwhile: a result ends the run, none
+// goes on.
+func (r *runner) stopBefore(ctx context.Context, n int) (*RunResult, error) {
+	if r.aborted() {
+		return r.end(ctx, RunAborted, "aborted by orchestrate abort before loop "+strconv.Itoa(n))
+	}
+	if reason, err := r.w.Disabled(); err != nil {
+		return r.fail(ctx, err)
+	} else if reason != "" {
+		return r.end(ctx, RunNothing, "auto-retry was disabled before loop "+strconv.Itoa(n)+": "+reason)
+	}
+	return nil, nil
+}
+
+// gatesApproved runs the gates for loop n. Human gates ask only once every
+// other blocking gate passes: the agent has nothing to fix, a person has
+// to decide. With human.wait block it waits for them and runs the gates
+// again; otherwise awaiting says the run stops to wait.
+func (r *runner) gatesApproved(ctx context.Context, n int) (gr *GateRun, awaiting bool, err error) {
+	gr, err = r.gates(ctx, n)
+	for err == nil && !gr.Failed() && len(gr.AwaitingApproval) > 0 {
+		if r.cfg.Human.Wait != config.HumanWaitBlock {
+			return gr, true, nil
 		}
-		if err != nil {
-			return r.fail(ctx, err)
+		r.step(Step{Kind: StepWait, Loop: n, Gates: gr})
+		if err = r.w.WaitApprovals(ctx, approvalIDs(gr), 0); err == nil {
+			gr, err = r.gates(ctx, n)
 		}
-		r.res.Check = &chk
-		r.step(Step{Kind: StepCheck, Loop: n, Check: &chk})
-		switch chk.Outcome {
-		case CheckTriggered:
-			if r.opt.MaxLoops > 0 && n >= r.opt.MaxLoops {
-				return r.end(ctx, RunGatesFailed, fmt.Sprintf("quality gates still fail after %s (the limit of this run); the next run retries", plural(n, "loop")))
-			}
-		case CheckNothing:
-			return r.end(ctx, RunNothing, "quality gates fail, but no auto-retry issue is left to retry")
-		case CheckDisabled:
-			return r.end(ctx, RunNothing, "quality gates fail, and nothing is retried: auto-retry is disabled: "+chk.Reason)
-		case CheckCapReached:
-			r.res.Stuck = chk.Exhausted
-			r.exhausted(ctx, gr, chk)
-			return r.end(ctx, RunCapReached, fmt.Sprintf("the global cap of %d auto-retry loops per run is reached", chk.GlobalCap))
-		case CheckExhausted:
-			r.res.Stuck = chk.Exhausted
-			r.exhausted(ctx, gr, chk)
-			return r.end(ctx, RunHalted, "the failing issues wait for a person: "+ids(chk.Exhausted))
-		default:
-			return r.fail(ctx, fmt.Errorf("unknown check outcome %q", chk.Outcome))
+	}
+	return gr, false, err
+}
+
+// check runs the retry step after loop n's failing gates: a result ends
+// the run, none starts the next loop.
+func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, error) {
+	if r.aborted() {
+		return r.end(ctx, RunAborted, "aborted by orchestrate abort after loop "+strconv.Itoa(n))
+	}
+	chk, err := r.w.Check(ctx, r.opt.Now())
+	if ctx.Err() != nil {
+		return r.interrupted(ctx)
+	}
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	r.res.Check = &chk
+	r.step(Step{Kind: StepCheck, Loop: n, Check: &chk})
+	switch chk.Outcome {
+	case CheckTriggered:
+		if r.opt.MaxLoops > 0 && n >= r.opt.MaxLoops {
+			return r.end(ctx, RunGatesFailed, fmt.Sprintf("quality gates still fail after %s (the limit of this run); the next run retries", plural(n, "loop")))
 		}
+		return nil, nil
+	case CheckNothing:
+		return r.end(ctx, RunNothing, "quality gates fail, but no auto-retry issue is left to retry")
+	case CheckDisabled:
+		return r.end(ctx, RunNothing, "quality gates fail, and nothing is retried: auto-retry is disabled: "+chk.Reason)
+	case CheckCapReached:
+		r.res.Stuck = chk.Exhausted
+		r.exhausted(ctx, gr, chk)
+		return r.end(ctx, RunCapReached, fmt.Sprintf("the global cap of %d auto-retry loops per run is reached", chk.GlobalCap))
+	case CheckExhausted:
+		r.res.Stuck = chk.Exhausted
+		r.exhausted(ctx, gr, chk)
+		return r.end(ctx, RunHalted, "the failing issues wait for a person: "+ids(chk.Exhausted))
+	default:
+		return r.fail(ctx, fmt.Errorf("unknown check outcome %q", chk.Outcome))
 	}
 }
 
@@ -383,7 +412,7 @@ func approvals(gr *GateRun) string {
 	var parts []string
 	for _, name := range gr.AwaitingApproval {
 		id := gr.Approvals[name]
-		parts = append(parts, fmt.Sprintf("gate %s in %s (orchestrate approve %s, or orchestrate reject %s --comment \"what to change\")", name, id, id, id))
+		parts = append(parts, fmt.Sprintf("gate %s in %s (%s, or %s)", name, id, ApproveCommand(id), RejectCommand(id)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -412,49 +441,12 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		r.sameFailures = 0
 	}
 	r.launched++
-	q, err := queue.Load(r.w.Path(QueueFile))
+	c := r.callOf(n, fresh)
+	a, err := r.writePrompt(ctx, n, c)
 	if err != nil {
 		return nil, err
 	}
-	d := PromptData{
-		Task: r.task, Loop: n, MaxLoops: r.opt.MaxLoops, Fresh: fresh,
-		Workspace: filepath.Base(r.w.Dir), Issues: openIssues(q, r.cfg.Retry.MaxRetries),
-		Feedback: r.feedback, WorkSummary: r.summary, Attempts: r.tried,
-	}
-	d.Title = titleOf(r.task, d.Issues)
-	for _, g := range r.cfg.Gates {
-		d.Gates = append(d.Gates, g.Name)
-	}
-	name, command, how, key := PromptAgent, r.cfg.Agent.Command, "fresh", "agent.command"
-	session := r.session
-	switch {
-	case !fresh:
-		name, command, how, key = PromptResume, r.cfg.Agent.ResumeCommand, "resumed", "agent.resume_command"
-	case n > 1:
-		name = PromptContinue
-		d.FilesChanged = r.w.filesChanged(ctx)
-	}
-	text, err := r.w.renderPrompt(name, d)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := r.w.RunDir(r.res.RunID)
-	if err != nil {
-		return nil, err
-	}
-	a := &AgentRun{
-		Loop: n, Fresh: fresh, Command: command,
-		Prompt: filepath.Join(dir, fmt.Sprintf("prompt-%d.md", n)),
-		Log:    filepath.Join(dir, fmt.Sprintf("agent-%d.log", n)),
-	}
-	if err := fsx.WriteFile(a.Prompt, []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	promptAbs, err := filepath.Abs(a.Prompt)
-	if err != nil {
-		return nil, err
-	}
-	wsAbs, err := filepath.Abs(r.w.Dir)
+	env, err := r.agentEnv(n, a, c)
 	if err != nil {
 		return nil, err
 	}
@@ -462,6 +454,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 
 	// A fresh agent gets a session of its own: one orchestrate chooses, or
 	// the one it will report.
+	session := r.session
 	if fresh {
 		session = ""
 		if r.cfg.Agent.Session != config.SessionReported {
@@ -470,6 +463,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 			}
 		}
 	}
+	env[config.EnvSessionID] = session
 
 	// The agent runs as a gate does (sh -c, its own process group, killed
 	// whole at its timeout or when ctx ends), with the prompt file as its
@@ -477,17 +471,9 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	// that the run runs the gates itself.
 	g := config.Gate{
 		Name:    "agent",
-		Command: "exec <\"$ORCHESTRATE_PROMPT_FILE\"\n" + command,
+		Command: "exec <\"$ORCHESTRATE_PROMPT_FILE\"\n" + c.command,
 		Timeout: r.cfg.Agent.Timeout,
-		Env: map[string]string{
-			"ORCHESTRATE_PROMPT_FILE": promptAbs,
-			"ORCHESTRATE_RUN_ID":      r.res.RunID,
-			"ORCHESTRATE_LOOP":        strconv.Itoa(n),
-			"ORCHESTRATE_AGENT":       how,
-			"ORCHESTRATOR_DIR":        wsAbs,
-			config.EnvSessionID:       session,
-			gate.EnvChild:             "1",
-		},
+		Env:     env,
 	}
 	res, logErr := gate.Run(ctx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now,
 		Started: noteGroup(r.held, r.res.RunID)}, a.Log)
@@ -495,24 +481,124 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		a.Log = ""
 	}
 	a.ExitCode, a.Duration, a.Output, a.Reason = res.ExitCode, res.Duration, res.Output, res.Reason()
-	switch res.Outcome {
-	case gate.Pass:
-		a.Outcome, a.Reason = "ok", ""
-	case gate.Fail:
-		a.Outcome = analytics.OutcomeFail
-	case gate.TimedOut:
-		a.Outcome = analytics.OutcomeTimeout
-	default:
-		a.Outcome = analytics.OutcomeError
+	a.Outcome = agentOutcome(res.Outcome)
+	if res.Outcome == gate.Pass {
+		a.Reason = ""
 	}
-	a.Key = key
-	rep := ParseAgentOutput(r.cfg.Agent.Usage, agentOutput(a.Log, res.Output))
-	r.summary = workSummary(res.Output)
+	a.Key = c.key
+	r.takeReport(a, res.Output, session)
+	r.res.Agents = append(r.res.Agents, *a)
+	if err := r.history(ctx, r.agentEvents(n, a, c)...); err != nil {
+		return a, err
+	}
+	r.step(Step{Kind: StepAgent, Loop: n, Agent: a})
+	return a, nil
+}
+
+// agentCall is how a loop calls the agent: the prompt it renders, the
+// command, how the history names the call, and the command's config key.
+type agentCall struct {
+	fresh                     bool
+	prompt, command, how, key string
+}
+
+// callOf says how loop n calls the agent: a fresh one with the first
+// prompt, or the continue prompt after the first loop, or the one before
+// resumed.
+func (r *runner) callOf(n int, fresh bool) agentCall {
+	c := agentCall{fresh: fresh, prompt: PromptAgent, command: r.cfg.Agent.Command, how: "fresh", key: "agent.command"}
+	switch {
+	case !fresh:
+		c.prompt, c.command, c.how, c.key = PromptResume, r.cfg.Agent.ResumeCommand, "resumed", "agent.resume_command"
+	case n > 1:
+		c.prompt = PromptContinue
+	}
+	return c
+}
+
+// writePrompt renders loop n's prompt into runs/<run-id>/prompt-<n>.md
+// and returns the agent run it starts.
+func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun, error) {
+	q, err := queue.Load(r.w.Path(QueueFile))
+	if err != nil {
+		return nil, err
+	}
+	d := PromptData{
+		Task: r.task, Loop: n, MaxLoops: r.opt.MaxLoops, Fresh: c.fresh,
+		Workspace: filepath.Base(r.w.Dir), Issues: openIssues(q, r.cfg.Retry.MaxRetries),
+		Feedback: r.feedback, WorkSummary: r.summary, Attempts: r.tried,
+	}
+	d.Title = titleOf(r.task, d.Issues)
+	for _, g := range r.cfg.Gates {
+		d.Gates = append(d.Gates, g.Name)
+	}
+	if c.prompt == PromptContinue {
+		d.FilesChanged = r.w.filesChanged(ctx)
+	}
+	text, err := r.w.renderPrompt(c.prompt, d)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := r.w.RunDir(r.res.RunID)
+	if err != nil {
+		return nil, err
+	}
+	a := &AgentRun{
+		Loop: n, Fresh: c.fresh, Command: c.command,
+		Prompt: filepath.Join(dir, fmt.Sprintf("prompt-%d.md", n)),
+		Log:    filepath.Join(dir, fmt.Sprintf("agent-%d.log", n)),
+	}
+	if err := fsx.WriteFile(a.Prompt, []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// agentEnv is the agent's environment but for its session
+// (config.EnvSessionID): where its prompt and workspace are, which run
+// and loop it is.
+func (r *runner) agentEnv(n int, a *AgentRun, c agentCall) (map[string]string, error) {
+	promptAbs, err := filepath.Abs(a.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	wsAbs, err := filepath.Abs(r.w.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{
+		"ORCHESTRATE_PROMPT_FILE": promptAbs,
+		"ORCHESTRATE_RUN_ID":      r.res.RunID,
+		"ORCHESTRATE_LOOP":        strconv.Itoa(n),
+		"ORCHESTRATE_AGENT":       c.how,
+		"ORCHESTRATOR_DIR":        wsAbs,
+		gate.EnvChild:             "1",
+	}, nil
+}
+
+// agentOutcome is an agent run's outcome for the history.
+func agentOutcome(o gate.Outcome) string {
+	switch o {
+	case gate.Pass:
+		return "ok"
+	case gate.Fail:
+		return analytics.OutcomeFail
+	case gate.TimedOut:
+		return analytics.OutcomeTimeout
+	}
+	return analytics.OutcomeError
+}
+
+// takeReport keeps what the agent reported (its output, or the log when
+// kept): its last words for the next prompt, the session a resume
+// continues (the one it reported, else the one it was given), and its
+// usage.
+func (r *runner) takeReport(a *AgentRun, output, session string) {
+	rep := ParseAgentOutput(r.cfg.Agent.Usage, agentOutput(a.Log, output))
+	r.summary = workSummary(output)
 	if rep.Result != "" {
 		r.summary = workSummary(rep.Result)
 	}
-	// The session a resume continues: the one the agent reported, else the
-	// one it was given.
 	r.session = session
 	if rep.Usage.Session != "" {
 		r.session = rep.Usage.Session
@@ -524,10 +610,14 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		u := rep.Usage
 		a.Usage = &u
 	}
-	r.res.Agents = append(r.res.Agents, *a)
+}
+
+// agentEvents are the history rows of loop n's agent run: the run, and
+// its usage when it reported some.
+func (r *runner) agentEvents(n int, a *AgentRun, c agentCall) []analytics.Event {
 	ev := analytics.Event{
 		Time: r.opt.Now(), RunID: r.res.RunID, Loop: n, Event: analytics.EventAgent, Attempt: n,
-		Outcome: a.Outcome, DurationMS: a.Duration.Milliseconds(), Detail: how + ": " + command,
+		Outcome: a.Outcome, DurationMS: a.Duration.Milliseconds(), Detail: c.how + ": " + c.command,
 	}
 	if a.ExitCode >= 0 {
 		ev.ExitCode = &a.ExitCode
@@ -537,11 +627,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		events = append(events, analytics.Event{Time: ev.Time, RunID: ev.RunID, Loop: n, Event: analytics.EventUsage,
 			Attempt: n, Detail: analytics.FormatUsage(*a.Usage)})
 	}
-	if err := r.history(ctx, events...); err != nil {
-		return a, err
-	}
-	r.step(Step{Kind: StepAgent, Loop: n, Agent: a})
-	return a, nil
+	return events
 }
 
 // remember keeps what a failed loop tried, for the next prompts. a is nil

@@ -53,68 +53,32 @@ func Watch(ctx context.Context, w Workspace, opt WatchOptions, refresh func(chan
 	if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("%s: %w (run orchestrate init)", w.Dir, ErrNoWorkspace)
 	}
-	dir := filepath.Clean(w.Dir)
-	notice := opt.Notice
-	if notice == nil {
-		notice = func(string) {}
+	s := &watching{dir: filepath.Clean(w.Dir), notice: opt.Notice, debounce: opt.Debounce, maxDelay: opt.MaxDelay, pending: map[string]bool{}}
+	if s.notice == nil {
+		s.notice = func(string) {}
 	}
-	maxDelay := opt.MaxDelay
-	if maxDelay <= 0 {
-		maxDelay = max(10*opt.Debounce, time.Second)
+	if s.maxDelay <= 0 {
+		s.maxDelay = max(10*opt.Debounce, time.Second)
 	}
 
-	watcher, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("watching %s: %w", dir, err)
+	var err error
+	if s.watcher, err = fsnotify.NewWatcher(); err != nil {
+		return fmt.Errorf("watching %s: %w", s.dir, err)
 	}
-	defer watcher.Close()
-	if err := watcher.Add(dir); err != nil {
-		return fmt.Errorf("watching %s: %w", dir, err)
+	defer s.watcher.Close()
+	if err := s.watcher.Add(s.dir); err != nil {
+		return fmt.Errorf("watching %s: %w", s.dir, err)
 	}
 	if err := refresh(nil); err != nil {
 		return err
 	}
 
-	var (
-		pending    = map[string]bool{}
-		burstStart time.Time // the first event not yet refreshed
-		timer      = time.NewTimer(time.Hour)
-		fire       <-chan time.Time // timer.C while a refresh is due
-		poll       *time.Ticker     // while the directory is gone
-		pollC      <-chan time.Time
-	)
-	timer.Stop()
-	defer timer.Stop()
-	// arm schedules the refresh Debounce after now, but no later than
-	// maxDelay after the burst began.
-	arm := func(names ...string) {
-		for _, n := range names {
-			pending[n] = true
-		}
-		now := time.Now()
-		if fire == nil {
-			burstStart = now
-		}
-		timer.Reset(min(opt.Debounce, burstStart.Add(maxDelay).Sub(now)))
-		fire = timer.C
-	}
-	// lost holds the refreshes back while the directory is gone: its files
-	// are going or gone, and showing that helps no one. When it is back,
-	// every file counts as changed.
-	lost := func() {
-		watcher.Remove(dir) // inotify drops it by itself; other backends may not
-		timer.Stop()
-		fire = nil
-		clear(pending)
-		if poll == nil {
-			notice(fmt.Sprintf("%s is gone; waiting for it to come back", dir))
-			poll = time.NewTicker(dirPoll)
-			pollC = poll.C
-		}
-	}
+	s.timer = time.NewTimer(time.Hour)
+	s.timer.Stop()
+	defer s.timer.Stop()
 	defer func() {
-		if poll != nil {
-			poll.Stop()
+		if s.poll != nil {
+			s.poll.Stop()
 		}
 	}()
 
@@ -123,53 +87,119 @@ func Watch(ctx context.Context, w Workspace, opt WatchOptions, refresh func(chan
 		case <-ctx.Done():
 			return nil
 
-		case ev, ok := <-watcher.Events:
+		case ev, ok := <-s.watcher.Events:
 			if !ok {
 				return nil
 			}
-			if filepath.Clean(ev.Name) == dir {
-				if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-					lost()
-				}
-				continue
-			}
-			if name := watchedName(dir, ev); name != "" && poll == nil {
-				arm(name)
-			}
+			s.event(ev)
 
-		case err, ok := <-watcher.Errors:
+		case err, ok := <-s.watcher.Errors:
 			if !ok {
 				return nil
 			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				// Events were dropped: anything may have changed.
-				arm(WatchedFiles...)
-				continue
-			}
-			notice(fmt.Sprintf("watching %s: %v", dir, err))
+			s.watchError(err)
 
-		case <-pollC:
-			if err := watcher.Add(dir); err != nil {
-				continue
-			}
-			poll.Stop()
-			poll, pollC = nil, nil
-			notice(fmt.Sprintf("%s is back", dir))
-			arm(WatchedFiles...)
+		case <-s.pollC:
+			s.back()
 
-		case <-fire:
-			fire = nil
-			changed := make([]string, 0, len(pending))
-			for n := range pending {
-				changed = append(changed, n)
-			}
-			clear(pending)
-			slices.Sort(changed)
-			if err := refresh(changed); err != nil {
+		case <-s.fire:
+			if err := refresh(s.due()); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// watching is a Watch at work: the refresh it owes, and whether the
+// directory is gone.
+type watching struct {
+	dir                string
+	watcher            *fsnotify.Watcher
+	notice             func(msg string)
+	debounce, maxDelay time.Duration
+
+	pending    map[string]bool
+	burstStart time.Time // the first event not yet refreshed
+	timer      *time.Timer
+	fire       <-chan time.Time // timer.C while a refresh is due
+	poll       *time.Ticker     // while the directory is gone
+	pollC      <-chan time.Time
+}
+
+// event takes one event of the directory.
+func (s *watching) event(ev fsnotify.Event) {
+	if filepath.Clean(ev.Name) == s.dir {
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			s.lost()
+		}
+		return
+	}
+	if name := watchedName(s.dir, ev); name != "" && s.poll == nil {
+		s.arm(name)
+	}
+}
+
+// watchError takes one error of the watcher.
+func (s *watching) watchError(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		// Events were dropped: anything may have changed.
+		s.arm(WatchedFiles...)
+		return
+	}
+	s.notice(fmt.Sprintf("watching %s: %v", s.dir, err))
+}
+
+// arm schedules the refresh Debounce after now, but no later than
+// maxDelay after the burst began.
+func (s *watching) arm(names ...string) {
+	for _, n := range names {
+		s.pending[n] = true
+	}
+	now := time.Now()
+	if s.fire == nil {
+		s.burstStart = now
+	}
+	s.timer.Reset(min(s.debounce, s.burstStart.Add(s.maxDelay).Sub(now)))
+	s.fire = s.timer.C
+}
+
+// lost holds the refreshes back while the directory is gone: its files
+// are going or gone, and showing that helps no one. When it is back,
+// every file counts as changed.
+func (s *watching) lost() {
+	s.watcher.Remove(s.dir) // inotify drops it by itself; other backends may not
+	s.timer.Stop()
+	s.fire = nil
+	clear(s.pending)
+	if s.poll == nil {
+		s.notice(fmt.Sprintf("%s is gone; waiting for it to come back", s.dir))
+		s.poll = time.NewTicker(dirPoll)
+		s.pollC = s.poll.C
+	}
+}
+
+// back watches the directory again once it is there, every file changed.
+func (s *watching) back() {
+	if err := s.watcher.Add(s.dir); err != nil {
+		return
+	}
+	s.poll.Stop()
+	s.poll, s.pollC = nil, nil
+	s.notice(fmt.Sprintf("%s is back", s.dir))
+	s.arm(WatchedFiles...)
+}
+
+// due returns the names the refresh that is due reports, sorted, and
+// starts the next burst.
+func (s *watching) due() []string {
+	s.fire = nil
+	changed := make([]string, 0, len(s.pending))
+	for n := range s.pending {
+		changed = append(changed, n)
+	}
+	clear(s.pending)
+	slices.Sort(changed)
+	return changed
 }
 
 // watchedName returns the name of the watched file ev is about, or "" for

@@ -4,11 +4,10 @@ import (
 	"fmt"
 )
 
-func init() {
-	register(&command{
-		name:    "abort",
-		summary: "stop the orchestrate run in progress at its next decision point",
-		usage: `Usage: orchestrate abort [--json]
+var abortCmd = &command{
+	name:    "abort",
+	summary: "stop the orchestrate run in progress at its next decision point",
+	usage: `Usage: orchestrate abort [--json]
 
 Asks the orchestrate run in progress in this workspace to stop: it leaves
 the marker .orchestrator/abort, which the run looks at before its next
@@ -23,8 +22,7 @@ Examples:
 Exit codes: 0 the run was asked to stop, 10 no run in progress, 1 error,
 2 usage.
 `,
-		run: runAbort,
-	})
+	run: runAbort,
 }
 
 func runAbort(e *env, args []string) error {

@@ -10,11 +10,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "analytics",
-		summary: "regenerate analytics.html from history.csv",
-		usage: `Usage: orchestrate analytics [--out FILE] [--if-stale] [--json]
+var analyticsCmd = &command{
+	name:    "analytics",
+	summary: "regenerate analytics.html from history.csv",
+	usage: `Usage: orchestrate analytics [--out FILE] [--if-stale] [--json]
 
 Reads history.csv and writes analytics.html (or FILE): the autonomous fix
 rate, attempts to success, time to success, halted issues and cap hits,
@@ -42,8 +41,7 @@ Examples:
 
 Exit codes: 0 written (or current), 1 error, 2 usage.
 `,
-		run: runAnalytics,
-	})
+	run: runAnalytics,
 }
 
 func runAnalytics(e *env, args []string) error {

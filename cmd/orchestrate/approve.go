@@ -2,11 +2,10 @@ package main
 
 import "strings"
 
-func init() {
-	register(&command{
-		name:    "approve",
-		summary: "approve a human gate's request: the gate passes on its next run",
-		usage: `Usage: orchestrate approve ID [--comment TEXT] [--json]
+var approveCmd = &command{
+	name:    "approve",
+	summary: "approve a human gate's request: the gate passes on its next run",
+	usage: `Usage: orchestrate approve ID [--comment TEXT] [--json]
 
 A human gate (type: human in config.yaml) asks a person to approve the
 change by filing an approval request in issue_queue.md: an issue of Type
@@ -30,8 +29,7 @@ Examples:
 Exit codes: 0 approved, 1 error (an unknown ID, an issue that is not an
 approval request, a malformed queue), 2 usage.
 `,
-		run: func(e *env, args []string) error { return runDecision(e, "approve", args) },
-	})
+	run: func(e *env, args []string) error { return runDecision(e, "approve", args) },
 }
 
 // runDecision is approve and reject.

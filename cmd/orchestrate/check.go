@@ -2,11 +2,10 @@ package main
 
 import "github.com/orchestrate-dev/orchestrate/loop"
 
-func init() {
-	register(&command{
-		name:    "check",
-		summary: "the end-of-loop auto-retry check: start another loop or not",
-		usage: `Usage: orchestrate check [--json]
+var checkCmd = &command{
+	name:    "check",
+	summary: "the end-of-loop auto-retry check: start another loop or not",
+	usage: `Usage: orchestrate check [--json]
 
 The auto-retry check at the end of a loop, step for step as the auto-retry
 mechanism prescribes:
@@ -39,8 +38,7 @@ Exit codes: 0 a retry was triggered (start another loop), 10 nothing to
 retry or auto-retry disabled, 11 a person is needed (cap reached, issues
 stuck), 1 error, 2 usage.
 `,
-		run: runCheck,
-	})
+	run: runCheck,
 }
 
 func runCheck(e *env, args []string) error {

@@ -1,22 +1,19 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/internal/jsonsettings"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/prompts"
 )
@@ -195,14 +192,14 @@ func (s *agentSetup) units(d time.Duration) int {
 // key and hook in its order; a hook of ours that is there already gets
 // the timeout (and Cursor's loop_limit) if its own is smaller or missing.
 func (s *agentSetup) merge(timeout time.Duration, loopLimit int) ([]byte, bool, error) {
-	stop := hookSpec{event: s.file.stopEvent, sub: "stop", command: hookCommand(s.agent, "stop"),
-		nums: []numMember{{"timeout", s.units(timeout)}}}
+	stop := jsonsettings.Hook{Event: s.file.stopEvent, Sub: "stop", Command: hookCommand(s.agent, "stop"),
+		Nums: []jsonsettings.Number{{Key: "timeout", Min: s.units(timeout)}}}
 	if s.file.loopLimit {
-		stop.nums = append(stop.nums, numMember{"loop_limit", loopLimit})
+		stop.Nums = append(stop.Nums, jsonsettings.Number{Key: "loop_limit", Min: loopLimit})
 	}
-	start := hookSpec{event: s.file.startEvent, sub: "session-start", command: hookCommand(s.agent, "session-start"),
-		nums: []numMember{{"timeout", s.units(sessionStartTimeout)}}}
-	return mergeHooks(s.old, s.file.flat, []hookSpec{start, stop})
+	start := jsonsettings.Hook{Event: s.file.startEvent, Sub: "session-start", Command: hookCommand(s.agent, "session-start"),
+		Nums: []jsonsettings.Number{{Key: "timeout", Min: s.units(sessionStartTimeout)}}}
+	return jsonsettings.MergeHooks(s.old, s.file.flat, []jsonsettings.Hook{start, stop})
 }
 
 // apply writes what was planned.
@@ -221,241 +218,6 @@ func (s *agentSetup) apply() (written, kept []string, err error) {
 		written = append(written, f.path)
 	}
 	return written, kept, nil
-}
-
-// hookSpec is one hook to install: its event, the orchestrate hook
-// subcommand it runs and its command line, and the numbers its entry
-// needs at least (timeout, loop_limit).
-type hookSpec struct {
-	event   string
-	sub     string
-	command string
-	nums    []numMember
-}
-
-type numMember struct {
-	key string
-	min int
-}
-
-// member is a key of a JSON object with its value as written.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// mergeHooks adds hooks to an agent's hooks file: hooks.EVENT is a list of
-// groups, {"hooks": [{"type": "command", "command": …}]} (Claude Code,
-// Codex, Gemini CLI), or with flat, a list of hooks, {"command": …}, in a
-// file with "version": 1 (Cursor). A hook running the same orchestrate
-// hook subcommand, whatever the path to orchestrate, is ours already; its
-// numbers are raised to the ones wanted. changed is false when nothing had
-// to be.
-func mergeHooks(data []byte, flat bool, specs []hookSpec) (out []byte, changed bool, err error) {
-	top, err := objectMembers(data)
-	if err != nil {
-		return nil, false, err
-	}
-	if flat && memberIndex(top, "version") < 0 {
-		top = append([]member{{"version", json.RawMessage("1")}}, top...)
-		changed = true
-	}
-	hooksAt := memberIndex(top, "hooks")
-	var hooks []member
-	if hooksAt >= 0 {
-		if hooks, err = objectMembers(top[hooksAt].value); err != nil {
-			return nil, false, fmt.Errorf("hooks: %v", err)
-		}
-	}
-	for _, spec := range specs {
-		at := memberIndex(hooks, spec.event)
-		var list []json.RawMessage
-		if at >= 0 {
-			v := bytes.TrimSpace(hooks[at].value)
-			if len(v) == 0 || v[0] != '[' || json.Unmarshal(v, &list) != nil {
-				return nil, false, fmt.Errorf("hooks.%s is not an array", spec.event)
-			}
-		}
-		found, listChanged := false, false
-		for i, entry := range list {
-			var f, c bool
-			if flat {
-				entry, f, c = raiseOurs(entry, spec)
-			} else {
-				entry, f, c = raiseInGroup(entry, spec)
-			}
-			list[i] = entry
-			found, listChanged = found || f, listChanged || c
-		}
-		if !found {
-			ours := []member{}
-			if !flat {
-				ours = append(ours, member{"type", json.RawMessage(`"command"`)})
-			}
-			cmd, _ := json.Marshal(spec.command)
-			ours = append(ours, member{"command", cmd})
-			for _, n := range spec.nums {
-				if n.min > 0 {
-					ours = append(ours, member{n.key, json.RawMessage(fmt.Sprint(n.min))})
-				}
-			}
-			entry := encodeObject(ours)
-			if !flat {
-				entry = encodeObject([]member{{"hooks", json.RawMessage("[" + string(entry) + "]")}})
-			}
-			list = append(list, entry)
-			listChanged = true
-		}
-		if !listChanged {
-			continue
-		}
-		value, err := json.Marshal(list)
-		if err != nil {
-			return nil, false, err
-		}
-		hooks = setMember(hooks, at, spec.event, value)
-		changed = true
-	}
-	if !changed {
-		return data, false, nil
-	}
-	top = setMember(top, hooksAt, "hooks", encodeObject(hooks))
-	var b bytes.Buffer
-	if err := json.Indent(&b, encodeObject(top), "", "  "); err != nil {
-		return nil, false, err
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), true, nil
-}
-
-// raiseInGroup looks for our hook in a group's hooks list.
-func raiseInGroup(group json.RawMessage, spec hookSpec) (json.RawMessage, bool, bool) {
-	ms, err := objectMembers(group)
-	if err != nil {
-		return group, false, false
-	}
-	at := memberIndex(ms, "hooks")
-	if at < 0 {
-		return group, false, false
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(ms[at].value, &list) != nil {
-		return group, false, false
-	}
-	found, changed := false, false
-	for i, h := range list {
-		var f, c bool
-		list[i], f, c = raiseOurs(h, spec)
-		found, changed = found || f, changed || c
-	}
-	if !changed {
-		return group, found, false
-	}
-	value, _ := json.Marshal(list)
-	ms[at].value = value
-	return encodeObject(ms), found, true
-}
-
-// raiseOurs reports whether a hook object is ours, and raises its numbers
-// to the wanted ones when they are smaller or missing.
-func raiseOurs(h json.RawMessage, spec hookSpec) (json.RawMessage, bool, bool) {
-	ms, err := objectMembers(h)
-	if err != nil {
-		return h, false, false
-	}
-	at := memberIndex(ms, "command")
-	var command string
-	if at < 0 || json.Unmarshal(ms[at].value, &command) != nil || !isOurHook(command, spec.sub) {
-		return h, false, false
-	}
-	changed := false
-	for _, n := range spec.nums {
-		if n.min <= 0 {
-			continue
-		}
-		i := memberIndex(ms, n.key)
-		var have float64
-		if i >= 0 && json.Unmarshal(ms[i].value, &have) == nil && have >= float64(n.min) {
-			continue
-		}
-		ms = setMember(ms, i, n.key, json.RawMessage(fmt.Sprint(n.min)))
-		changed = true
-	}
-	if !changed {
-		return h, true, false
-	}
-	return encodeObject(ms), true, true
-}
-
-// isOurHook reports whether a hook command runs orchestrate hook SUB.
-func isOurHook(command, sub string) bool {
-	f := strings.Fields(command)
-	return len(f) >= 3 && filepath.Base(strings.Trim(f[0], `"'`)) == "orchestrate" && f[1] == "hook" && f[2] == sub
-}
-
-// objectMembers returns the members of a JSON object, in order.
-func objectMembers(data []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var out []member
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("invalid JSON: %v", err)
-		}
-		key := t.(string)
-		if memberIndex(out, key) >= 0 {
-			return nil, fmt.Errorf("the key %q comes twice", key)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("invalid JSON: %v", err)
-		}
-		out = append(out, member{key, v})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid JSON: more after the object")
-	}
-	return out, nil
-}
-
-func memberIndex(ms []member, key string) int {
-	for i, m := range ms {
-		if m.key == key {
-			return i
-		}
-	}
-	return -1
-}
-
-// setMember changes the member at i, or appends one when i < 0.
-func setMember(ms []member, i int, key string, v json.RawMessage) []member {
-	if i < 0 {
-		return append(ms, member{key, v})
-	}
-	ms[i].value = v
-	return ms
-}
-
-func encodeObject(ms []member) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.value)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
 }
 
 // agentNames lists the agents init --agent knows, sorted.

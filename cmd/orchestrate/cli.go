@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -44,14 +42,6 @@ func (e *env) now() time.Time {
 	return time.Now()
 }
 
-// printJSON writes v as one JSON object on stdout.
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 // stderrIsTerminal reports whether colours and progress may be shown.
 func (e *env) stderrIsTerminal() bool {
 	f, ok := e.stderr.(*os.File)
@@ -66,9 +56,20 @@ type command struct {
 	run     func(e *env, args []string) error
 }
 
+// commands is the table of subcommands, in the order of their names (as
+// mainUsage lists them). It is filled by init, not by its declaration: the
+// commands' run functions look commands up (help, --help), which an
+// initializer may not refer back to.
 var commands []*command
 
-func register(c *command) { commands = append(commands, c) }
+func init() {
+	commands = []*command{
+		abortCmd, analyticsCmd, approveCmd, checkCmd, completionCmd, demoCmd,
+		gateCmd, helpCmd, hookCmd, initCmd, issueCmd, promptCmd, recordCmd,
+		rejectCmd, runCmd, sessionCmd, signatureCmd, statusCmd, validateCmd,
+		versionCmd, watchCmd,
+	}
+}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -178,9 +179,7 @@ Usage:
 
 Commands:
 `)
-	sorted := append([]*command(nil), commands...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
-	for _, c := range sorted {
+	for _, c := range commands {
 		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
 	}
 	b.WriteString(`
@@ -197,31 +196,29 @@ Run "orchestrate help COMMAND" for a command's usage and examples.
 	return b.String()
 }
 
-func init() {
-	register(&command{
-		name:    "help",
-		summary: "show a command's usage, with examples",
-		usage: `Usage: orchestrate help [COMMAND]
+var helpCmd = &command{
+	name:    "help",
+	summary: "show a command's usage, with examples",
+	usage: `Usage: orchestrate help [COMMAND]
 
 Shows the usage of COMMAND, with examples and exit codes, or the list of
 commands.
 `,
-		run: func(e *env, args []string) error {
-			args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-") })
-			if len(args) == 0 {
-				fmt.Fprint(e.stdout, mainUsage())
-				return nil
-			}
-			name := strings.Join(args, " ")
-			c := lookup(name)
-			if c == nil {
-				c = lookup(args[0])
-			}
-			if c == nil {
-				return usageError("", "unknown command %q", name)
-			}
-			fmt.Fprint(e.stdout, c.usage)
+	run: func(e *env, args []string) error {
+		args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-") })
+		if len(args) == 0 {
+			fmt.Fprint(e.stdout, mainUsage())
 			return nil
-		},
-	})
+		}
+		name := strings.Join(args, " ")
+		c := lookup(name)
+		if c == nil {
+			c = lookup(args[0])
+		}
+		if c == nil {
+			return usageError("", "unknown command %q", name)
+		}
+		fmt.Fprint(e.stdout, c.usage)
+		return nil
+	},
 }

@@ -9,11 +9,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/prompts"
 )
 
-func init() {
-	register(&command{
-		name:    "completion",
-		summary: "print a shell completion script (bash, zsh or fish)",
-		usage: `Usage: orchestrate completion bash|zsh|fish
+var completionCmd = &command{
+	name:    "completion",
+	summary: "print a shell completion script (bash, zsh or fish)",
+	usage: `Usage: orchestrate completion bash|zsh|fish
 
 Prints a script that completes orchestrate's commands, their subcommands
 (issue add, session start, …), the prompt names and the flags of each
@@ -28,8 +27,7 @@ The zsh script uses zsh's bash completion emulation (bashcompinit).
 
 Exit codes: 0 printed, 2 usage (no shell, or one not listed).
 `,
-		run: runCompletion,
-	})
+	run: runCompletion,
 }
 
 func runCompletion(e *env, args []string) error {

@@ -24,11 +24,10 @@ import (
 //go:embed all:demo
 var demoFiles embed.FS
 
-func init() {
-	register(&command{
-		name:    "demo",
-		summary: "the offline end-to-end demo: a fix, a retry, a halt, the analytics",
-		usage: `Usage: orchestrate demo [--dir D] [--json]
+var demoCmd = &command{
+	name:    "demo",
+	summary: "the offline end-to-end demo: a fix, a retry, a halt, the analytics",
+	usage: `Usage: orchestrate demo [--dir D] [--json]
 
 Runs orchestrate run on a bundled tiny project, offline and in seconds, with
 a scripted agent in place of an LLM, so that you see the whole loop:
@@ -56,8 +55,7 @@ Examples:
 
 Exit codes: 0 the demo went as scripted, 1 error, 2 usage.
 `,
-		run: runDemo,
-	})
+	run: runDemo,
 }
 
 func runDemo(e *env, args []string) error {

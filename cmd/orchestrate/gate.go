@@ -4,18 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
+	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "gate",
-		summary: "run the quality gates once; feedback on failure",
-		usage: `Usage: orchestrate gate [NAME...] [--json] [--junit FILE] [--sarif FILE] [--no-record]
+var gateCmd = &command{
+	name:    "gate",
+	summary: "run the quality gates once; feedback on failure",
+	usage: `Usage: orchestrate gate [NAME...] [--json] [--junit FILE] [--sarif FILE] [--no-record]
 
 Runs the quality gates of config.yaml (or only those named), like a careful
 CI: serial gates first, in order (a fail_fast failure stops there), then the
@@ -59,8 +58,7 @@ Exit codes: 0 every blocking gate passed, 12 a blocking gate failed, 11 none
 failed but a human gate awaits a person's approval, 1 error (a bad
 config.yaml names its line), 2 usage.
 `,
-		run: runGate,
-	})
+	run: runGate,
 }
 
 type gateResultJSON struct {
@@ -73,8 +71,8 @@ type gateResultJSON struct {
 	Log         string  `json:"log,omitempty"`
 	Issue       string  `json:"issue,omitempty"`
 	// A review gate's findings; a human gate's approval request.
-	Findings []gate.Finding `json:"findings,omitempty"`
-	Approval string         `json:"approval,omitempty"`
+	Findings []findings.Finding `json:"findings,omitempty"`
+	Approval string             `json:"approval,omitempty"`
 }
 
 type awaitingJSON struct {
@@ -91,10 +89,10 @@ func runGate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var renderer *gate.Renderer
+	var renderer *progressRenderer
 	opt := loop.GateOptions{Names: names, NoRecord: *noRecord}
 	if !e.json {
-		renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
+		renderer = newProgressRenderer(e.stderr, e.stderrIsTerminal())
 		opt.Progress = renderer.Handle
 	}
 	gr, err := e.ws().RunGates(e.ctx, e.now, opt)
@@ -104,74 +102,24 @@ func runGate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ev := gr.Evaluation
 	if err := writeCIReports(e, gr, *junit, *sarif); err != nil {
 		return err
 	}
 	if e.json {
-		results := []gateResultJSON{}
-		for i := range ev.Results {
-			r := &ev.Results[i]
-			results = append(results, gateResultJSON{
-				Name: r.Name(), Outcome: string(r.Outcome), Enforcement: string(r.Enforcement()),
-				ExitCode: r.ExitCode, Duration: r.Duration.Seconds(), Reason: r.Reason(),
-				Log: r.LogPath, Issue: gr.Issues[r.Name()].ID, Approval: gr.Approvals[r.Name()],
-			})
-			if r.Review != nil {
-				results[len(results)-1].Findings = r.Review.Findings
-			}
-		}
-		awaiting := []awaitingJSON{}
-		for _, name := range gr.AwaitingApproval {
-			awaiting = append(awaiting, awaitingJSON{Gate: name, Issue: gr.Approvals[name]})
-		}
-		err = e.printJSON(map[string]any{
-			"passed": ev.Passed, "results": results, "warnings": nonNil(ev.Warnings),
-			"resolved": nonNil(gr.Resolved), "feedback": gr.Feedback, "artifacts": gr.Dir,
-			"awaiting_approval": awaiting,
-		})
+		err = printGateJSON(e, gr)
 	} else {
-		rows := [][]string{}
-		for i := range ev.Results {
-			r := &ev.Results[i]
-			issue := gr.Issues[r.Name()].ID
-			if a := r.Approval; issue == "" && a != nil {
-				issue = a.Ref
-			}
-			if issue == "" {
-				issue = gr.Approvals[r.Name()]
-			}
-			rows = append(rows, []string{
-				r.Name(), string(r.Outcome), string(r.Enforcement()), strconv.Itoa(r.ExitCode),
-				fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue,
-			})
-		}
-		if err = renderTable(e.stdout, []string{"Gate", "Outcome", "Enforcement", "Exit", "Time", "Issue"}, rows); err != nil {
-			return err
-		}
-		for _, w := range ev.Warnings {
-			fmt.Fprintln(e.stdout, "warning:", w)
-		}
-		for _, id := range gr.Resolved {
-			fmt.Fprintf(e.stdout, "%s resolved: its gate passes\n", id)
-		}
-		if gr.Feedback != "" {
-			fmt.Fprintln(e.stdout)
-			fmt.Fprintln(e.stdout, gr.Feedback)
-		}
-		for _, name := range gr.AwaitingApproval {
-			id := gr.Approvals[name]
-			if id == "" {
-				fmt.Fprintf(e.stdout, "awaiting approval: gate %s (no request filed: --no-record)\n", name)
-				continue
-			}
-			fmt.Fprintf(e.stdout, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
-		}
-		fmt.Fprintf(e.stdout, "artifacts: %s\n", gr.Dir)
+		err = printGateText(e, gr)
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
+	}
+	return gateExit(gr)
+}
+
+// gateExit is the exit code of a gate run: 12 when a blocking gate
+// failed, 11 when none failed but a human gate awaits approval.
+func gateExit(gr *loop.GateRun) error {
+	switch ev := gr.Evaluation; {
 	case gr.Failed():
 		return withCode(exitGateFailed, nil)
 	case !ev.Passed && len(gr.AwaitingApproval) > 0:
@@ -179,6 +127,60 @@ func runGate(e *env, args []string) error {
 	case !ev.Passed:
 		return withCode(exitGateFailed, nil)
 	}
+	return nil
+}
+
+// printGateJSON prints a gate run as orchestrate gate --json's object.
+func printGateJSON(e *env, gr *loop.GateRun) error {
+	ev := gr.Evaluation
+	results := []gateResultJSON{}
+	for i := range ev.Results {
+		r := &ev.Results[i]
+		results = append(results, gateResultJSON{
+			Name: r.Name(), Outcome: string(r.Outcome), Enforcement: string(r.Enforcement()),
+			ExitCode: r.ExitCode, Duration: r.Duration.Seconds(), Reason: r.Reason(),
+			Log: r.LogPath, Issue: gr.Issues[r.Name()].ID, Approval: gr.Approvals[r.Name()],
+		})
+		if r.Review != nil {
+			results[len(results)-1].Findings = r.Review.Findings
+		}
+	}
+	awaiting := []awaitingJSON{}
+	for _, name := range gr.AwaitingApproval {
+		awaiting = append(awaiting, awaitingJSON{Gate: name, Issue: gr.Approvals[name]})
+	}
+	return e.printJSON(map[string]any{
+		"passed": ev.Passed, "results": results, "warnings": nonNil(ev.Warnings),
+		"resolved": nonNil(gr.Resolved), "feedback": gr.Feedback, "artifacts": gr.Dir,
+		"awaiting_approval": awaiting,
+	})
+}
+
+// printGateText prints a gate run for a person: the results table, the
+// warnings, the issues resolved, the feedback, the approvals awaited.
+func printGateText(e *env, gr *loop.GateRun) error {
+	if err := renderGateTable(e.stdout, gr, true); err != nil {
+		return err
+	}
+	for _, w := range gr.Evaluation.Warnings {
+		fmt.Fprintln(e.stdout, "warning:", w)
+	}
+	for _, id := range gr.Resolved {
+		fmt.Fprintf(e.stdout, "%s resolved: its gate passes\n", id)
+	}
+	if gr.Feedback != "" {
+		fmt.Fprintln(e.stdout)
+		fmt.Fprintln(e.stdout, gr.Feedback)
+	}
+	for _, name := range gr.AwaitingApproval {
+		id := gr.Approvals[name]
+		if id == "" {
+			fmt.Fprintf(e.stdout, "awaiting approval: gate %s (no request filed: --no-record)\n", name)
+			continue
+		}
+		fmt.Fprint(e.stdout, loop.AwaitingApprovalMessage(name, id))
+	}
+	fmt.Fprintf(e.stdout, "artifacts: %s\n", gr.Dir)
 	return nil
 }
 

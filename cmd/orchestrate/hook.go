@@ -10,11 +10,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "hook",
-		summary: "an agent's Stop and SessionStart hooks (hook stop, hook session-start)",
-		usage: `Usage: orchestrate hook stop|session-start [--agent claude|codex|gemini|cursor]
+var hookCmd = &command{
+	name:    "hook",
+	summary: "an agent's Stop and SessionStart hooks (hook stop, hook session-start)",
+	usage: `Usage: orchestrate hook stop|session-start [--agent claude|codex|gemini|cursor]
 
 The hooks of an agent CLI. hook stop: when the agent says it is done, run
 the quality gates and let it stop, or send it back to work with the
@@ -87,8 +86,7 @@ Examples:
 Exit codes: 0 always once the input is read, whatever the decision (an
 error is a message and an allowed stop); 2 usage.
 `,
-		run: runHook,
-	})
+	run: runHook,
 }
 
 func runHook(e *env, args []string) error {

@@ -17,11 +17,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "init",
-		summary: "write .orchestrator/ from the bundled example; never overwrites",
-		usage: `Usage: orchestrate init [--dir DIR] [--agent NAME]... [--claude]
+var initCmd = &command{
+	name:    "init",
+	summary: "write .orchestrator/ from the bundled example; never overwrites",
+	usage: `Usage: orchestrate init [--dir DIR] [--agent NAME]... [--claude]
 
 Writes the workspace directory (.orchestrator/ by default) from the bundled
 example: config.yaml, issue_queue.md and session_state.md. A file that is
@@ -66,8 +65,7 @@ Examples:
 
 Exit codes: 0 written (or everything already there), 1 error, 2 usage.
 `,
-		run: runInit,
-	})
+	run: runInit,
 }
 
 func runInit(e *env, args []string) error {
@@ -98,40 +96,20 @@ func runInit(e *env, args []string) error {
 		return err
 	}
 	defer unlock()
-	var written, kept []string
-	err = walkExample(func(rel string, data []byte) error {
-		dst := filepath.Join(e.dir, filepath.FromSlash(rel))
-		if _, err := os.Stat(dst); err == nil {
-			kept = append(kept, dst)
-			return nil
-		}
-		if rel == loop.ConfigFile {
-			data = withDefaultGates(data, e.ws().Root())
-			profile := config.ProfileClaude
-			if len(agents) > 0 {
-				profile = agents[0] // the first agent named is the one run drives
-			}
-			data = withAgentCommands(data, dst, e.ws().Root(), profile)
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := fsx.WriteFile(dst, data, 0o644); err != nil {
-			return err
-		}
-		written = append(written, dst)
-		return nil
-	})
+	profile := config.ProfileClaude
+	if len(agents) > 0 {
+		profile = agents[0] // the first agent named is the one run drives
+	}
+	written, kept, err := writeExample(e, profile)
 	if err != nil {
 		return err
 	}
-	var warnings []string
+	var warnings, timeouts []string
 	if len(setups) > 0 {
 		if _, err := exec.LookPath("orchestrate"); err != nil {
 			warnings = append(warnings, "orchestrate is not on the PATH: the hooks run `orchestrate hook …`, which would fail with exit 127, and no gate would run; put orchestrate on the PATH (go install, or a link in a directory of $PATH)")
 		}
 	}
-	var timeouts []string
 	for _, s := range setups {
 		if err := s.finish(e.ws()); err != nil {
 			return err
@@ -164,6 +142,32 @@ func runInit(e *env, args []string) error {
 		fmt.Fprintln(e.stdout, t)
 	}
 	return nil
+}
+
+// writeExample writes the example workspace's files that are not there
+// yet, config.yaml with the repository's gates and the profile's
+// commands; it returns the files written and those kept.
+func writeExample(e *env, profile string) (written, kept []string, err error) {
+	err = walkExample(func(rel string, data []byte) error {
+		dst := filepath.Join(e.dir, filepath.FromSlash(rel))
+		if _, err := os.Stat(dst); err == nil {
+			kept = append(kept, dst)
+			return nil
+		}
+		if rel == loop.ConfigFile {
+			data = withDefaultGates(data, e.ws().Root())
+			data = withAgentCommands(data, dst, e.ws().Root(), profile)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := fsx.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+		written = append(written, dst)
+		return nil
+	})
+	return written, kept, err
 }
 
 // agentList is --agent, repeated.

@@ -1,25 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
-	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
-	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
-func init() {
-	register(&command{
-		name:    "issue",
-		summary: "file, show, edit and decide on issues (add, show, set, retry, skip, resolve)",
-		usage: `Usage:
+var issueCmd = &command{
+	name:    "issue",
+	summary: "file, show, edit and decide on issues (add, show, set, retry, skip, resolve)",
+	usage: `Usage:
   orchestrate issue add [FIELD FLAGS] --summary TEXT [--details FILE|- [--exit-code N] [--gate NAME]]
   orchestrate issue show ID [--json]
   orchestrate issue set ID FIELD=VALUE...
@@ -60,8 +54,7 @@ now needs a person (not retryable, halted, out of retries), 1 error (an
 unknown ID, or a malformed queue: its first problem as file:line: message,
 and no file is changed), 2 usage.
 `,
-		run: runIssue,
-	})
+	run: runIssue,
 }
 
 func runIssue(e *env, args []string) error {
@@ -185,113 +178,6 @@ func flagInt(fs *flag.FlagSet, name string, v int) *int {
 	return &v
 }
 
-// readInput reads a file, or stdin for "-", of at most limit bytes (see
-// copyInput).
-func readInput(e *env, name string, limit int64) ([]byte, error) {
-	var b bytes.Buffer
-	if err := copyInput(e, name, &b, limit); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// readFailure reads a failure's output from a file, or stdin for "-", in
-// bounded memory: all of it is signed as it streams, and its head and tail
-// are kept for the issue's Failure Details.
-func readFailure(e *env, name string) (loop.Failure, error) {
-	sig := signature.NewWriter(e.ws().SignatureOptions())
-	keep := gate.NewHeadTail(failureHead, failureTail)
-	if err := copyInput(e, name, io.MultiWriter(sig, keep), maxOutputInput); err != nil {
-		return loop.Failure{}, err
-	}
-	d := sig.Digest()
-	return loop.Failure{Output: []byte(keep.String()), Digest: &d}, nil
-}
-
-// The head and tail of a failure's output kept for its Failure Details
-// (which show the first 20 and the last 60 lines of them).
-const (
-	failureHead = 16 << 10
-	failureTail = 48 << 10
-)
-
-// Input limits: what a command reads from a file or stdin. An output to
-// sign is streamed (memory stays bounded whatever its size); text that goes
-// into the queue is held whole.
-const (
-	maxOutputInput = 1 << 30 // signature, record, issue add --details
-	maxTextInput   = 1 << 20 // a field or section's text
-)
-
-// copyInput copies a file, or stdin for "-", to w, and fails with a
-// one-line error past limit bytes ("/dev/zero is larger than 1 GiB"). It
-// returns as soon as the command is interrupted (SIGINT, SIGTERM), even
-// while a read blocks: the read goes on in the background, and its data is
-// not used.
-func copyInput(e *env, name string, w io.Writer, limit int64) error {
-	label := name
-	if name == "-" {
-		label = "stdin"
-	}
-	done := make(chan error, 1)
-	stop := make(chan struct{})
-	go func() {
-		var r io.Reader = e.stdin
-		if name != "-" {
-			f, err := os.Open(name)
-			if err != nil {
-				done <- err
-				return
-			}
-			defer f.Close()
-			r = f
-		}
-		buf := make([]byte, 256<<10)
-		var n int64
-		for {
-			k, err := r.Read(buf)
-			if k > 0 {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if n += int64(k); n > limit {
-					done <- fmt.Errorf("%s is larger than %s: cut it first (head -c, tail -c)", label, sizeName(limit))
-					return
-				}
-				w.Write(buf[:k])
-			}
-			if err == io.EOF {
-				done <- nil
-				return
-			}
-			if err != nil {
-				done <- fmt.Errorf("reading %s: %w", label, err)
-				return
-			}
-		}
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-e.ctx.Done():
-		close(stop)
-		return fmt.Errorf("reading %s: interrupted", label)
-	}
-}
-
-// sizeName writes a power-of-two size for a person: 1 GiB, 1 MiB, 4096 bytes.
-func sizeName(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 func oneID(e *env, cmd string, args []string) (string, error) {
 	fs := e.flags("issue")
 	pos, err := e.parse(fs, args)
@@ -319,7 +205,7 @@ func runIssueShow(e *env, args []string) error {
 		return &loop.NoIssueError{Path: path, ID: id}
 	}
 	if e.json {
-		return e.printJSON(toJSON(is, true))
+		return writeIssueJSON(e.stdout, is)
 	}
 	// What the queue holds goes to a terminal as text: no escape sequence
 	// or control byte in it reaches the terminal (textclean).
@@ -408,14 +294,5 @@ func runIssueDecide(e *env, cmd string, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(e.stdout, "%s: resolved\n", id)
-	return nil
-}
-
-// report prints v as JSON with --json, or the formatted line.
-func (e *env) report(v any, format string, args ...any) error {
-	if e.json {
-		return e.printJSON(v)
-	}
-	fmt.Fprintf(e.stdout, format, args...)
 	return nil
 }

@@ -7,11 +7,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/prompts"
 )
 
-func init() {
-	register(&command{
-		name:    "prompt",
-		summary: "print a bundled prompt or slash-command template",
-		usage: `Usage: orchestrate prompt [NAME] [--json]
+var promptCmd = &command{
+	name:    "prompt",
+	summary: "print a bundled prompt or slash-command template",
+	usage: `Usage: orchestrate prompt [NAME] [--json]
 
 Prints the template NAME as orchestrate uses it: your version in
 .orchestrator/prompts/NAME when there is one, the bundled one if not. With
@@ -34,8 +33,7 @@ Examples:
 
 Exit codes: 0 printed, 1 error (no such template), 2 usage.
 `,
-		run: runPrompt,
-	})
+	run: runPrompt,
 }
 
 func runPrompt(e *env, args []string) error {

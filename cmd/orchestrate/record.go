@@ -7,14 +7,14 @@ import (
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
-func init() {
-	register(&command{
-		name:    "record",
-		summary: "record a failed verification's output against an issue",
-		usage: `Usage: orchestrate record ID [FILE|-] [--exit-code N] [--gate NAME] [--json]
+var recordCmd = &command{
+	name:    "record",
+	summary: "record a failed verification's output against an issue",
+	usage: `Usage: orchestrate record ID [FILE|-] [--exit-code N] [--gate NAME] [--json]
 
 Records a failed verification of issue ID, with its output from FILE or
-stdin (the default, or -), by the rules of the auto-retry mechanism:
+stdin (the default, or -; at most 1 GiB, signed whole as it streams), by
+the rules of the auto-retry mechanism:
 
   - the failure signature is a SHA256 of the exit class and the output,
     normalized (orchestrate signature --explain shows how);
@@ -41,8 +41,7 @@ Exit codes: 0 recorded, 11 recorded and the issue now needs a person (halted,
 exhausted or not retryable), 1 error (an unknown ID, a malformed queue: no
 file is changed), 2 usage.
 `,
-		run: runRecord,
-	})
+	run: runRecord,
 }
 
 func runRecord(e *env, args []string) error {

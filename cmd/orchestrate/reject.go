@@ -1,10 +1,9 @@
 package main
 
-func init() {
-	register(&command{
-		name:    "reject",
-		summary: "reject a human gate's request, with a comment the agent gets as feedback",
-		usage: `Usage: orchestrate reject ID --comment TEXT [--json]
+var rejectCmd = &command{
+	name:    "reject",
+	summary: "reject a human gate's request, with a comment the agent gets as feedback",
+	usage: `Usage: orchestrate reject ID --comment TEXT [--json]
 
 Rejects a human gate's approval request (see orchestrate help approve): its
 Approved field becomes false and the comment goes to its Comment section.
@@ -24,6 +23,5 @@ Examples:
 Exit codes: 0 rejected, 1 error (an unknown ID, an issue that is not an
 approval request, a malformed queue), 2 usage (no --comment).
 `,
-		run: func(e *env, args []string) error { return runDecision(e, "reject", args) },
-	})
+	run: func(e *env, args []string) error { return runDecision(e, "reject", args) },
 }

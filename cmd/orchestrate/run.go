@@ -4,18 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
-func init() {
-	register(&command{
-		name:    "run",
-		summary: "the self-driving loop: agent, gates, check, until done",
-		usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
+var runCmd = &command{
+	name:    "run",
+	summary: "the self-driving loop: agent, gates, check, until done",
+	usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
 
 Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 
@@ -72,8 +70,7 @@ human gate awaits approval with human.wait: exit), 12
 gates still fail after --once or --max-loops, 1 error (another run in
 progress, interrupted, a malformed file), 2 usage.
 `,
-		run: runRun,
-	})
+	run: runRun,
 }
 
 func runRun(e *env, args []string) error {
@@ -106,12 +103,12 @@ func runRun(e *env, args []string) error {
 	}
 	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}
 	p := &runPrinter{w: e.stdout, dir: e.dir}
-	var renderer *gate.Renderer
+	var renderer *progressRenderer
 	if !e.json {
 		opt.Step = p.step
 		opt.Progress = func(ev gate.Event) {
 			if renderer == nil {
-				renderer = gate.NewRenderer(e.stderr, e.stderrIsTerminal())
+				renderer = newProgressRenderer(e.stderr, e.stderrIsTerminal())
 			}
 			renderer.Handle(ev)
 		}
@@ -214,17 +211,7 @@ func (p *runPrinter) step(s loop.Step) {
 		if p.closeProgress != nil {
 			p.closeProgress()
 		}
-		rows := [][]string{}
-		for i := range s.Gates.Evaluation.Results {
-			r := &s.Gates.Evaluation.Results[i]
-			issue := s.Gates.Issues[r.Name()].ID
-			if issue == "" {
-				issue = s.Gates.Approvals[r.Name()]
-			}
-			rows = append(rows, []string{r.Name(), string(r.Outcome), strconv.Itoa(r.ExitCode),
-				fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue})
-		}
-		_ = renderTable(p.w, []string{"Gate", "Outcome", "Exit", "Time", "Issue"}, rows)
+		_ = renderGateTable(p.w, s.Gates, false)
 		for _, r := range s.Resolved {
 			fmt.Fprint(p.w, loop.SucceededMessage(r))
 		}
@@ -233,32 +220,9 @@ func (p *runPrinter) step(s loop.Step) {
 	case loop.StepWait:
 		for _, name := range s.Gates.AwaitingApproval {
 			id := s.Gates.Approvals[name]
-			fmt.Fprintf(p.w, "awaiting approval: gate %s, in %s\n  orchestrate approve %s\n  orchestrate reject %s --comment \"what to change\"\n", name, id, id, id)
+			fmt.Fprint(p.w, loop.AwaitingApprovalMessage(name, id))
 		}
 		fmt.Fprintln(p.w, "Waiting for a person's decision (human.wait: block); Ctrl-C stops the run.")
-	}
-}
-
-// printCheck prints a check's decision, for orchestrate check and run.
-func printCheck(w io.Writer, dir string, res loop.CheckResult) {
-	switch res.Outcome {
-	case loop.CheckDisabled:
-		fmt.Fprintf(w, "Auto-retry disabled: %s.\n", res.Reason)
-	case loop.CheckNothing:
-		fmt.Fprintln(w, "No auto-retry needed: no pending auto-retry issue.")
-	case loop.CheckCapReached:
-		fmt.Fprint(w, loop.CapMessage(res))
-	case loop.CheckTriggered:
-		fmt.Fprint(w, loop.TriggeredMessage(res))
-	}
-	// AUTO-RETRY EXHAUSTED once per exhaustion: for the issues this check
-	// is the first to find waiting; the others in a line, unless a retry
-	// goes on.
-	if esc := res.Escalated(); len(esc) > 0 {
-		fmt.Fprint(w, loop.ExhaustedMessage(dir, esc))
-	}
-	if res.Outcome != loop.CheckTriggered {
-		fmt.Fprint(w, loop.StillWaitingMessage(res.Exhausted))
 	}
 }
 
@@ -278,11 +242,4 @@ func (p *runPrinter) end(res *loop.RunResult) {
 		run = fmt.Sprintf(" (run %s, %s)", res.RunID, plural(res.Loops, "loop"))
 	}
 	fmt.Fprintf(p.w, "\nStopped%s: %s.\n", run, res.Reason)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -7,11 +7,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/session"
 )
 
-func init() {
-	register(&command{
-		name:    "session",
-		summary: "begin a run (start) or show the session state (show)",
-		usage: `Usage: orchestrate session start|show [--json]
+var sessionCmd = &command{
+	name:    "session",
+	summary: "begin a run (start) or show the session state (show)",
+	usage: `Usage: orchestrate session start|show [--json]
 
   start  begins a run: a new run_id, run_started now, total_auto_retries
          back to 0, last_retry_reason null. Prints the new run ID.
@@ -26,8 +25,7 @@ Examples:
 Exit codes: 0 done, 1 error (a malformed session_state.md names its line),
 2 usage.
 `,
-		run: runSession,
-	})
+	run: runSession,
 }
 
 func runSession(e *env, args []string) error {
@@ -60,7 +58,7 @@ func runSession(e *env, args []string) error {
 			return err
 		}
 		if e.json {
-			return e.printJSON(sessionJSON(s))
+			return writeSessionJSON(e.stdout, s)
 		}
 		rows := [][]string{}
 		for _, f := range s.Fields() {
@@ -69,12 +67,4 @@ func runSession(e *env, args []string) error {
 		return renderTable(e.stdout, []string{"Field", "Value"}, rows)
 	}
 	return usageError("session", "unknown session command %q", pos[0])
-}
-
-func sessionJSON(s *session.State) map[string]string {
-	m := map[string]string{}
-	for _, f := range s.Fields() {
-		m[f[0]] = f[1]
-	}
-	return m
 }

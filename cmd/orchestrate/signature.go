@@ -8,11 +8,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
-func init() {
-	register(&command{
-		name:    "signature",
-		summary: "print a failure output's signature; --explain prints the normalized text",
-		usage: `Usage: orchestrate signature [FILE|-] [--exit-code N] [--explain] [--json]
+var signatureCmd = &command{
+	name:    "signature",
+	summary: "print a failure output's signature; --explain prints the normalized text",
+	usage: `Usage: orchestrate signature [FILE|-] [--exit-code N] [--explain] [--json]
 
 Prints the failure signature of an output (FILE, or stdin, at most 1 GiB):
 a SHA256, in hex, of a versioned header (sig-v2 and the exit class) and the
@@ -35,8 +34,7 @@ Examples:
 
 Exit codes: 0 printed, 1 error (an unreadable file), 2 usage.
 `,
-		run: runSignature,
-	})
+	run: runSignature,
 }
 
 func runSignature(e *env, args []string) error {

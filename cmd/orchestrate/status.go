@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -14,20 +11,23 @@ import (
 	"github.com/orchestrate-dev/orchestrate/session"
 )
 
-func init() {
-	register(&command{
-		name:    "status",
-		summary: "show the issues and the session state",
-		usage: `Usage: orchestrate status [--json]
+var statusCmd = &command{
+	name:    "status",
+	summary: "show the issues and the session state",
+	usage: `Usage: orchestrate status [--json]
 
 Prints the session state and a table of the issues: ID, status, priority,
 retries (Retry-Count/Max-Retries), the identical-failure count, whether it is
 halted, and its summary.
 
 With --json, prints one object:
-  {"session": {"<field>": "<value>", …},
+  {"session": {"<field>": <value>, …},
    "issues": [{"id": "…", "status": "…", "line": N,
-               "fields": {"<field name as written>": "<raw value>", …}}, …]}
+               "fields": {"<field name as written>": <value>, …}}, …]}
+fields in the order of the file, each value typed: counts are numbers,
+flags booleans, lists of signatures arrays, an empty or null value null,
+any other value its text as written (issue show --json prints the same
+issue object, with its sections).
 
 Examples:
   orchestrate status
@@ -36,31 +36,7 @@ Examples:
 Exit codes: 0 shown, 1 error (a malformed file: its problems are printed
 as file:line: message after what could be shown), 2 usage.
 `,
-		run: runStatus,
-	})
-}
-
-// issueJSON is the JSON shape of an issue.
-type issueJSON struct {
-	ID       string            `json:"id"`
-	Status   string            `json:"status"`
-	Line     int               `json:"line"`
-	Fields   map[string]string `json:"fields"`
-	Sections map[string]string `json:"sections,omitempty"`
-}
-
-func toJSON(is *queue.Issue, sections bool) issueJSON {
-	j := issueJSON{ID: is.ID, Status: is.Status(), Line: is.Line, Fields: map[string]string{}}
-	for _, f := range is.Fields() {
-		j.Fields[f.Name] = f.Value
-	}
-	if sections {
-		j.Sections = map[string]string{}
-		for _, s := range is.Sections() {
-			j.Sections[s.Title] = s.Body()
-		}
-	}
-	return j
+	run: runStatus,
 }
 
 func runStatus(e *env, args []string) error {
@@ -177,99 +153,4 @@ func reportProblems(e *env, pairs ...any) error {
 		return withCode(exitError, fmt.Errorf("%d problem(s); fix them by hand, then run orchestrate validate", n))
 	}
 	return nil
-}
-
-// writeStatusJSON streams the status object, one issue at a time, with each
-// issue's fields in the order of its table.
-func writeStatusJSON(w io.Writer, s *session.State, q *queue.Queue) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var buf []byte
-	str := func(v string) {
-		buf = appendJSONString(buf[:0], v)
-		bw.Write(buf)
-	}
-	object := func(pairs [][2]string, indent string) {
-		bw.WriteString("{")
-		for i, p := range pairs {
-			if i > 0 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n" + indent + "  ")
-			str(p[0])
-			bw.WriteString(": ")
-			str(p[1])
-		}
-		if len(pairs) > 0 {
-			bw.WriteString("\n" + indent)
-		}
-		bw.WriteString("}")
-	}
-	bw.WriteString("{\n  \"session\": ")
-	object(s.Fields(), "  ")
-	bw.WriteString(",\n  \"issues\": [")
-	pairs := make([][2]string, 0, 16)
-	for i, is := range q.Issues {
-		if i > 0 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n    {\n      \"id\": ")
-		str(is.ID)
-		bw.WriteString(",\n      \"status\": ")
-		str(is.Status())
-		bw.WriteString(",\n      \"line\": " + strconv.Itoa(is.Line) + ",\n      \"fields\": ")
-		pairs = pairs[:0]
-		is.EachField(func(f *queue.Field) {
-			pairs = append(pairs, [2]string{f.Name, f.Value})
-		})
-		object(pairs, "      ")
-		bw.WriteString("\n    }")
-	}
-	if len(q.Issues) > 0 {
-		bw.WriteString("\n  ")
-	}
-	bw.WriteString("]\n}\n")
-	return bw.Flush()
-}
-
-// appendJSONString appends v as a JSON string, as encoding/json writes it
-// with HTML escaping off, without reflection.
-func appendJSONString(b []byte, v string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(v[i:])
-			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-				b = append(b, v[start:i]...)
-				if r == utf8.RuneError {
-					b = append(b, `\ufffd`...)
-				} else {
-					b = fmt.Appendf(b, `\u%04x`, r)
-				}
-				start = i + size
-			}
-			i += size - 1
-			continue
-		}
-		b = append(b, v[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, `\n`...)
-		case '\r':
-			b = append(b, `\r`...)
-		case '\t':
-			b = append(b, `\t`...)
-		default:
-			b = fmt.Appendf(b, `\u%04x`, c)
-		}
-		start = i + 1
-	}
-	b = append(b, v[start:]...)
-	return append(b, '"')
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"slices"
+	"strconv"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 // renderTable prints rows as a terminal table.
@@ -31,4 +35,32 @@ func problemsError(path string, problems []mdpatch.Problem) error {
 		return nil
 	}
 	return &mdpatch.ValidationError{Path: path, Problems: problems}
+}
+
+// renderGateTable prints a gate run's results, a row per gate: its name,
+// outcome, exit code, time and issue (the one it filed or recorded to, or
+// its approval request). orchestrate gate's table (detail) adds each
+// gate's enforcement, and a decided approval's request as its issue.
+func renderGateTable(w io.Writer, gr *loop.GateRun, detail bool) error {
+	header := []string{"Gate", "Outcome", "Exit", "Time", "Issue"}
+	if detail {
+		header = slices.Insert(header, 2, "Enforcement")
+	}
+	rows := [][]string{}
+	for i := range gr.Evaluation.Results {
+		r := &gr.Evaluation.Results[i]
+		issue := gr.Issues[r.Name()].ID
+		if a := r.Approval; detail && issue == "" && a != nil {
+			issue = a.Ref
+		}
+		if issue == "" {
+			issue = gr.Approvals[r.Name()]
+		}
+		row := []string{r.Name(), string(r.Outcome), strconv.Itoa(r.ExitCode), fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue}
+		if detail {
+			row = slices.Insert(row, 2, string(r.Enforcement()))
+		}
+		rows = append(rows, row)
+	}
+	return renderTable(w, header, rows)
 }

@@ -10,11 +10,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/session"
 )
 
-func init() {
-	register(&command{
-		name:    "validate",
-		summary: "list every problem in the queue, the session state and the config",
-		usage: `Usage: orchestrate validate [--explain] [--json]
+var validateCmd = &command{
+	name:    "validate",
+	summary: "list every problem in the queue, the session state and the config",
+	usage: `Usage: orchestrate validate [--explain] [--json]
 
 Checks issue_queue.md, session_state.md and config.yaml and prints every
 problem as file:line: message: duplicate issue IDs, an issue with no field
@@ -42,8 +41,7 @@ Examples:
 
 Exit codes: 0 no problems, 1 problems found (or an error), 2 usage.
 `,
-		run: runValidate,
-	})
+	run: runValidate,
 }
 
 type problemJSON struct {

@@ -88,11 +88,10 @@ func printVersion(e *env) error {
 	return err
 }
 
-func init() {
-	register(&command{
-		name:    "version",
-		summary: "print the version, the VCS revision and the Go toolchain of this build",
-		usage: `Usage: orchestrate version [--json]
+var versionCmd = &command{
+	name:    "version",
+	summary: "print the version, the VCS revision and the Go toolchain of this build",
+	usage: `Usage: orchestrate version [--json]
        orchestrate --version
 
 Prints the module version of this build (v1.2.3 when installed with
@@ -108,11 +107,10 @@ With --json: {"version": "…", "revision": "…", "time": "…", "modified": bo
 
 Exit codes: 0 printed, 2 usage.
 `,
-		run: func(e *env, args []string) error {
-			if err := e.parseNone(e.flags("version"), args); err != nil {
-				return err
-			}
-			return printVersion(e)
-		},
-	})
+	run: func(e *env, args []string) error {
+		if err := e.parseNone(e.flags("version"), args); err != nil {
+			return err
+		}
+		return printVersion(e)
+	},
 }

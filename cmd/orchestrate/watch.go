@@ -18,11 +18,10 @@ import (
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
-func init() {
-	register(&command{
-		name:    "watch",
-		summary: "show the status and the problems again on every save",
-		usage: `Usage: orchestrate watch [--debounce DURATION] [--max-refreshes N] [--json]
+var watchCmd = &command{
+	name:    "watch",
+	summary: "show the status and the problems again on every save",
+	usage: `Usage: orchestrate watch [--debounce DURATION] [--max-refreshes N] [--json]
 
 Shows the status and every problem of the queue, the session state and the
 config (file:line: message, as validate prints them), then shows them again,
@@ -64,8 +63,7 @@ Examples:
 Exit codes: 0 stopped (Ctrl-C, SIGTERM, or --max-refreshes reached),
 1 error (no workspace, the watcher could not start), 2 usage.
 `,
-		run: runWatch,
-	})
+	run: runWatch,
 }
 
 // errWatchDone ends the watch after --max-refreshes.

@@ -5,7 +5,7 @@
 # runs under $HOME): pytest (default, -q, -x, -v, xdist), go test -json,
 # node --test with an added passing test, cargo test, a service log in
 # syslog's form, and a build script that fails in mktemp directories. It
-# rewrites only its own captures (named py-*, pytest-*, go-json*, node-tap-added*,
+# rewrites only its own captures (named pytest*, go-json*, node-tap-added*,
 # cargo-*, syslog-*, mktemp-*) and their lines of corpus/runs.tsv.
 #
 # Usage: signature/testdata/gen2.sh   (about a minute; needs go, python3 with
@@ -14,11 +14,11 @@ set -u
 cd "$(dirname "$0")"
 out=$PWD/corpus
 mkdir -p "$out"
-own='^(pytest-|go-json|node-tap-added|cargo-|syslog-|mktemp-)'
+own='^(pytest[.-]|go-json|node-tap-added|cargo-|syslog-|mktemp-)'
 grep -Ev "$own" "$out/runs.tsv" >"$out/runs.tsv.new" || true
 mv "$out/runs.tsv.new" "$out/runs.tsv"
 for f in "$out"/*.txt; do
-	case $(basename "$f") in pytest-* | go-json* | node-tap-added* | cargo-* | syslog-* | mktemp-*) rm -f "$f" ;; esac
+	case $(basename "$f") in pytest.* | pytest-* | go-json* | node-tap-added* | cargo-* | syslog-* | mktemp-*) rm -f "$f" ;; esac
 done
 export GOFLAGS=-count=1 GOTOOLCHAIN=local LANG=C.UTF-8 CARGO_TERM_COLOR=never
 unset NO_COLOR FORCE_COLOR PYTEST_ADDOPTS

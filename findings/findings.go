@@ -1,4 +1,9 @@
-package gate
+// Package findings reads and writes what code reviewers find: findings with
+// a priority (P0 critical to P3 nit), a place and an issue, in the JSON or
+// markdown a reviewer prints (seed 003's form). It merges the findings of
+// several reviewers, groups them for the feedback, and gives the text that
+// stands for them in a failure signature.
+package findings
 
 import (
 	"bytes"
@@ -87,25 +92,25 @@ func (f Finding) Location() string {
 	return f.File
 }
 
-// FindingsError is returned by ParseFindings when the output is neither
+// ParseError is returned by Parse when the output is neither
 // findings nor an explicit "no findings".
-type FindingsError struct {
+type ParseError struct {
 	Line int // of the output, from 1; 0 for the whole output
 	Msg  string
 }
 
-func (e *FindingsError) Error() string {
+func (e *ParseError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 	}
 	return e.Msg
 }
 
-// MaxFindingText bounds an issue's and a suggestion's length, so that one
+// MaxText bounds an issue's and a suggestion's length, so that one
 // runaway reviewer line cannot flood the feedback.
-const MaxFindingText = 2000
+const MaxText = 2000
 
-// ParseFindings reads a reviewer's output: its findings, or none when it
+// Parse reads a reviewer's output: its findings, or none when it
 // says so. It reads
 //
 //   - JSON: one object per line ({"priority": "P1", "file": "a.go", "line": 3,
@@ -120,16 +125,16 @@ const MaxFindingText = 2000
 //   - an explicit "no findings" (also "no issues", "none"), alone.
 //
 // Either may be wrapped in one code fence. Anything else, an empty output
-// included, is a *FindingsError: a reviewer that printed it must not pass.
-func ParseFindings(out []byte) ([]Finding, error) {
+// included, is a *ParseError: a reviewer that printed it must not pass.
+func Parse(out []byte) ([]Finding, error) {
 	s := cleanOutput(out)
 	if strings.TrimSpace(s) == "" {
-		return nil, &FindingsError{Msg: `printed nothing (want findings, or "no findings")`}
+		return nil, &ParseError{Msg: `printed nothing (want findings, or "no findings")`}
 	}
 	s, offset := unfence(s)
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return nil, &FindingsError{Msg: `printed an empty code block (want findings, or "no findings")`}
+		return nil, &ParseError{Msg: `printed an empty code block (want findings, or "no findings")`}
 	}
 	if isNoFindings(t) {
 		return nil, nil
@@ -218,8 +223,8 @@ func (j jsonFinding) finding() (Finding, error) {
 // clean checks a finding and puts its text in one form.
 func (f Finding) clean() (Finding, error) {
 	f.File = cleanFile(f.File)
-	f.Issue = oneLine(f.Issue)
-	f.Suggestion = oneLine(f.Suggestion)
+	f.Issue = OneLine(f.Issue)
+	f.Suggestion = OneLine(f.Suggestion)
 	if f.Issue == "" {
 		return f, fmt.Errorf(`a finding needs an "issue"`)
 	}
@@ -234,17 +239,17 @@ func cleanFile(s string) string {
 	s = strings.Trim(s, "`*_")
 	s = strings.TrimPrefix(s, "./")
 	if strings.ContainsAny(s, "\n\r\t") || len(s) > 500 {
-		s = oneLine(s)
+		s = OneLine(s)
 	}
 	return s
 }
 
-// oneLine collapses white space (newlines too) to single spaces and bounds
+// OneLine collapses white space (newlines too) to single spaces and bounds
 // the length.
-func oneLine(s string) string {
+func OneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > MaxFindingText {
-		s = s[:MaxFindingText]
+	if len(s) > MaxText {
+		s = s[:MaxText]
 		for len(s) > 0 && !utf8.ValidString(s) {
 			s = s[:len(s)-1]
 		}
@@ -261,19 +266,19 @@ func parseJSONFindings(s string, offset int) ([]Finding, error) {
 		switch v := whole.(type) {
 		case []any:
 			if err := json.Unmarshal([]byte(t), &list); err != nil {
-				return nil, &FindingsError{Msg: "a JSON array that is not of findings: " + err.Error()}
+				return nil, &ParseError{Msg: "a JSON array that is not of findings: " + err.Error()}
 			}
 		case map[string]any:
 			if _, ok := v["findings"]; ok {
 				var wrap struct{ Findings []jsonFinding }
 				if err := json.Unmarshal([]byte(t), &wrap); err != nil {
-					return nil, &FindingsError{Msg: `"findings" is not a list of findings: ` + err.Error()}
+					return nil, &ParseError{Msg: `"findings" is not a list of findings: ` + err.Error()}
 				}
 				list = wrap.Findings
 			} else {
 				var j jsonFinding
 				if err := json.Unmarshal([]byte(t), &j); err != nil {
-					return nil, &FindingsError{Msg: err.Error()}
+					return nil, &ParseError{Msg: err.Error()}
 				}
 				list = []jsonFinding{j}
 			}
@@ -282,7 +287,7 @@ func parseJSONFindings(s string, offset int) ([]Finding, error) {
 		for i, j := range list {
 			f, err := j.finding()
 			if err != nil {
-				return nil, &FindingsError{Msg: fmt.Sprintf("finding %d: %v", i+1, err)}
+				return nil, &ParseError{Msg: fmt.Sprintf("finding %d: %v", i+1, err)}
 			}
 			out = append(out, f)
 		}
@@ -298,11 +303,11 @@ func parseJSONFindings(s string, offset int) ([]Finding, error) {
 		var j jsonFinding
 		dec := json.NewDecoder(strings.NewReader(line))
 		if err := dec.Decode(&j); err != nil || dec.More() || line[0] != '{' {
-			return nil, &FindingsError{Line: i + 1 + offset, Msg: fmt.Sprintf("not a JSON finding: %s", excerptLine(line))}
+			return nil, &ParseError{Line: i + 1 + offset, Msg: fmt.Sprintf("not a JSON finding: %s", excerptLine(line))}
 		}
 		f, err := j.finding()
 		if err != nil {
-			return nil, &FindingsError{Line: i + 1 + offset, Msg: err.Error()}
+			return nil, &ParseError{Line: i + 1 + offset, Msg: err.Error()}
 		}
 		out = append(out, f)
 	}
@@ -344,117 +349,140 @@ func headingPriority(text string) (Priority, bool) {
 	return 0, false
 }
 
+// markdownParser reads seed 003's markdown line by line.
+type markdownParser struct {
+	out      []Finding
+	cur      *Priority // the section we are in, nil outside priority sections
+	sections int
+	last     *Finding // the item that continuation lines add to
+	inSugg   bool     // the last line added to last's suggestion
+	fenced   bool
+}
+
 func parseMarkdownFindings(s string, offset int) ([]Finding, error) {
-	out := []Finding{}
-	var (
-		cur      *Priority // the section we are in, nil outside priority sections
-		sections int
-		last     *Finding // the item that continuation lines add to
-		inSugg   bool     // the last line added to last's suggestion
-		fenced   bool
-	)
+	p := markdownParser{out: []Finding{}}
 	for _, line := range strings.Split(s, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fenced = !fenced
-			last = nil
-			continue
-		}
-		if fenced {
-			continue
-		}
-		heading := ""
-		if m := mdHeading.FindStringSubmatch(line); m != nil {
-			heading = m[2]
-		} else if m := mdBold.FindStringSubmatch(line); m != nil {
-			if _, ok := headingPriority(m[1]); ok {
-				heading = m[1]
-			}
-		}
-		if heading != "" {
-			last = nil
-			if p, ok := headingPriority(heading); ok {
-				cur = &p
-				sections++
-			} else {
-				cur = nil
-			}
-			continue
-		}
-		if cur == nil || trimmed == "" {
-			if trimmed == "" {
-				inSugg = false
-			}
-			continue
-		}
-		plain := strings.ReplaceAll(strings.ReplaceAll(trimmed, "**", ""), "__", "")
-		plain = strings.TrimSpace(strings.TrimLeft(plain, "-*+> "))
-		if m := suggestion.FindStringSubmatch(plain); m != nil {
-			if last != nil {
-				last.Suggestion = strings.TrimSpace(last.Suggestion + " " + m[1])
-				inSugg = true
-			}
-			continue
-		}
-		if m := mdItem.FindStringSubmatch(line); m != nil && (len(m[1]) < 2 || last == nil) {
-			text := strings.TrimSpace(m[2])
-			if noneItem.MatchString(text) {
-				last = nil
-				continue
-			}
-			f := Finding{Priority: *cur, Issue: text}
-			if l := location.FindStringSubmatch(text); l != nil && (strings.ContainsAny(l[1], "./") || l[2] != "") {
-				f.File, f.Issue = l[1], l[3]
-				f.Line, _ = strconv.Atoi(l[2])
-			}
-			out = append(out, f)
-			last, inSugg = &out[len(out)-1], false
-			continue
-		}
-		if last != nil && (line[0] == ' ' || line[0] == '\t') {
-			// An indented line continues the item (or its suggestion).
-			if inSugg {
-				last.Suggestion += " " + trimmed
-			} else {
-				last.Issue += " " + trimmed
-			}
-			continue
-		}
-		if noneItem.MatchString(trimmed) {
-			continue
-		}
-		last = nil // prose between items: ignored
+		p.line(line)
 	}
-	if sections == 0 {
+	if p.sections == 0 {
 		first := strings.TrimSpace(s)
 		if i := strings.IndexByte(first, '\n'); i >= 0 {
 			first = first[:i]
 		}
-		return nil, &FindingsError{Msg: fmt.Sprintf(`neither JSON findings nor markdown sections (### P0 Critical, ### P1 Major, …), and not "no findings": it begins %s`, excerptLine(first))}
+		return nil, &ParseError{Msg: fmt.Sprintf(`neither JSON findings nor markdown sections (### P0 Critical, ### P1 Major, …), and not "no findings": it begins %s`, excerptLine(first))}
 	}
-	for i := range out {
-		f, err := out[i].clean()
+	for i := range p.out {
+		f, err := p.out[i].clean()
 		if err != nil {
-			return nil, &FindingsError{Msg: err.Error()}
+			return nil, &ParseError{Msg: err.Error()}
 		}
-		out[i] = f
+		p.out[i] = f
 	}
-	return out, nil
+	return p.out, nil
 }
 
-// findingKey is what makes two findings the same for MergeFindings: the
+// line reads one line of the output.
+func (p *markdownParser) line(line string) {
+	trimmed := strings.TrimSpace(line)
+	if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+		p.fenced = !p.fenced
+		p.last = nil
+		return
+	}
+	if p.fenced {
+		return
+	}
+	if heading := markdownHeading(line); heading != "" {
+		p.last = nil
+		if pr, ok := headingPriority(heading); ok {
+			p.cur = &pr
+			p.sections++
+		} else {
+			p.cur = nil
+		}
+		return
+	}
+	if trimmed == "" {
+		p.inSugg = false
+		return
+	}
+	if p.cur != nil {
+		p.sectionLine(line, trimmed)
+	}
+}
+
+// markdownHeading returns the text of a heading, or of a bold line that
+// names a priority; "" for any other line.
+func markdownHeading(line string) string {
+	if m := mdHeading.FindStringSubmatch(line); m != nil {
+		return m[2]
+	}
+	if m := mdBold.FindStringSubmatch(line); m != nil {
+		if _, ok := headingPriority(m[1]); ok {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// sectionLine reads a line that is not blank inside a priority section: a
+// suggestion, an item, the continuation of one, or prose.
+func (p *markdownParser) sectionLine(line, trimmed string) {
+	plain := strings.ReplaceAll(strings.ReplaceAll(trimmed, "**", ""), "__", "")
+	plain = strings.TrimSpace(strings.TrimLeft(plain, "-*+> "))
+	if m := suggestion.FindStringSubmatch(plain); m != nil {
+		if p.last != nil {
+			p.last.Suggestion = strings.TrimSpace(p.last.Suggestion + " " + m[1])
+			p.inSugg = true
+		}
+		return
+	}
+	if m := mdItem.FindStringSubmatch(line); m != nil && (len(m[1]) < 2 || p.last == nil) {
+		p.item(strings.TrimSpace(m[2]))
+		return
+	}
+	if p.last != nil && (line[0] == ' ' || line[0] == '\t') {
+		// An indented line continues the item (or its suggestion).
+		if p.inSugg {
+			p.last.Suggestion += " " + trimmed
+		} else {
+			p.last.Issue += " " + trimmed
+		}
+		return
+	}
+	if !noneItem.MatchString(trimmed) {
+		p.last = nil // prose between items: ignored
+	}
+}
+
+// item reads a list item's text: a finding, or "None".
+func (p *markdownParser) item(text string) {
+	if noneItem.MatchString(text) {
+		p.last = nil
+		return
+	}
+	f := Finding{Priority: *p.cur, Issue: text}
+	if l := location.FindStringSubmatch(text); l != nil && (strings.ContainsAny(l[1], "./") || l[2] != "") {
+		f.File, f.Issue = l[1], l[3]
+		f.Line, _ = strconv.Atoi(l[2])
+	}
+	p.out = append(p.out, f)
+	p.last, p.inSugg = &p.out[len(p.out)-1], false
+}
+
+// findingKey is what makes two findings the same for Merge: the
 // file, the line, and the issue without regard to case, spacing or a final
 // period.
 func findingKey(f Finding) string {
-	issue := strings.ToLower(strings.TrimRight(oneLine(f.Issue), ". "))
+	issue := strings.ToLower(strings.TrimRight(OneLine(f.Issue), ". "))
 	return f.File + "\x00" + strconv.Itoa(f.Line) + "\x00" + issue
 }
 
-// MergeFindings merges the findings of several reviewers: the same finding
+// Merge merges the findings of several reviewers: the same finding
 // (same file, line and issue, case and spacing aside) found twice is kept
 // once, at the worse of its priorities, with the first suggestion given and
-// the dimensions of all who found it. The result is sorted by SortFindings.
-func MergeFindings(lists ...[]Finding) []Finding {
+// the dimensions of all who found it. The result is sorted by Sort.
+func Merge(lists ...[]Finding) []Finding {
 	var out []Finding
 	index := map[string]int{}
 	for _, list := range lists {
@@ -479,7 +507,7 @@ func MergeFindings(lists ...[]Finding) []Finding {
 			}
 		}
 	}
-	SortFindings(out)
+	Sort(out)
 	return out
 }
 
@@ -492,8 +520,8 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// SortFindings sorts findings worst first, then by file, line and issue.
-func SortFindings(fs []Finding) {
+// Sort sorts findings worst first, then by file, line and issue.
+func Sort(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
 		switch {
@@ -533,15 +561,15 @@ func SignatureText(fs []Finding) string {
 		if file == "" {
 			file = "-"
 		}
-		lines = append(lines, fmt.Sprintf("%s %s - %s", f.Priority, file, oneLine(f.Issue)))
+		lines = append(lines, fmt.Sprintf("%s %s - %s", f.Priority, file, OneLine(f.Issue)))
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// FindingsJSONLines writes findings as JSON lines, the form a synthesis
+// JSONLines writes findings as JSON lines, the form a synthesis
 // command reads on its stdin.
-func FindingsJSONLines(fs []Finding) []byte {
+func JSONLines(fs []Finding) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -551,12 +579,12 @@ func FindingsJSONLines(fs []Finding) []byte {
 	return b.Bytes()
 }
 
-// FindingsMarkdown writes findings grouped by priority in seed 003's form:
+// Markdown writes findings grouped by priority in seed 003's form:
 // "### P0 Critical", then "- file:line - issue" and "  Suggestion: …".
-// ParseFindings reads it back.
-func FindingsMarkdown(fs []Finding) string {
+// Parse reads it back.
+func Markdown(fs []Finding) string {
 	var b strings.Builder
-	for i, g := range GroupFindings(fs, P3) {
+	for i, g := range Groups(fs, P3) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
@@ -575,34 +603,34 @@ func FindingsMarkdown(fs []Finding) string {
 	return b.String()
 }
 
-// FindingGroup is the findings of one priority, for the feedback.
-type FindingGroup struct {
+// Group is the findings of one priority, for the feedback.
+type Group struct {
 	Priority string // P0 to P3
 	Title    string // Critical, Major, Minor, Nit
 	Blocking bool   // at fail_on or worse: these fail the gate
-	Items    []FindingItem
+	Items    []Item
 }
 
-// FindingItem is one finding in the feedback.
-type FindingItem struct {
+// Item is one finding in the feedback.
+type Item struct {
 	Location   string // file:line, file, or ""
 	Issue      string
 	Suggestion string
 	Dimensions []string
 }
 
-// GroupFindings groups findings by priority, worst first, leaving out
+// Groups groups findings by priority, worst first, leaving out
 // priorities without findings; failOn marks the groups that block.
-func GroupFindings(fs []Finding, failOn Priority) []FindingGroup {
+func Groups(fs []Finding, failOn Priority) []Group {
 	sorted := append([]Finding(nil), fs...)
-	SortFindings(sorted)
-	var out []FindingGroup
+	Sort(sorted)
+	var out []Group
 	for _, f := range sorted {
 		if len(out) == 0 || out[len(out)-1].Priority != f.Priority.String() {
-			out = append(out, FindingGroup{Priority: f.Priority.String(), Title: f.Priority.Title(), Blocking: f.Priority <= failOn})
+			out = append(out, Group{Priority: f.Priority.String(), Title: f.Priority.Title(), Blocking: f.Priority <= failOn})
 		}
 		g := &out[len(out)-1]
-		g.Items = append(g.Items, FindingItem{Location: f.Location(), Issue: f.Issue, Suggestion: f.Suggestion, Dimensions: f.Dimensions})
+		g.Items = append(g.Items, Item{Location: f.Location(), Issue: f.Issue, Suggestion: f.Suggestion, Dimensions: f.Dimensions})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package gate
+package findings
 
 import (
 	"errors"
@@ -77,12 +77,12 @@ func TestParseFindings(t *testing.T) {
 		{"CRLF and colours", "\x1b[1m### P1 Major\x1b[0m\r\n- a.go:1 - x\r\n", []Finding{{Priority: P1, File: "a.go", Line: 1, Issue: "x"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseFindings([]byte(tt.out))
+			got, err := Parse([]byte(tt.out))
 			if err != nil {
-				t.Fatalf("ParseFindings(%q): %v", tt.out, err)
+				t.Fatalf("Parse(%q): %v", tt.out, err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("ParseFindings(%q) =\n  %+v\nwant\n  %+v", tt.out, got, tt.want)
+				t.Errorf("Parse(%q) =\n  %+v\nwant\n  %+v", tt.out, got, tt.want)
 			}
 		})
 	}
@@ -104,10 +104,10 @@ func TestParseFindingsGarbage(t *testing.T) {
 		{`{"findings": "none"}`, `"findings" is not a list of findings`},
 		{`{"priority": "P1", "issue": "x"} {"priority": "P1", "issue": "y"}`, `line 1: not a JSON finding`},
 	} {
-		_, err := ParseFindings([]byte(tt.out))
-		var fe *FindingsError
+		_, err := Parse([]byte(tt.out))
+		var fe *ParseError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseFindings(%q) = %v; want a *FindingsError with %q", tt.out, err, tt.want)
+			t.Errorf("Parse(%q) = %v; want a *ParseError with %q", tt.out, err, tt.want)
 		}
 	}
 }
@@ -122,17 +122,17 @@ func TestMergeFindings(t *testing.T) {
 		{Priority: P1, File: "a.go", Line: 4, Issue: "Nil map write", Dimensions: []string{"resilience"}},
 		{Priority: P3, File: "b.go", Line: 1, Issue: "naming", Dimensions: []string{"correctness"}},
 	}
-	got := MergeFindings(a, b)
+	got := Merge(a, b)
 	want := []Finding{
 		{Priority: P0, File: "a.go", Line: 3, Issue: "Nil map write", Suggestion: "make the map", Dimensions: []string{"correctness", "resilience"}},
 		{Priority: P1, File: "a.go", Line: 4, Issue: "Nil map write", Dimensions: []string{"resilience"}},
 		{Priority: P3, File: "b.go", Line: 1, Issue: "naming", Dimensions: []string{"correctness"}},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("MergeFindings =\n  %+v\nwant\n  %+v", got, want)
+		t.Errorf("Merge =\n  %+v\nwant\n  %+v", got, want)
 	}
 	if len(a[0].Dimensions) != 1 {
-		t.Errorf("MergeFindings changed its input: %+v", a[0])
+		t.Errorf("Merge changed its input: %+v", a[0])
 	}
 }
 
@@ -166,18 +166,18 @@ func TestSignatureText(t *testing.T) {
 }
 
 func TestFindingsMarkdownRoundTrip(t *testing.T) {
-	fs, err := ParseFindings([]byte(seed003))
+	fs, err := Parse([]byte(seed003))
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := FindingsMarkdown(fs)
+	md := Markdown(fs)
 	want := "### P0 Critical\n- src/auth.gleam:42 - SQL injection vulnerability in query construction\n  Suggestion: Use a parameterized query.\n\n### P1 Major\n- src/user.gleam:15 - Missing error handling for database timeout\n"
 	if md != want {
-		t.Errorf("FindingsMarkdown =\n%s\nwant\n%s", md, want)
+		t.Errorf("Markdown =\n%s\nwant\n%s", md, want)
 	}
-	back, err := ParseFindings([]byte(md))
+	back, err := Parse([]byte(md))
 	if err != nil || !reflect.DeepEqual(back, fs) {
-		t.Errorf("ParseFindings(FindingsMarkdown(fs)) = %+v, %v; want %+v", back, err, fs)
+		t.Errorf("Parse(Markdown(fs)) = %+v, %v; want %+v", back, err, fs)
 	}
 }
 
@@ -187,17 +187,17 @@ func TestGroupFindings(t *testing.T) {
 		{Priority: P0, File: "a.go", Line: 1, Issue: "critical"},
 		{Priority: P2, File: "b.go", Issue: "minor too"},
 	}
-	got := GroupFindings(fs, P1)
+	got := Groups(fs, P1)
 	if len(got) != 2 || got[0].Priority != "P0" || !got[0].Blocking || got[1].Priority != "P2" || got[1].Blocking ||
 		got[1].Title != "Minor" || len(got[1].Items) != 2 || got[1].Items[0].Location != "b.go" {
-		t.Errorf("GroupFindings = %+v", got)
+		t.Errorf("Groups = %+v", got)
 	}
 }
 
-// FuzzParseFindings: no output makes the parser panic; what it accepts
+// FuzzParse: no output makes the parser panic; what it accepts
 // are findings with a priority and a one-line issue, which survive a round
 // trip through the JSON lines a synthesis command reads.
-func FuzzParseFindings(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add([]byte(seed003))
 	f.Add([]byte(`{"priority": "P1", "file": "a.go", "line": 3, "issue": "x", "suggestion": "y"}`))
 	f.Add([]byte("```json\n[{\"severity\": \"major\", \"issue\": \"z\"}]\n```"))
@@ -210,26 +210,26 @@ func FuzzParseFindings(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, out []byte) {
-		fs, err := ParseFindings(out)
+		fs, err := Parse(out)
 		if err != nil {
-			var fe *FindingsError
+			var fe *ParseError
 			if !errors.As(err, &fe) || fe.Msg == "" {
-				t.Fatalf("ParseFindings(%q): error %v is not a *FindingsError", out, err)
+				t.Fatalf("Parse(%q): error %v is not a *ParseError", out, err)
 			}
 			return
 		}
 		for _, x := range fs {
 			if x.Priority < P0 || x.Priority > P3 || x.Issue == "" || strings.ContainsAny(x.Issue+x.Suggestion+x.File, "\n\r") || x.Line < 0 {
-				t.Fatalf("ParseFindings(%q): bad finding %+v", out, x)
+				t.Fatalf("Parse(%q): bad finding %+v", out, x)
 			}
 		}
-		back, err := ParseFindings(FindingsJSONLines(fs))
+		back, err := Parse(JSONLines(fs))
 		if len(fs) == 0 {
 			return
 		}
 		if err != nil || !reflect.DeepEqual(back, fs) {
-			t.Fatalf("ParseFindings(%q) = %+v; through JSON lines: %+v, %v", out, fs, back, err)
+			t.Fatalf("Parse(%q) = %+v; through JSON lines: %+v, %v", out, fs, back, err)
 		}
-		SignatureText(MergeFindings(fs))
+		SignatureText(Merge(fs))
 	})
 }

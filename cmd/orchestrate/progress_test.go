@@ -1,4 +1,4 @@
-package gate
+package main
 
 import (
 	"bytes"
@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/gate"
 )
 
 func TestRendererPlain(t *testing.T) {
 	var b bytes.Buffer
-	r := NewRenderer(&b, false)
-	ff := gateOf("tests", "echo failing; exit 1")
+	r := newProgressRenderer(&b, false)
+	ff := progressGate("tests", "echo failing; exit 1")
 	ff.Serial, ff.FailFast = true, true
-	lint := gateOf("lint", "true")
-	_, err := Evaluate(context.Background(), []config.Gate{ff, lint}, Options{Progress: r.Handle})
+	lint := progressGate("lint", "true")
+	_, err := gate.Evaluate(context.Background(), []config.Gate{ff, lint}, gate.Options{Progress: r.Handle})
 	r.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -32,23 +33,23 @@ func TestRendererPlain(t *testing.T) {
 
 func TestRendererLive(t *testing.T) {
 	var b bytes.Buffer
-	r := &Renderer{w: &b, live: true, stop: make(chan struct{})} // no ticker: the test refreshes
+	r := &progressRenderer{w: &b, live: true, stop: make(chan struct{})} // no ticker: the test refreshes
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
 	r.now = func() time.Time { return now }
 
-	r.Handle(Event{Kind: GateStarted, Gate: "tests", Time: t0})
-	r.Handle(Event{Kind: GateStarted, Index: 1, Gate: "lint", Time: t0})
+	r.Handle(gate.Event{Kind: gate.GateStarted, Gate: "tests", Time: t0})
+	r.Handle(gate.Event{Kind: gate.GateStarted, Index: 1, Gate: "lint", Time: t0})
 	now = t0.Add(1500 * time.Millisecond)
 	r.Refresh()
-	lint := Result{Gate: gateOf("lint", ""), Outcome: Pass, Duration: 2 * time.Second}
+	lint := gate.Result{Gate: progressGate("lint", ""), Outcome: gate.Pass, Duration: 2 * time.Second}
 	now = t0.Add(2 * time.Second)
-	r.Handle(Event{Kind: GateFinished, Index: 1, Gate: "lint", Result: &lint})
-	adv := Result{Gate: config.Gate{Name: "tests", Enforcement: config.Advisory}, Outcome: Fail, ExitCode: 2, Duration: 3 * time.Second}
+	r.Handle(gate.Event{Kind: gate.GateFinished, Index: 1, Gate: "lint", Result: &lint})
+	adv := gate.Result{Gate: config.Gate{Name: "tests", Enforcement: config.Advisory}, Outcome: gate.Fail, ExitCode: 2, Duration: 3 * time.Second}
 	now = t0.Add(3 * time.Second)
-	r.Handle(Event{Kind: GateFinished, Gate: "tests", Result: &adv})
+	r.Handle(gate.Event{Kind: gate.GateFinished, Gate: "tests", Result: &adv})
 	r.Close()
-	r.Handle(Event{Kind: GateStarted, Gate: "late"}) // after Close: ignored
+	r.Handle(gate.Event{Kind: gate.GateStarted, Gate: "late"}) // after Close: ignored
 
 	want := "⋯ tests  0.0s\n" +
 		"\x1b[1A\r\x1b[J⋯ tests  0.0s\n⋯ lint  0.0s\n" +
@@ -58,6 +59,10 @@ func TestRendererLive(t *testing.T) {
 	if got := b.String(); got != want {
 		t.Errorf("live progress =\n%q\nwant\n%q", got, want)
 	}
+}
+
+func progressGate(name, command string) config.Gate {
+	return config.Gate{Name: name, Command: command, Timeout: 30 * time.Second, Enforcement: config.Blocking}
 }
 
 // regexpDurations replaces the durations, which vary, by N.Ns.

@@ -1,4 +1,4 @@
-package gate
+package main
 
 import (
 	"fmt"
@@ -8,48 +8,31 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/gate"
 )
 
-// EventKind says what happened to a gate.
-type EventKind int
-
-const (
-	GateStarted EventKind = iota
-	GateFinished
-	GateSkipped
-)
-
-// Event is a gate starting, finishing or being skipped, for live progress.
-type Event struct {
-	Kind   EventKind
-	Index  int // the gate's place in the config
-	Gate   string
-	Time   time.Time
-	Result *Result // for GateFinished and GateSkipped
-}
-
-// Renderer shows the progress of an evaluation on a writer, usually stderr.
+// progressRenderer shows the progress of an evaluation on a writer, usually stderr.
 // Live, for a terminal, it keeps one line per running gate with its elapsed
 // time at the bottom, redrawn in place, and prints a line for each gate that
 // is done above it. Not live, it prints a plain line per event. Whether
 // stderr is a terminal is for the caller to decide.
 //
-//	r := gate.NewRenderer(os.Stderr, isTerminal)
+//	r := newProgressRenderer(os.Stderr, isTerminal)
 //	defer r.Close()
 //	opts.Progress = r.Handle
-type Renderer struct {
+type progressRenderer struct {
 	w    io.Writer
 	live bool
 	now  func() time.Time
 
 	mu      sync.Mutex
-	running []running // in start order
-	drawn   int       // lines of the running block on screen
+	running []runningGate // in start order
+	drawn   int           // lines of the running block on screen
 	stop    chan struct{}
 	closed  bool
 }
 
-type running struct {
+type runningGate struct {
 	index int
 	name  string
 	start time.Time
@@ -58,17 +41,17 @@ type running struct {
 // refreshEvery is how often a live renderer redraws the elapsed times.
 const refreshEvery = 200 * time.Millisecond
 
-// NewRenderer returns a renderer writing to w. A live one redraws itself
+// newProgressRenderer returns a renderer writing to w. A live one redraws itself
 // until Close.
-func NewRenderer(w io.Writer, live bool) *Renderer {
-	r := &Renderer{w: w, live: live, now: time.Now, stop: make(chan struct{})}
+func newProgressRenderer(w io.Writer, live bool) *progressRenderer {
+	r := &progressRenderer{w: w, live: live, now: time.Now, stop: make(chan struct{})}
 	if live {
 		go r.tick()
 	}
 	return r
 }
 
-func (r *Renderer) tick() {
+func (r *progressRenderer) tick() {
 	t := time.NewTicker(refreshEvery)
 	defer t.Stop()
 	for {
@@ -81,8 +64,8 @@ func (r *Renderer) tick() {
 	}
 }
 
-// Handle takes an event; it is meant for Options.Progress.
-func (r *Renderer) Handle(e Event) {
+// Handle takes an event; it is meant for the options' Progress.
+func (r *progressRenderer) Handle(e gate.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -90,13 +73,13 @@ func (r *Renderer) Handle(e Event) {
 	}
 	var done string
 	switch e.Kind {
-	case GateStarted:
-		r.running = append(r.running, running{e.Index, e.Gate, e.Time})
+	case gate.GateStarted:
+		r.running = append(r.running, runningGate{e.Index, e.Gate, e.Time})
 		if !r.live {
 			fmt.Fprintf(r.w, "… %s: running\n", e.Gate)
 			return
 		}
-	case GateFinished, GateSkipped:
+	case gate.GateFinished, gate.GateSkipped:
 		for i, g := range r.running {
 			if g.index == e.Index {
 				r.running = append(r.running[:i], r.running[i+1:]...)
@@ -116,7 +99,7 @@ func (r *Renderer) Handle(e Event) {
 
 // Refresh redraws the running gates' elapsed times; a live renderer calls
 // it by itself.
-func (r *Renderer) Refresh() {
+func (r *progressRenderer) Refresh() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.live && !r.closed {
@@ -125,7 +108,7 @@ func (r *Renderer) Refresh() {
 }
 
 // Close stops the redrawing and clears the running lines.
-func (r *Renderer) Close() {
+func (r *progressRenderer) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -141,7 +124,7 @@ func (r *Renderer) Close() {
 
 // redraw replaces the running block with done (if any) and the block anew,
 // in one write so that the terminal never shows half of it.
-func (r *Renderer) redraw(done string) {
+func (r *progressRenderer) redraw(done string) {
 	var b strings.Builder
 	b.WriteString(clearLines(r.drawn))
 	if done != "" {
@@ -163,14 +146,14 @@ func clearLines(n int) string {
 	return fmt.Sprintf("\x1b[%dA\r\x1b[J", n)
 }
 
-func doneLine(r *Result) string {
+func doneLine(r *gate.Result) string {
 	d := elapsed(r.Duration)
 	switch r.Outcome {
-	case Pass:
+	case gate.Pass:
 		return fmt.Sprintf("✔ %s  pass  %s", r.Name(), d)
-	case Skipped:
+	case gate.Skipped:
 		return fmt.Sprintf("- %s  %s", r.Name(), r.Err)
-	case AwaitingApproval:
+	case gate.AwaitingApproval:
 		return fmt.Sprintf("? %s  %s", r.Name(), r.Err)
 	}
 	mark, mode := "✘", ""
