@@ -249,17 +249,8 @@ var oversizeAllowance = map[string]size{
 	"analytics.(*computer).finish": {116, 24},
 	"config.(*parser).gate":        {190, 60},
 	"config.FormatGates":           {85, 32},
-	"gate.Diff":                    {84, 22},
-	"gate.execute":                 {191, 40},
-	"gate.FailureExcerpt":          {101, 38},
-	"gate.Evaluate":                {106, 34},
-	"gate.(*Report).Markdown":      {81, 23},
-	"gate.runReview":               {150, 25},
-	"gate.supervise":               {108, 28},
-	"loop.Workspace.StopHook":      {92, 23},
 	"queue.parse":                  {81, 24},
 	"queue.escapeLines":            {50, 30},
-	"signature.classify":           {77, 36},
 }
 
 type size struct{ lines, complexity int }

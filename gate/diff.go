@@ -31,61 +31,27 @@ func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w
 	if root == "" {
 		root = "."
 	}
-	git := func(env []string, out io.Writer, args ...string) error {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), env...)
-		stderr := &limitedBuffer{max: 4 << 10}
-		cmd.Stdout, cmd.Stderr = out, stderr
-		err := cmd.Run()
-		if err == nil {
-			return nil
-		}
-		msg := strings.TrimSpace(strings.TrimPrefix(string(stderr.buf), "fatal: "))
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		if msg == "" || errors.Is(err, exec.ErrNotFound) {
-			msg = err.Error()
-		}
-		sub := args[0]
-		for i := 0; i+2 < len(args) && args[i] == "-c"; i += 2 {
-			sub = args[i+2]
-		}
-		return fmt.Errorf("git %s: %s", sub, msg)
-	}
-
-	var gitIndex bytes.Buffer
-	if err := git(nil, &gitIndex, "rev-parse", "--git-path", "index"); err != nil {
+	g := gitIn{ctx: ctx, dir: root}
+	tmp, cleanup, err := g.copyIndex()
+	if err != nil {
 		return err
 	}
-	index := strings.TrimSpace(gitIndex.String())
-	if !filepath.IsAbs(index) {
-		index = filepath.Join(root, index)
-	}
-	// Beside the index, in the git directory: git never takes what is there
-	// for a file of the working tree, as it may a temporary directory.
-	tmpDir, err := os.MkdirTemp(filepath.Dir(index), "orchestrate-index-*")
-	if err != nil {
-		return fmt.Errorf("copying the git index: %w", err)
-	}
-	defer os.RemoveAll(tmpDir)
-	tmp := filepath.Join(tmpDir, "index")
-	if err := copyFile(index, tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("copying the git index: %w", err)
-	}
+	defer cleanup()
 	env := []string{"GIT_INDEX_FILE=" + tmp, "GIT_OPTIONAL_LOCKS=0"}
 	// Neither the file system monitor nor the untracked cache: both let git
 	// skip looking at files on the strength of what it saw before.
 	noCache := []string{"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"}
 
-	paths := []string{"--", "."}
+	var excluded []string
 	for _, ex := range exclude {
 		if ex != "" && ex != "." {
-			paths = append(paths, ":(exclude,literal)"+filepath.ToSlash(ex))
+			excluded = append(excluded, filepath.ToSlash(ex))
 		}
 	}
-	if err := git(env, io.Discard, append(append(noCache, "add", "--intent-to-add"), paths...)...); err != nil {
+	// git add fails on an exclude that names an ignored path; an ignored
+	// path is not added anyway.
+	addExcluded := g.notIgnored(env, excluded)
+	if err := g.run(env, io.Discard, append(append(noCache, "add", "--intent-to-add"), pathspecs(addExcluded)...)...); err != nil {
 		return err
 	}
 	// After git add, which may have written the copy: dated before it, the
@@ -94,22 +60,131 @@ func Diff(ctx context.Context, root, base string, exclude []string, stat bool, w
 	if err := distrustStat(tmp); err != nil {
 		return err
 	}
-	if base == "HEAD" && git(nil, io.Discard, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") != nil {
-		// No commit yet: everything is new.
-		var empty bytes.Buffer
-		cmd := exec.CommandContext(ctx, "git", "hash-object", "-t", "tree", "--stdin")
-		cmd.Dir, cmd.Stdout = root, &empty
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("git hash-object: %v", err)
+	if base == "HEAD" {
+		if base, err = g.headOrEmptyTree(); err != nil {
+			return err
 		}
-		base = strings.TrimSpace(empty.String())
 	}
 	args := append(noCache, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv")
 	if stat {
 		args = append(args, "--stat")
 	}
 	args = append(args, base)
-	return git(env, w, append(args, paths...)...)
+	return g.run(env, w, append(args, pathspecs(excluded)...)...)
+}
+
+// pathspecs are the paths of a diff: root's subtree, but the excluded
+// paths, taken literally.
+func pathspecs(excluded []string) []string {
+	paths := []string{"--", "."}
+	for _, ex := range excluded {
+		paths = append(paths, ":(exclude,literal)"+ex)
+	}
+	return paths
+}
+
+// gitIn runs git in a directory.
+type gitIn struct {
+	ctx context.Context
+	dir string
+}
+
+// run runs git with args, env added to the environment and its stdout to
+// out. Its error says which git command failed with the first line of what
+// git said.
+func (g gitIn) run(env []string, out io.Writer, args ...string) error {
+	cmd := exec.CommandContext(g.ctx, "git", args...)
+	cmd.Dir = g.dir
+	cmd.Env = append(os.Environ(), env...)
+	stderr := &limitedBuffer{max: 4 << 10}
+	cmd.Stdout, cmd.Stderr = out, stderr
+	err := cmd.Run()
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimSpace(strings.TrimPrefix(string(stderr.buf), "fatal: "))
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if msg == "" || errors.Is(err, exec.ErrNotFound) {
+		msg = err.Error()
+	}
+	sub := args[0]
+	for i := 0; i+2 < len(args) && args[i] == "-c"; i += 2 {
+		sub = args[i+2]
+	}
+	return fmt.Errorf("git %s: %s", sub, msg)
+}
+
+// copyIndex copies the repository's index, for git to write in place of
+// it; cleanup removes the copy.
+func (g gitIn) copyIndex() (path string, cleanup func(), err error) {
+	var gitIndex bytes.Buffer
+	if err := g.run(nil, &gitIndex, "rev-parse", "--git-path", "index"); err != nil {
+		return "", nil, err
+	}
+	index := strings.TrimSpace(gitIndex.String())
+	if !filepath.IsAbs(index) {
+		index = filepath.Join(g.dir, index)
+	}
+	// Beside the index, in the git directory: git never takes what is there
+	// for a file of the working tree, as it may a temporary directory.
+	tmpDir, err := os.MkdirTemp(filepath.Dir(index), "orchestrate-index-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("copying the git index: %w", err)
+	}
+	cleanup = func() { os.RemoveAll(tmpDir) }
+	tmp := filepath.Join(tmpDir, "index")
+	if err := copyFile(index, tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		cleanup()
+		return "", nil, fmt.Errorf("copying the git index: %w", err)
+	}
+	return tmp, cleanup, nil
+}
+
+// notIgnored returns the paths that .gitignore (and git's other ignore
+// files) do not ignore. When git cannot tell, it returns them all: git add
+// will say what is wrong.
+func (g gitIn) notIgnored(env []string, paths []string) []string {
+	if len(paths) == 0 {
+		return nil
+	}
+	// One record per path, in order: source, line, pattern, path; the
+	// pattern empty when none matched, "!…" when one un-ignores the path.
+	var out bytes.Buffer
+	cmd := exec.CommandContext(g.ctx, "git", "check-ignore", "--stdin", "-z", "--verbose", "--non-matching")
+	cmd.Dir, cmd.Env = g.dir, append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		return paths // exit 1: none is ignored
+	}
+	fields := strings.Split(out.String(), "\x00")
+	if len(fields) < 4*len(paths) {
+		return paths
+	}
+	var keep []string
+	for i, p := range paths {
+		if pattern := fields[4*i+2]; pattern == "" || strings.HasPrefix(pattern, "!") {
+			keep = append(keep, p)
+		}
+	}
+	return keep
+}
+
+// headOrEmptyTree returns "HEAD", or the empty tree in a repository
+// without commits, where everything is new.
+func (g gitIn) headOrEmptyTree() (string, error) {
+	if g.run(nil, io.Discard, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") == nil {
+		return "HEAD", nil
+	}
+	var empty bytes.Buffer
+	cmd := exec.CommandContext(g.ctx, "git", "hash-object", "-t", "tree", "--stdin")
+	cmd.Dir, cmd.Stdout = g.dir, &empty
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git hash-object: %v", err)
+	}
+	return strings.TrimSpace(empty.String()), nil
 }
 
 // distrustStat makes git compare every file of the index at path by

@@ -92,57 +92,121 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 // execute runs sp and fills r's outcome, exit code, output and duration; r
 // must have Started set. The error is one writing the log.
 func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath string) error {
-	finish := func(o Outcome, msg string) error {
-		r.Outcome, r.Err = o, msg
+	// An error before the command runs is the gate's; its log's is dropped.
+	early := func(msg string) error {
+		r.Outcome, r.Err = Errored, msg
 		r.Duration = opts.now().Sub(r.Started)
 		return nil
 	}
 	if ctx.Err() != nil {
-		return finish(Errored, "canceled before it started")
+		return early("canceled before it started")
 	}
-
 	var log *logCap
 	var logErr error
+	var logw io.Writer
 	if logPath != "" {
-		log, logErr = createLog(logPath, opts.Output)
-		if logErr != nil {
+		if log, logErr = createLog(logPath, opts.Output); logErr != nil {
 			log, r.LogPath = nil, ""
+		} else {
+			logw = log
 		}
 	}
-	var logw io.Writer
-	if log != nil {
-		logw = log
+	c := newCapture(opts.output(), logw).signing(opts.signatureOptions())
+	p, err := openPipes(sp)
+	if err != nil {
+		closeLog(log, &logErr)
+		return early(err.Error())
 	}
-	out := &lockedWriter{w: newCapture(opts.output(), logw).signing(opts.signatureOptions())}
+	defer p.closeStdin()
+	end, err := runCommand(ctx, sp, opts, p, &lockedWriter{w: c})
+	if err != nil {
+		closeLog(log, &logErr)
+		return early(err.Error())
+	}
+	if logErr == nil {
+		logErr = c.logErr
+	}
+	closeLog(log, &logErr)
 
-	var stdin *os.File
+	r.Output, r.OutputBytes, r.Omitted = c.String(), c.total, c.omitted()
+	r.Digest, r.Marks = c.digest(), c.marks.lines
+	r.Duration = opts.now().Sub(r.Started)
+	v := judge(end, ctx.Err(), sp.timeout, sp.timeoutMsg)
+	r.Outcome, r.Err, r.Signal = v.outcome, v.err, v.signal
+	if v.exitCode >= 0 {
+		r.ExitCode = v.exitCode
+	}
+	return logErr
+}
+
+// pipes are a command's stdin, and the pipes of its output: one for stdout
+// and stderr interleaved as written, and one for stdout alone when
+// spec.stdout is set.
+type pipes struct {
+	stdin  *os.File // nil for none
+	r, w   *os.File // the interleaved output
+	sr, sw *os.File // stdout alone; nil unless spec.stdout is set
+}
+
+// openPipes opens sp's stdin and makes the output pipes.
+func openPipes(sp spec) (*pipes, error) {
+	p := &pipes{}
 	if sp.stdin != "" {
 		f, err := os.Open(sp.stdin)
 		if err != nil {
-			closeLog(log, &logErr)
-			return finish(Errored, fmt.Sprintf("opening its stdin: %v", err))
+			return nil, fmt.Errorf("opening its stdin: %v", err)
 		}
-		defer f.Close()
-		stdin = f
+		p.stdin = f
 	}
-
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		closeLog(log, &logErr)
-		return finish(Errored, fmt.Sprintf("making the output pipe: %v", err))
+	var err error
+	if p.r, p.w, err = os.Pipe(); err != nil {
+		p.closeStdin()
+		return nil, fmt.Errorf("making the output pipe: %v", err)
 	}
-	readers := []*os.File{pr}
-	var spr, spw *os.File
 	if sp.stdout != nil {
-		if spr, spw, err = os.Pipe(); err != nil {
-			pr.Close()
-			pw.Close()
-			closeLog(log, &logErr)
-			return finish(Errored, fmt.Sprintf("making the output pipe: %v", err))
+		if p.sr, p.sw, err = os.Pipe(); err != nil {
+			p.closeWriters()
+			p.closeReaders()
+			p.closeStdin()
+			return nil, fmt.Errorf("making the output pipe: %v", err)
 		}
-		readers = append(readers, spr)
 	}
+	return p, nil
+}
 
+func (p *pipes) closeStdin() {
+	if p.stdin != nil {
+		p.stdin.Close()
+	}
+}
+
+// closeWriters closes this process's copies of the output pipes' write
+// ends, so that EOF comes when the command's last process closes its own.
+func (p *pipes) closeWriters() {
+	p.w.Close()
+	if p.sw != nil {
+		p.sw.Close()
+	}
+}
+
+// readers are the read ends of the output pipes.
+func (p *pipes) readers() []*os.File {
+	if p.sr != nil {
+		return []*os.File{p.r, p.sr}
+	}
+	return []*os.File{p.r}
+}
+
+func (p *pipes) closeReaders() {
+	for _, f := range p.readers() {
+		f.Close()
+	}
+}
+
+// runCommand starts sp's command in a process group of its own, copies its
+// output to out (and its stdout alone to sp.stdout), waits for it, and
+// cleans up what it left behind. The error is one starting it.
+func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Writer) (procEnd, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	if sp.timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, sp.timeout)
@@ -160,40 +224,39 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 	grace := opts.killGrace()
 	cmd, waitDelay := command(runCtx, sp.command, sortedEnv(base, sp.env), grace)
 	cmd.Dir = sp.dir
-	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: output interleaved as written
-	if spw != nil {
-		cmd.Stdout = spw
+	cmd.Stdout, cmd.Stderr = p.w, p.w // one pipe: output interleaved as written
+	if p.sw != nil {
+		cmd.Stdout = p.sw
 	}
-	if stdin != nil {
-		cmd.Stdin = stdin
+	if p.stdin != nil {
+		cmd.Stdin = p.stdin
 	}
 	group := &group{}
 	cmd.Cancel = func() error { return group.terminate(cmd.Process.Pid) }
 	// If the leader ignores SIGTERM, exec kills it after the grace; then
-	// cleanup below kills the rest of the group.
+	// the cleanup kills the rest of the group.
 	cmd.WaitDelay = waitDelay
 
 	if err := cmd.Start(); err != nil {
-		pw.Close()
-		if spw != nil {
-			spw.Close()
-		}
-		for _, f := range readers {
-			f.Close()
-		}
-		closeLog(log, &logErr)
-		return finish(Errored, fmt.Sprintf("could not start: %v", err))
+		p.closeWriters()
+		p.closeReaders()
+		return procEnd{}, fmt.Errorf("could not start: %v", err)
 	}
 	// The children hold their copies; EOF comes when the last one closes.
-	pw.Close()
-	if spw != nil {
-		spw.Close()
-	}
+	p.closeWriters()
 	group.started(cmd.Process.Pid)
 	if opts.Started != nil {
 		opts.Started(cmd.Process.Pid)
 	}
+	copied := copyOutput(p, sp.stdout, out)
+	waitErr := waitGroupLeader(cmd, func() { group.cleanup(copied, p.readers(), grace) })
+	p.closeReaders()
+	return endOf(cmd.ProcessState, waitErr, !group.terminatedAt().IsZero()), nil
+}
 
+// copyOutput copies the output pipes to out, and the stdout pipe to
+// stdout too; the channel closes when they are all at EOF (or closed).
+func copyOutput(p *pipes, stdout io.Writer, out io.Writer) <-chan struct{} {
 	copied := make(chan struct{})
 	var copiers sync.WaitGroup
 	drain := func(f *os.File, extra io.Writer) {
@@ -210,77 +273,106 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 			}
 		}
 	}
-	copiers.Add(len(readers))
-	go drain(pr, nil)
-	if spr != nil {
-		go drain(spr, sp.stdout)
+	copiers.Add(len(p.readers()))
+	go drain(p.r, nil)
+	if p.sr != nil {
+		go drain(p.sr, stdout)
 	}
 	go func() { copiers.Wait(); close(copied) }()
+	return copied
+}
 
-	// Runs once the leader has exited. On Linux the leader is not reaped yet,
-	// so its process group ID cannot have been reused by anyone else.
-	cleanup := func() {
-		group.leaderExited()
-		group.signal(syscall.SIGTERM) // what the leader left behind
-		deadline := time.Now().Add(grace)
-		if t := group.terminatedAt(); !t.IsZero() {
-			deadline = t.Add(grace)
-		}
-		wait(copied, time.Until(deadline))
-		group.signal(syscall.SIGKILL)
-		if !wait(copied, drainTimeout) {
-			for _, f := range readers {
-				if f.SetReadDeadline(time.Now()) != nil {
-					f.Close()
-				}
+// cleanup runs once the leader has exited: it ends what the leader left
+// behind in its group, SIGTERM then after the grace SIGKILL, and waits for
+// the output to be copied, giving up on pipes that a process outside the
+// group still holds. On Linux the leader is not reaped yet, so its process
+// group ID cannot have been reused by anyone else.
+func (g *group) cleanup(copied <-chan struct{}, readers []*os.File, grace time.Duration) {
+	g.leaderExited()
+	g.signal(syscall.SIGTERM) // what the leader left behind
+	deadline := time.Now().Add(grace)
+	if t := g.terminatedAt(); !t.IsZero() {
+		deadline = t.Add(grace)
+	}
+	wait(copied, time.Until(deadline))
+	g.signal(syscall.SIGKILL)
+	if !wait(copied, drainTimeout) {
+		for _, f := range readers {
+			if f.SetReadDeadline(time.Now()) != nil {
+				f.Close()
 			}
-			<-copied
 		}
-		group.reaped()
+		<-copied
 	}
-	waitErr := waitGroupLeader(cmd, cleanup)
-	for _, f := range readers {
-		f.Close()
-	}
-	c := out.w.(*capture)
-	if logErr == nil {
-		logErr = c.logErr
-	}
-	closeLog(log, &logErr)
+	g.reaped()
+}
 
-	r.Output, r.OutputBytes, r.Omitted = c.String(), c.total, c.omitted()
-	r.Digest, r.Marks = c.digest(), c.marks.lines
-	r.Duration = opts.now().Sub(r.Started)
-	state := cmd.ProcessState
+// procEnd is how a command's process ended.
+type procEnd struct {
+	terminated bool  // the timeout or a cancellation sent its group SIGTERM
+	noState    bool  // Wait gave no process state
+	waitErr    error // Wait's error
+	exited     bool  // it exited, with code
+	code       int
+	signal     syscall.Signal // what killed it; 0 if none did
+}
+
+func endOf(state *os.ProcessState, waitErr error, terminated bool) procEnd {
+	e := procEnd{terminated: terminated, waitErr: waitErr}
 	switch {
-	case !group.terminatedAt().IsZero() && ctx.Err() != nil:
-		r.Outcome, r.Err = Errored, "canceled: "+ctx.Err().Error()
-	case !group.terminatedAt().IsZero():
-		r.Outcome, r.Err = TimedOut, sp.timeoutMsg
-		if r.Err == "" {
-			r.Err = fmt.Sprintf("timed out after %s", sp.timeout)
-		}
 	case state == nil:
-		r.Outcome, r.Err = Errored, fmt.Sprintf("waiting for it: %v", waitErr)
+		e.noState = true
 	case state.Exited():
-		r.ExitCode = state.ExitCode()
-		switch r.ExitCode {
+		e.exited, e.code = true, state.ExitCode()
+	default:
+		if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.signal = ws.Signal()
+		}
+	}
+	return e
+}
+
+// verdict is a command's outcome.
+type verdict struct {
+	outcome  Outcome
+	err      string
+	exitCode int // -1 unless it exited
+	signal   string
+}
+
+// judge gives the outcome of a command that ended as e; canceled is the
+// caller's context's error, timeout and timeoutMsg the spec's.
+func judge(e procEnd, canceled error, timeout time.Duration, timeoutMsg string) verdict {
+	v := verdict{exitCode: -1}
+	switch {
+	case e.terminated && canceled != nil:
+		v.outcome, v.err = Errored, "canceled: "+canceled.Error()
+	case e.terminated:
+		v.outcome, v.err = TimedOut, timeoutMsg
+		if v.err == "" {
+			v.err = fmt.Sprintf("timed out after %s", timeout)
+		}
+	case e.noState:
+		v.outcome, v.err = Errored, fmt.Sprintf("waiting for it: %v", e.waitErr)
+	case e.exited:
+		v.exitCode = e.code
+		switch e.code {
 		case 0:
-			r.Outcome = Pass
+			v.outcome = Pass
 		case 126:
-			r.Outcome, r.Err = Errored, "command not executable (exit 126)"
+			v.outcome, v.err = Errored, "command not executable (exit 126)"
 		case 127:
-			r.Outcome, r.Err = Errored, "command not found (exit 127)"
+			v.outcome, v.err = Errored, "command not found (exit 127)"
 		default:
-			r.Outcome = Fail
+			v.outcome = Fail
 		}
 	default:
-		r.Outcome = Fail
-		if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			r.Signal = signalName(ws.Signal())
+		v.outcome = Fail
+		if e.signal != 0 {
+			v.signal = signalName(e.signal)
 		}
 	}
-	return logErr
+	return v
 }
 
 // lockedWriter serializes writes from the copiers of stdout and stderr.

@@ -292,3 +292,35 @@ func sampleHeap() (peak func() uint64, stop func() uint64) {
 		return top.Load() - base
 	}
 }
+
+// TestJudge: the outcome of each way a command can end, at the boundaries
+// of the exit codes that mean "not a test failure".
+func TestJudge(t *testing.T) {
+	canceled := context.Canceled
+	for _, tt := range []struct {
+		name     string
+		end      procEnd
+		canceled error
+		msg      string
+		want     verdict
+	}{
+		{"exit 0", procEnd{exited: true, code: 0}, nil, "", verdict{Pass, "", 0, ""}},
+		{"exit 1", procEnd{exited: true, code: 1}, nil, "", verdict{Fail, "", 1, ""}},
+		{"exit 125", procEnd{exited: true, code: 125}, nil, "", verdict{Fail, "", 125, ""}},
+		{"exit 126", procEnd{exited: true, code: 126}, nil, "", verdict{Errored, "command not executable (exit 126)", 126, ""}},
+		{"exit 127", procEnd{exited: true, code: 127}, nil, "", verdict{Errored, "command not found (exit 127)", 127, ""}},
+		{"exit 128", procEnd{exited: true, code: 128}, nil, "", verdict{Fail, "", 128, ""}},
+		{"exit 2 after the caller canceled, not terminated", procEnd{exited: true, code: 2}, canceled, "", verdict{Fail, "", 2, ""}},
+		{"killed by SIGSEGV", procEnd{signal: syscall.SIGSEGV}, nil, "", verdict{Fail, "", -1, "SIGSEGV"}},
+		{"killed by signal 64", procEnd{signal: syscall.Signal(64)}, nil, "", verdict{Fail, "", -1, syscall.Signal(64).String()}},
+		{"neither exited nor signaled", procEnd{}, nil, "", verdict{Fail, "", -1, ""}},
+		{"timed out", procEnd{terminated: true, signal: syscall.SIGTERM}, nil, "", verdict{TimedOut, "timed out after 1.5s", -1, ""}},
+		{"timed out, own message", procEnd{terminated: true, exited: true, code: 0}, nil, "timed out after 3s getting the diff", verdict{TimedOut, "timed out after 3s getting the diff", -1, ""}},
+		{"canceled", procEnd{terminated: true, signal: syscall.SIGTERM}, canceled, "", verdict{Errored, "canceled: context canceled", -1, ""}},
+		{"no process state", procEnd{noState: true, waitErr: errors.New("wait: no child")}, nil, "", verdict{Errored, "waiting for it: wait: no child", -1, ""}},
+	} {
+		if got := judge(tt.end, tt.canceled, 1500*time.Millisecond, tt.msg); got != tt.want {
+			t.Errorf("%s: judge(%+v) = %+v; want %+v", tt.name, tt.end, got, tt.want)
+		}
+	}
+}

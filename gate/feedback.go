@@ -233,29 +233,53 @@ func failureLine(l string) bool { return signature.FailureLine(l) }
 // first. Left-out runs of lines show as "…". cut reports whether anything
 // was left out.
 func FailureExcerpt(output string, marks []string, maxLines, maxBytes int) (excerpt string, cut bool) {
-	text := strings.TrimRight(cleanText(output), "\n")
-	var lines []string
-	if text != "" {
-		lines = strings.Split(text, "\n")
-	}
-	var extra []string
-	for _, m := range marks {
-		m = cleanText(m)
-		if m != "" && !strings.Contains(text, m) {
-			extra = append(extra, m)
-		}
-	}
-	if len(extra) > 0 {
-		lines = append(append(extra, "…"), lines...)
-	}
+	lines, extra := excerptLines(output, marks)
 	if maxLines <= 0 {
 		maxLines = len(lines)
 	}
-	const (
-		prioFailure = iota + 1
-		prioContext
-		prioTail
-	)
+	prio := excerptPriorities(lines, maxLines)
+	if maxBytes > 0 {
+		fitBytes(lines, prio, maxBytes)
+	}
+	s, cut := joinExcerpt(lines, prio)
+	if s == "" && len(lines) > 0 && maxBytes > 0 {
+		// One line longer than maxBytes: its end.
+		return tailBytes(lines[len(lines)-1], maxBytes), true
+	}
+	return s, cut || extra
+}
+
+// excerptLines returns the lines of output, after the marks it lacks and a
+// "…" line; extra reports whether there are such marks.
+func excerptLines(output string, marks []string) (lines []string, extra bool) {
+	text := strings.TrimRight(cleanText(output), "\n")
+	if text != "" {
+		lines = strings.Split(text, "\n")
+	}
+	var missing []string
+	for _, m := range marks {
+		m = cleanText(m)
+		if m != "" && !strings.Contains(text, m) {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) > 0 {
+		lines = append(append(missing, "…"), lines...)
+	}
+	return lines, len(missing) > 0
+}
+
+// What a line of an excerpt is kept for; 0 is left out.
+const (
+	prioFailure = iota + 1
+	prioContext
+	prioTail
+)
+
+// excerptPriorities chooses at most maxLines lines: the failure lines (up
+// to half of them), the few lines after each (up to three quarters in
+// all), then the last lines.
+func excerptPriorities(lines []string, maxLines int) []int {
 	prio := make([]int, len(lines))
 	n := 0
 	for i, l := range lines {
@@ -282,36 +306,42 @@ func FailureExcerpt(output string, marks []string, maxLines, maxBytes int) (exce
 			n++
 		}
 	}
-	size := func() int {
-		total := 0
-		for i, l := range lines {
-			if prio[i] != 0 {
-				total += len(l) + 1
-			}
+	return prio
+}
+
+// fitBytes leaves out chosen lines until they hold at most maxBytes: the
+// tail's lines from its top, then the context from the bottom, then the
+// failure lines from the bottom.
+func fitBytes(lines []string, prio []int, maxBytes int) {
+	size := 0
+	for i, l := range lines {
+		if prio[i] != 0 {
+			size += len(l) + 1
 		}
-		return total
 	}
-	// Over maxBytes: drop the tail's lines from its top, then the context
-	// from the bottom, then the failure lines from the bottom.
-	if maxBytes > 0 {
-		for _, p := range []int{prioTail, prioContext, prioFailure} {
-			for size() > maxBytes {
-				k := -1
-				for i := range lines {
-					if prio[i] == p {
-						k = i
-						if p == prioTail {
-							break
-						}
+	for _, p := range []int{prioTail, prioContext, prioFailure} {
+		for size > maxBytes {
+			k := -1
+			for i := range lines {
+				if prio[i] == p {
+					k = i
+					if p == prioTail {
+						break
 					}
 				}
-				if k < 0 {
-					break
-				}
-				prio[k] = 0
 			}
+			if k < 0 {
+				break
+			}
+			prio[k] = 0
+			size -= len(lines[k]) + 1
 		}
 	}
+}
+
+// joinExcerpt joins the chosen lines, a "…" line for each run left out
+// between them; cut reports whether any line was left out.
+func joinExcerpt(lines []string, prio []int) (s string, cut bool) {
 	var b strings.Builder
 	gap := false
 	for i, l := range lines {
@@ -326,12 +356,7 @@ func FailureExcerpt(output string, marks []string, maxLines, maxBytes int) (exce
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	s := strings.TrimRight(b.String(), "\n")
-	if s == "" && len(lines) > 0 && maxBytes > 0 {
-		// One line longer than maxBytes: its end.
-		return tailBytes(lines[len(lines)-1], maxBytes), true
-	}
-	return s, cut || len(extra) > 0
+	return strings.TrimRight(b.String(), "\n"), cut
 }
 
 // fence returns a markdown code fence that the text cannot close.

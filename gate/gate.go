@@ -2,8 +2,8 @@
 // its own process group with a timeout that kills the whole group, its output
 // captured in bounded memory and logged in full, serial gates before parallel
 // ones, and each failure judged by the gate's enforcement mode. A review gate
-// runs reviewers on the diff and judges their findings (P0 to P3); a human
-// gate reports the approval its caller keeps.
+// runs reviewers on the diff and judges their findings (P0 to P3, read by
+// package findings); a human gate reports the approval its caller keeps.
 //
 // It knows nothing of the issue queue: it runs commands and reports.
 package gate
@@ -228,96 +228,15 @@ func (e *Evaluation) filter(keep func(*Result) bool) []Result {
 // The error is non-nil only when the log directory cannot be made, or when
 // ctx is canceled: the Evaluation then holds what ran, the rest skipped.
 func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluation, error) {
-	logs := make([]string, len(gates))
-	if opts.LogDir != "" {
-		if err := makeDir(opts.LogDir); err != nil {
-			return nil, fmt.Errorf("making gate log directory: %w", err)
-		}
-		for i, name := range LogNames(gates) {
-			if opts.LogLoop > 1 {
-				name = strings.TrimSuffix(name, ".log") + fmt.Sprintf(".loop%d.log", opts.LogLoop)
-			}
-			logs[i] = filepath.Join(opts.LogDir, name)
-		}
+	logs, err := logPaths(gates, &opts)
+	if err != nil {
+		return nil, err
 	}
 	e := &evaluator{opts: &opts, results: make([]Result, len(gates))}
 	ev := &Evaluation{Started: opts.now()}
-
-	// A blocking fail_fast failure stops the evaluation; stoppedBy says which.
-	// A blocking serial gate that fails skips the parallel gates; unmetBy
-	// says which.
-	var stoppedBy, unmetBy string
-	for i, g := range gates {
-		if !g.Serial || g.IsHuman() {
-			continue
-		}
-		if reason := e.skipReason(ctx, stoppedBy); reason != "" {
-			e.skip(i, g, reason)
-			continue
-		}
-		r := e.run(ctx, i, g, logs[i])
-		if stopsEvaluation(r) {
-			stoppedBy = g.Name
-		}
-		if unmetBy == "" && !g.NotPrerequisite && r.Enforcement() == config.Blocking && r.Failed() {
-			unmetBy = g.Name
-		}
-	}
-
-	sem := make(chan struct{}, opts.parallelism())
-	var wg sync.WaitGroup
-	var mu sync.Mutex // guards stoppedBy from here on
-	for i, g := range gates {
-		if g.Serial || g.IsHuman() {
-			continue
-		}
-		sem <- struct{}{} // wait for a slot before deciding, so a failure in the meantime counts
-		mu.Lock()
-		reason := e.skipReason(ctx, stoppedBy)
-		mu.Unlock()
-		if reason == "" && unmetBy != "" {
-			reason = fmt.Sprintf("skipped: serial gate %q, a prerequisite, did not pass", unmetBy)
-		}
-		if reason != "" {
-			<-sem
-			e.skip(i, g, reason)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if r := e.run(ctx, i, g, logs[i]); stopsEvaluation(r) {
-				mu.Lock()
-				if stoppedBy == "" {
-					stoppedBy = g.Name
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-
-	othersPassed := true
-	for i, g := range gates {
-		if !g.IsHuman() && enforcement(g) == config.Blocking && !e.results[i].Passed() {
-			othersPassed = false
-		}
-	}
-	for i, g := range gates {
-		if !g.IsHuman() {
-			continue
-		}
-		if reason := e.skipReason(ctx, stoppedBy); reason != "" {
-			e.skip(i, g, reason)
-			continue
-		}
-		e.emit(Event{Kind: GateStarted, Index: i, Gate: g.Name, Time: e.opts.now()})
-		e.results[i] = Result{Gate: g, ExitCode: -1, Started: e.opts.now()}
-		decideHuman(&e.results[i], e.opts, othersPassed)
-		e.emit(Event{Kind: GateFinished, Index: i, Gate: g.Name, Time: e.opts.now(), Result: &e.results[i]})
-	}
-
+	e.runSerial(ctx, gates, logs)
+	e.runParallel(ctx, gates, logs)
+	e.runHuman(ctx, gates)
 	ev.Results = e.results
 	ev.Passed = true
 	for i := range ev.Results {
@@ -334,6 +253,100 @@ func Evaluate(ctx context.Context, gates []config.Gate, opts Options) (*Evaluati
 	return ev, ctx.Err()
 }
 
+// logPaths makes the log directory and returns each gate's log file; none
+// without a log directory.
+func logPaths(gates []config.Gate, opts *Options) ([]string, error) {
+	logs := make([]string, len(gates))
+	if opts.LogDir == "" {
+		return logs, nil
+	}
+	if err := makeDir(opts.LogDir); err != nil {
+		return nil, fmt.Errorf("making gate log directory: %w", err)
+	}
+	for i, name := range LogNames(gates) {
+		if opts.LogLoop > 1 {
+			name = strings.TrimSuffix(name, ".log") + fmt.Sprintf(".loop%d.log", opts.LogLoop)
+		}
+		logs[i] = filepath.Join(opts.LogDir, name)
+	}
+	return logs, nil
+}
+
+// runSerial runs the serial gates one at a time, in config order.
+func (e *evaluator) runSerial(ctx context.Context, gates []config.Gate, logs []string) {
+	for i, g := range gates {
+		if !g.Serial || g.IsHuman() {
+			continue
+		}
+		if reason := e.skipReason(ctx); reason != "" {
+			e.skip(i, g, reason)
+			continue
+		}
+		r := e.run(ctx, i, g, logs[i])
+		if stopsEvaluation(r) {
+			e.stop(g.Name)
+		}
+		if e.unmetBy == "" && !g.NotPrerequisite && r.Enforcement() == config.Blocking && r.Failed() {
+			e.unmetBy = g.Name
+		}
+	}
+}
+
+// runParallel runs the other gates but the human ones concurrently, at
+// most opts.Parallelism at once.
+func (e *evaluator) runParallel(ctx context.Context, gates []config.Gate, logs []string) {
+	sem := make(chan struct{}, e.opts.parallelism())
+	var wg sync.WaitGroup
+	for i, g := range gates {
+		if g.Serial || g.IsHuman() {
+			continue
+		}
+		sem <- struct{}{} // wait for a slot before deciding, so a failure in the meantime counts
+		reason := e.skipReason(ctx)
+		if reason == "" && e.unmetBy != "" {
+			reason = fmt.Sprintf("skipped: serial gate %q, a prerequisite, did not pass", e.unmetBy)
+		}
+		if reason != "" {
+			<-sem
+			e.skip(i, g, reason)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if r := e.run(ctx, i, g, logs[i]); stopsEvaluation(r) {
+				e.stop(g.Name)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// runHuman decides the human gates last, in config order: one awaits
+// approval only when every other blocking gate passed.
+func (e *evaluator) runHuman(ctx context.Context, gates []config.Gate) {
+	othersPassed := true
+	for i, g := range gates {
+		if !g.IsHuman() && enforcement(g) == config.Blocking && !e.results[i].Passed() {
+			othersPassed = false
+		}
+	}
+	for i, g := range gates {
+		if !g.IsHuman() {
+			continue
+		}
+		if reason := e.skipReason(ctx); reason != "" {
+			e.skip(i, g, reason)
+			continue
+		}
+		e.emit(Event{Kind: GateStarted, Index: i, Gate: g.Name, Time: e.opts.now()})
+		e.results[i] = Result{Gate: g, ExitCode: -1, Started: e.opts.now()}
+		decideHuman(&e.results[i], e.opts, othersPassed)
+		e.emit(Event{Kind: GateFinished, Index: i, Gate: g.Name, Time: e.opts.now(), Result: &e.results[i]})
+	}
+}
+
 func stopsEvaluation(r Result) bool {
 	return r.Gate.FailFast && r.Enforcement() == config.Blocking && !r.Passed()
 }
@@ -343,9 +356,31 @@ type evaluator struct {
 	mu       sync.Mutex // guards warnings and serializes Progress
 	results  []Result   // each index written by one goroutine
 	warnings []string
+
+	// A blocking fail_fast failure stops the evaluation; stoppedBy says
+	// which.
+	stopMu    sync.Mutex // guards stoppedBy
+	stoppedBy string
+	// A blocking serial gate that fails skips the parallel gates; unmetBy
+	// says which. Written by the serial phase only, before the others.
+	unmetBy string
 }
 
-func (e *evaluator) skipReason(ctx context.Context, stoppedBy string) string {
+// stop records that the gate name stops the evaluation, unless one did
+// already.
+func (e *evaluator) stop(name string) {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	if e.stoppedBy == "" {
+		e.stoppedBy = name
+	}
+}
+
+// skipReason says why a gate not yet started is skipped, or "".
+func (e *evaluator) skipReason(ctx context.Context) string {
+	e.stopMu.Lock()
+	stoppedBy := e.stoppedBy
+	e.stopMu.Unlock()
 	switch {
 	case ctx.Err() != nil:
 		return "skipped: " + ctx.Err().Error()

@@ -232,56 +232,13 @@ func (r *Report) Markdown() string {
 		b.WriteString("**Final Status:** ⏳ No attempt yet\n")
 	}
 	for i, a := range r.Attempts {
-		ev := a.Evaluation
-		if ev == nil {
+		if a.Evaluation == nil {
 			continue
 		}
 		if i > 0 {
 			b.WriteString("\n---\n")
 		}
-		status := "Failed"
-		if ev.Passed {
-			status = "Passed"
-		}
-		fmt.Fprintf(&b, "\n### Attempt %d - %s\n", a.Number, status)
-		if t := timestamp(a.time()); t != "" {
-			fmt.Fprintf(&b, "*Timestamp: %s*\n", t)
-		}
-		b.WriteString("\n")
-		exitCodes := false
-		for _, res := range ev.Results {
-			exitCodes = exitCodes || res.Failed()
-		}
-		if exitCodes {
-			b.WriteString("| Gate | Status | Duration | Exit Code |\n|------|--------|----------|-----------|\n")
-		} else {
-			b.WriteString("| Gate | Status | Duration |\n|------|--------|----------|\n")
-		}
-		for _, res := range ev.Results {
-			fmt.Fprintf(&b, "| %s | %s | %.1fs |", cell(res.Name()), statusCell(&res), float64(secondsOf(res.Duration)))
-			if exitCodes {
-				code := ""
-				if res.Failed() && res.ExitCode >= 0 {
-					code = fmt.Sprint(res.ExitCode)
-				}
-				fmt.Fprintf(&b, " %s |", code)
-			}
-			b.WriteString("\n")
-		}
-		for _, res := range ev.Results {
-			if !res.Failed() || res.Enforcement() == config.Informational {
-				continue
-			}
-			excerpt, _ := FailureExcerpt(res.Output, res.Marks, out.FeedbackLines, out.FeedbackBytes)
-			fmt.Fprintf(&b, "\n**Error Output (%s):** %s\n", res.Name(), res.Reason())
-			if excerpt != "" {
-				f := fence(excerpt)
-				fmt.Fprintf(&b, "%s\n%s\n%s\n", f, excerpt, f)
-			}
-		}
-		for _, w := range ev.Warnings {
-			fmt.Fprintf(&b, "\n> ⚠️ %s\n", w)
-		}
+		writeAttempt(&b, a, out)
 		// What the agent did about this attempt's failures: the fixes the
 		// next attempt checked (seed 001 shows them under the failure).
 		if i+1 < len(r.Attempts) && r.Attempts[i+1].AgentFixes != "" {
@@ -297,6 +254,61 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "**Total Attempts:** %d (%d allowed; the later ones after a person took over)\n", n, allowed)
 	}
 	return b.String()
+}
+
+// writeAttempt writes one attempt of summary.md: its heading, its table of
+// gates, the output of the ones that failed, and its warnings.
+func writeAttempt(b *strings.Builder, a Attempt, out config.Output) {
+	ev := a.Evaluation
+	status := "Failed"
+	if ev.Passed {
+		status = "Passed"
+	}
+	fmt.Fprintf(b, "\n### Attempt %d - %s\n", a.Number, status)
+	if t := timestamp(a.time()); t != "" {
+		fmt.Fprintf(b, "*Timestamp: %s*\n", t)
+	}
+	b.WriteString("\n")
+	writeResultsTable(b, ev.Results)
+	for _, res := range ev.Results {
+		if !res.Failed() || res.Enforcement() == config.Informational {
+			continue
+		}
+		excerpt, _ := FailureExcerpt(res.Output, res.Marks, out.FeedbackLines, out.FeedbackBytes)
+		fmt.Fprintf(b, "\n**Error Output (%s):** %s\n", res.Name(), res.Reason())
+		if excerpt != "" {
+			f := fence(excerpt)
+			fmt.Fprintf(b, "%s\n%s\n%s\n", f, excerpt, f)
+		}
+	}
+	for _, w := range ev.Warnings {
+		fmt.Fprintf(b, "\n> ⚠️ %s\n", w)
+	}
+}
+
+// writeResultsTable writes the table of an attempt's gates, with a column
+// of exit codes when one failed.
+func writeResultsTable(b *strings.Builder, results []Result) {
+	exitCodes := false
+	for _, res := range results {
+		exitCodes = exitCodes || res.Failed()
+	}
+	if exitCodes {
+		b.WriteString("| Gate | Status | Duration | Exit Code |\n|------|--------|----------|-----------|\n")
+	} else {
+		b.WriteString("| Gate | Status | Duration |\n|------|--------|----------|\n")
+	}
+	for _, res := range results {
+		fmt.Fprintf(b, "| %s | %s | %.1fs |", cell(res.Name()), statusCell(&res), float64(secondsOf(res.Duration)))
+		if exitCodes {
+			code := ""
+			if res.Failed() && res.ExitCode >= 0 {
+				code = fmt.Sprint(res.ExitCode)
+			}
+			fmt.Fprintf(b, " %s |", code)
+		}
+		b.WriteString("\n")
+	}
 }
 
 func statusCell(r *Result) string {
@@ -335,21 +347,6 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// WriteResultsJSON writes gate-results.json for the attempts so far to path,
-// atomically: a reader sees the old file or the new one, never half of one.
-func WriteResultsJSON(path string, r *Report) error {
-	data, err := r.JSON()
-	if err != nil {
-		return fmt.Errorf("encoding gate results: %w", err)
-	}
-	return writeFileAtomic(path, data)
-}
-
-// WriteSummary writes summary.md for the attempts so far to path, atomically.
-func WriteSummary(path string, r *Report) error {
-	return writeFileAtomic(path, []byte(r.Markdown()))
-}
-
 // File is a file of a run's directory: its name and content.
 type File struct {
 	Name string
@@ -367,38 +364,22 @@ func WriteArtifacts(dir string, r *Report, extra ...File) error {
 	if err != nil {
 		return fmt.Errorf("encoding gate results: %w", err)
 	}
-	// Each file synced, and the directory once for both.
-	if err := writeFile(filepath.Join(dir, ResultsFile), data, false); err != nil {
-		return err
-	}
-	if err := writeFile(filepath.Join(dir, SummaryFile), []byte(r.Markdown()), false); err != nil {
-		return err
-	}
-	for _, f := range extra {
-		if err := writeFile(filepath.Join(dir, f.Name), f.Data, false); err != nil {
+	// Each file synced, and the directory once for all.
+	files := append([]File{{ResultsFile, data}, {SummaryFile, []byte(r.Markdown())}}, extra...)
+	for _, f := range files {
+		if err := writeFile(filepath.Join(dir, f.Name), f.Data); err != nil {
 			return err
 		}
 	}
-	syncDir(dir)
+	fsx.SyncDir(dir) // not all systems allow it
 	return nil
 }
 
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory, synced, renamed over path, and the directory synced; never
-// through a symbolic link.
-func writeFileAtomic(path string, data []byte) error { return writeFile(path, data, true) }
-
-// syncDir syncs a directory, so that the renames in it are durable; not
-// all systems allow it.
-func syncDir(dir string) { fsx.SyncDir(dir) }
-
-// writeFile is writeFileAtomic, with the directory synced or not.
-func writeFile(path string, data []byte, sync bool) error {
-	write := fsx.WriteFileNoDirSync
-	if sync {
-		write = fsx.WriteFile
-	}
-	if err := write(path, data, 0o644); err != nil {
+// writeFile replaces path with data atomically, never through a symbolic
+// link, without the sync of its directory (fsx.WriteFileNoDirSync). Its
+// error names the file.
+func writeFile(path string, data []byte) error {
+	if err := fsx.WriteFileNoDirSync(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
 	}
 	return nil

@@ -123,84 +123,146 @@ func SynthesisPrompt(g config.Gate) string {
 // runReview runs a review gate: the diff, the reviewers in parallel, the
 // synthesis, and the verdict from the findings.
 func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string) (Result, error) {
-	r := Result{Gate: g, ExitCode: -1, Started: opts.now(), LogPath: logPath}
-	rev := &Review{FailOn: failOnOf(g), Base: g.DiffBase}
-	if rev.Base == "" {
-		rev.Base = config.DefaultDiffBase
+	rr := &reviewRun{g: g, opts: opts, r: Result{Gate: g, ExitCode: -1, Started: opts.now(), LogPath: logPath}}
+	rr.rev = &Review{FailOn: failOnOf(g), Base: g.DiffBase}
+	if rr.rev.Base == "" {
+		rr.rev.Base = config.DefaultDiffBase
 	}
-	r.Review = rev
-	finish := func(o Outcome, msg, output string) (Result, error) {
-		r.Outcome, r.Err, r.Output = o, msg, output
-		r.OutputBytes = int64(len(output))
-		r.Duration = opts.now().Sub(r.Started)
-		return r, writeReviewLog(&r)
-	}
+	rr.r.Review = rr.rev
 	if ctx.Err() != nil {
-		r.LogPath = ""
-		return finish(Errored, "canceled before it started", "")
+		rr.r.LogPath = ""
+		return rr.finish(Errored, "canceled before it started", "")
 	}
 	dir, err := gateDir(g, opts)
 	if err != nil {
-		r.LogPath = ""
-		return finish(Errored, err.Error(), "")
+		rr.r.LogPath = ""
+		return rr.finish(Errored, err.Error(), "")
 	}
+	rr.dir = dir
 	// One deadline for the whole gate: the diff, the reviewers, the synthesis.
-	deadline := time.Now().Add(g.Timeout)
-	remaining := func() time.Duration {
-		if g.Timeout <= 0 {
-			return 0
-		}
-		return max(time.Until(deadline), time.Millisecond)
-	}
-	timeoutMsg := fmt.Sprintf("timed out after %s", g.Timeout)
+	rr.deadline = time.Now().Add(g.Timeout)
+	rr.timeoutMsg = fmt.Sprintf("timed out after %s", g.Timeout)
 
 	// Where the diff and the reviewers' logs go: beside the gate's log.
-	stem := strings.TrimSuffix(logPath, ".log")
+	rr.stem = strings.TrimSuffix(logPath, ".log")
 	if logPath == "" {
 		tmp, err := os.MkdirTemp("", "orchestrate-review-*")
 		if err != nil {
-			return finish(Errored, fmt.Sprintf("making a directory for the diff: %v", err), "")
+			return rr.finish(Errored, fmt.Sprintf("making a directory for the diff: %v", err), "")
 		}
 		defer os.RemoveAll(tmp)
-		stem = filepath.Join(tmp, "review")
+		rr.stem = filepath.Join(tmp, "review")
 	} else {
-		rev.DiffPath = stem + ".diff"
+		rr.rev.DiffPath = rr.stem + ".diff"
 	}
-	diffPath := stem + ".diff"
+	if res, done, err := rr.diff(ctx); done {
+		return res, err
+	}
+	found := rr.runReviewers(ctx)
+	if bad := firstBad(rr.rev.Reviewers); bad != nil {
+		rr.r.ExitCode = bad.ExitCode
+		return rr.finish(bad.Outcome, fmt.Sprintf("reviewer %q %s", bad.Name, bad.Err), reviewerOutput(rr.rev.Reviewers))
+	}
+	merged := findings.Merge(found...)
+	if g.Synthesis != "" && len(merged) > 0 {
+		var res Result
+		var done bool
+		if merged, res, done, err = rr.synthesize(ctx, merged); done {
+			return res, err
+		}
+	}
+	rr.rev.Findings = merged
+	blocking := rr.rev.Blocking()
+	if len(blocking) == 0 {
+		rr.r.ExitCode = 0
+		return rr.finish(Pass, "", findingsOutput(merged))
+	}
+	rr.r.ExitCode = 1
+	return rr.finish(Fail, countFindings(blocking, rr.rev.FailOn), findingsOutput(merged))
+}
+
+// reviewRun is a review gate as it runs.
+type reviewRun struct {
+	g          config.Gate
+	opts       *Options
+	r          Result
+	rev        *Review
+	dir        string    // where the reviewers run
+	deadline   time.Time // for the whole gate
+	timeoutMsg string
+	stem       string // of the diff's and the reviewers' files: stem.diff, stem.reviewer-NAME.log, …
+	logErr     error  // the first error writing a reviewer's log
+}
+
+// finish gives the gate its outcome and writes its log.
+func (rr *reviewRun) finish(o Outcome, msg, output string) (Result, error) {
+	r := &rr.r
+	r.Outcome, r.Err, r.Output = o, msg, output
+	r.OutputBytes = int64(len(output))
+	r.Duration = rr.opts.now().Sub(r.Started)
+	err := writeReviewLog(r)
+	return *r, firstErr(rr.logErr, err)
+}
+
+// remaining is the time left to the gate's deadline, for a reviewer's
+// timeout; 0 (none) when the gate has no timeout.
+func (rr *reviewRun) remaining() time.Duration {
+	if rr.g.Timeout <= 0 {
+		return 0
+	}
+	return max(time.Until(rr.deadline), time.Millisecond)
+}
+
+func (rr *reviewRun) diffPath() string { return rr.stem + ".diff" }
+
+// diff writes the diff under review; done when the gate ends with it: an
+// error, or a pass when there is nothing to review.
+func (rr *reviewRun) diff(ctx context.Context) (res Result, done bool, err error) {
 	dctx, cancel := context.WithCancel(ctx)
-	if g.Timeout > 0 {
-		dctx, cancel = context.WithDeadline(ctx, deadline)
+	if rr.g.Timeout > 0 {
+		dctx, cancel = context.WithDeadline(ctx, rr.deadline)
 	}
-	err = writeDiff(dctx, opts, rev.Base, diffPath)
+	err = writeDiff(dctx, rr.opts, rr.rev.Base, rr.diffPath())
 	diffTimedOut := errors.Is(dctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	switch {
 	case err != nil && diffTimedOut:
-		return finish(TimedOut, timeoutMsg+" getting the diff", "")
+		res, err = rr.finish(TimedOut, rr.timeoutMsg+" getting the diff", "")
+		return res, true, err
 	case err != nil:
-		return finish(Errored, "could not get the change under review: "+err.Error(), "")
+		res, err = rr.finish(Errored, "could not get the change under review: "+err.Error(), "")
+		return res, true, err
 	}
-	if info, err := os.Stat(diffPath); err == nil {
-		rev.DiffBytes = info.Size()
+	if info, err := os.Stat(rr.diffPath()); err == nil {
+		rr.rev.DiffBytes = info.Size()
 	}
-	if rev.DiffBytes == 0 {
-		r.ExitCode = 0
-		return finish(Pass, "", fmt.Sprintf("nothing to review: no change against %s\n", rev.Base))
+	if rr.rev.DiffBytes == 0 {
+		rr.r.ExitCode = 0
+		res, err = rr.finish(Pass, "", fmt.Sprintf("nothing to review: no change against %s\n", rr.rev.Base))
+		return res, true, err
 	}
+	return Result{}, false, nil
+}
 
-	env := func(dimension, prompt string) map[string]string {
-		e := map[string]string{}
-		for k, v := range g.Env {
-			e[k] = v
-		}
-		e[EnvReviewDimension] = dimension
-		e[EnvReviewPrompt] = prompt
-		e[EnvReviewDiff] = diffPath
-		e[EnvReviewBase] = rev.Base
-		e[EnvReviewFailOn] = rev.FailOn.String()
-		e[EnvChild] = "1"
-		return e
+// env is a reviewer's environment: the gate's, and what it reviews.
+func (rr *reviewRun) env(dimension, prompt string) map[string]string {
+	e := map[string]string{}
+	for k, v := range rr.g.Env {
+		e[k] = v
 	}
+	e[EnvReviewDimension] = dimension
+	e[EnvReviewPrompt] = prompt
+	e[EnvReviewDiff] = rr.diffPath()
+	e[EnvReviewBase] = rr.rev.Base
+	e[EnvReviewFailOn] = rr.rev.FailOn.String()
+	e[EnvChild] = "1"
+	return e
+}
+
+// runReviewers runs a reviewer per dimension, in parallel, and returns
+// what each found; their results go to the review.
+func (rr *reviewRun) runReviewers(ctx context.Context) [][]findings.Finding {
+	g := rr.g
 	dims := g.Dimensions
 	if len(dims) == 0 {
 		dims = []config.Dimension{{Name: GeneralDimension}}
@@ -209,68 +271,51 @@ func runReview(ctx context.Context, g config.Gate, opts *Options, logPath string
 	found := make([][]findings.Finding, len(dims))
 	var wg sync.WaitGroup
 	var logMu sync.Mutex
-	var logErr error
 	for i, d := range dims {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sp := spec{
 				command: strings.ReplaceAll(g.Command, DimensionPlaceholder, d.Name),
-				dir:     dir, env: env(d.Name, ReviewerPrompt(g, d)),
-				timeout: remaining(), timeoutMsg: timeoutMsg, stdin: diffPath,
+				dir:     rr.dir, env: rr.env(d.Name, ReviewerPrompt(g, d)),
+				timeout: rr.remaining(), timeoutMsg: rr.timeoutMsg, stdin: rr.diffPath(),
 			}
 			var err error
-			reviewers[i], found[i], err = runReviewer(ctx, d.Name, sp, opts, stem+".reviewer-"+safeName(d.Name)+".log")
+			reviewers[i], found[i], err = runReviewer(ctx, d.Name, sp, rr.opts, rr.stem+".reviewer-"+safeName(d.Name)+".log")
 			if err != nil {
 				logMu.Lock()
-				logErr = err
+				rr.logErr = err
 				logMu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	rev.Reviewers = reviewers
-	if bad := firstBad(reviewers); bad != nil {
-		r.ExitCode = bad.ExitCode
-		out, err := finish(bad.Outcome, fmt.Sprintf("reviewer %q %s", bad.Name, bad.Err), reviewerOutput(reviewers))
-		return out, firstErr(logErr, err)
-	}
-	merged := findings.Merge(found...)
+	rr.rev.Reviewers = reviewers
+	return found
+}
 
-	if g.Synthesis != "" && len(merged) > 0 {
-		in := stem + ".findings.jsonl"
-		if err := os.WriteFile(in, findings.JSONLines(merged), 0o644); err != nil {
-			return finish(Errored, fmt.Sprintf("writing the findings for the synthesis: %v", err), "")
-		}
-		if logPath == "" {
-			defer os.Remove(in)
-		}
-		sp := spec{
-			command: strings.ReplaceAll(g.Synthesis, DimensionPlaceholder, SynthesisDimension),
-			dir:     dir, env: env(SynthesisDimension, SynthesisPrompt(g)),
-			timeout: remaining(), timeoutMsg: timeoutMsg, stdin: in,
-		}
-		syn, fs, err := runReviewer(ctx, SynthesisDimension, sp, opts, stem+".synthesis.log")
-		logErr = firstErr(logErr, err)
-		rev.Reviewers = append(rev.Reviewers, syn)
-		if syn.Outcome != Pass {
-			r.ExitCode = syn.ExitCode
-			out, err := finish(syn.Outcome, "synthesis "+syn.Err, reviewerOutput(rev.Reviewers))
-			return out, firstErr(logErr, err)
-		}
-		merged = findings.Merge(fs)
+// synthesize runs the synthesis command on the reviewers' findings and
+// returns its findings; done when the gate ends with it, in an error.
+func (rr *reviewRun) synthesize(ctx context.Context, merged []findings.Finding) (_ []findings.Finding, res Result, done bool, err error) {
+	in := rr.stem + ".findings.jsonl"
+	if err := os.WriteFile(in, findings.JSONLines(merged), 0o644); err != nil {
+		res, err = rr.finish(Errored, fmt.Sprintf("writing the findings for the synthesis: %v", err), "")
+		return nil, res, true, err
 	}
-	rev.Findings = merged
-
-	blocking := rev.Blocking()
-	if len(blocking) == 0 {
-		r.ExitCode = 0
-		out, err := finish(Pass, "", findingsOutput(merged))
-		return out, firstErr(logErr, err)
+	sp := spec{
+		command: strings.ReplaceAll(rr.g.Synthesis, DimensionPlaceholder, SynthesisDimension),
+		dir:     rr.dir, env: rr.env(SynthesisDimension, SynthesisPrompt(rr.g)),
+		timeout: rr.remaining(), timeoutMsg: rr.timeoutMsg, stdin: in,
 	}
-	r.ExitCode = 1
-	out, err := finish(Fail, countFindings(blocking, rev.FailOn), findingsOutput(merged))
-	return out, firstErr(logErr, err)
+	syn, fs, err := runReviewer(ctx, SynthesisDimension, sp, rr.opts, rr.stem+".synthesis.log")
+	rr.logErr = firstErr(rr.logErr, err)
+	rr.rev.Reviewers = append(rr.rev.Reviewers, syn)
+	if syn.Outcome != Pass {
+		rr.r.ExitCode = syn.ExitCode
+		res, err = rr.finish(syn.Outcome, "synthesis "+syn.Err, reviewerOutput(rr.rev.Reviewers))
+		return nil, res, true, err
+	}
+	return findings.Merge(fs), Result{}, false, nil
 }
 
 // writeDiff writes the diff under review to path.

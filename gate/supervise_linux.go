@@ -72,35 +72,25 @@ func command(ctx context.Context, script string, env []string, grace time.Durati
 
 // supervise is the supervisor's whole life; it returns its exit code.
 func supervise(spec, script string) int {
-	f := strings.SplitN(spec, " ", 5)
-	if len(f) != 5 || f[0] != "v1" {
+	parent, grace, ok := takeSuperviseSpec(spec)
+	if !ok {
 		fmt.Fprintf(os.Stderr, "orchestrate: bad %s\n", superviseEnv)
 		return 125
 	}
-	parent, _ := strconv.Atoi(f[1])
-	graceMS, _ := strconv.Atoi(f[2])
-	grace := time.Duration(graceMS) * time.Millisecond
-	os.Unsetenv(superviseEnv)
-	if f[3] == "1" {
-		os.Setenv("GORACE", f[4])
-	} else {
-		os.Unsetenv("GORACE")
-	}
-
+	sv := &supervisor{self: os.Getpid(), parent: parent, grace: grace}
 	// Best effort: without it, descendants that leave the group go to init
 	// and only the group is stopped, as on other systems.
-	subreaper := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-	stop := make(chan os.Signal, 8)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
+	sv.subreaper = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
+	sv.stop = make(chan os.Signal, 8)
+	signal.Notify(sv.stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	sv.chld = make(chan os.Signal, 1)
+	signal.Notify(sv.chld, syscall.SIGCHLD)
 
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "orchestrate: %v\n", err)
 		return 127
 	}
-	self := os.Getpid()
 	pid, err := syscall.ForkExec(sh, []string{"sh", "-c", script}, &syscall.ProcAttr{
 		Env: os.Environ(), Files: []uintptr{0, 1, 2},
 	})
@@ -108,64 +98,105 @@ func supervise(spec, script string) int {
 		fmt.Fprintf(os.Stderr, "orchestrate: starting sh: %v\n", err)
 		return 126
 	}
+	sv.tick = time.NewTicker(50 * time.Millisecond)
+	defer sv.tick.Stop()
+	status := sv.waitShell(pid)
+	sv.stopLeftovers()
+	return exitAs(status, sv.self)
+}
 
-	var status syscall.WaitStatus
-	var stopping time.Time // when a stop began
-	begin := func() {
-		if stopping.IsZero() {
-			stopping = time.Now()
-			signalBelow(self, syscall.SIGTERM)
-		}
+// takeSuperviseSpec reads superviseEnv's value: the parent's PID, the
+// grace, and the GORACE the command is to have, which it puts back in the
+// environment in place of superviseEnv and the supervisor's own GORACE.
+func takeSuperviseSpec(spec string) (parent int, grace time.Duration, ok bool) {
+	f := strings.SplitN(spec, " ", 5)
+	if len(f) != 5 || f[0] != "v1" {
+		return 0, 0, false
 	}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for done := false; !done; {
-		done = reap(pid, &status)
-		if done {
-			break
+	parent, _ = strconv.Atoi(f[1])
+	graceMS, _ := strconv.Atoi(f[2])
+	os.Unsetenv(superviseEnv)
+	if f[3] == "1" {
+		os.Setenv("GORACE", f[4])
+	} else {
+		os.Unsetenv("GORACE")
+	}
+	return parent, time.Duration(graceMS) * time.Millisecond, true
+}
+
+// supervisor is the state of a supervisor process.
+type supervisor struct {
+	self, parent int
+	grace        time.Duration
+	subreaper    bool
+	stop, chld   chan os.Signal
+	tick         *time.Ticker
+	stopping     time.Time // when a stop began
+}
+
+// begin begins a stop, unless one began already: SIGTERM to every process
+// below.
+func (sv *supervisor) begin() {
+	if sv.stopping.IsZero() {
+		sv.stopping = time.Now()
+		signalBelow(sv.self, syscall.SIGTERM)
+	}
+}
+
+// waitShell waits for sh (pid) to end, stopping everything below when
+// asked to or when the parent dies, and returns sh's status.
+func (sv *supervisor) waitShell(pid int) syscall.WaitStatus {
+	var status syscall.WaitStatus
+	for !reap(pid, &status) {
+		if os.Getppid() != sv.parent {
+			sv.begin()
 		}
-		if os.Getppid() != parent {
-			begin()
-		}
-		if !stopping.IsZero() && time.Since(stopping) >= grace {
-			signalBelow(self, syscall.SIGKILL)
+		if !sv.stopping.IsZero() && time.Since(sv.stopping) >= sv.grace {
+			signalBelow(sv.self, syscall.SIGKILL)
 		}
 		select {
-		case <-stop:
-			begin()
-		case <-chld:
-		case <-tick.C:
+		case <-sv.stop:
+			sv.begin()
+		case <-sv.chld:
+		case <-sv.tick.C:
 		}
 	}
+	return status
+}
 
-	// sh is gone: whatever is left below is a leftover.
-	if stopping.IsZero() {
-		stopping = time.Now()
+// stopLeftovers stops whatever is left below once sh is gone, SIGTERM then
+// after the grace SIGKILL, until nothing is.
+func (sv *supervisor) stopLeftovers() {
+	if sv.stopping.IsZero() {
+		sv.stopping = time.Now()
 	}
-	if !(reap(0, nil) && subreaper) {
-		signalBelow(self, syscall.SIGTERM)
+	if !(reap(0, nil) && sv.subreaper) {
+		signalBelow(sv.self, syscall.SIGTERM)
 	}
 	for {
 		// A subreaper with no child left has nothing below it: every
 		// orphan of its descendants would have become its child.
-		if none := reap(0, nil); none && subreaper || len(below(self)) == 0 {
+		if none := reap(0, nil); none && sv.subreaper || len(below(sv.self)) == 0 {
 			break
 		}
-		if time.Since(stopping) >= grace {
-			signalBelow(self, syscall.SIGKILL)
+		if time.Since(sv.stopping) >= sv.grace {
+			signalBelow(sv.self, syscall.SIGKILL)
 		}
 		select {
-		case <-chld:
-		case <-stop:
-		case <-tick.C:
+		case <-sv.chld:
+		case <-sv.stop:
+		case <-sv.tick.C:
 		}
 	}
+}
 
+// exitAs returns sh's exit code, or when a signal killed sh, dies of it
+// (self is the supervisor's PID), so that the parent sees what sh saw.
+func exitAs(status syscall.WaitStatus, self int) int {
 	switch {
 	case status.Exited():
 		return status.ExitStatus()
 	case status.Signaled():
-		// Die of the same signal, so that the parent sees what sh saw.
 		sig := status.Signal()
 		signal.Reset(sig)
 		unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})

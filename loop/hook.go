@@ -412,6 +412,16 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			strings.Join(failedNames(gr), ", "), disabled, gr.Dir)
 		return res, nil
 	}
+	return w.retryHook(ctx, now, res, dirName, sessionID)
+}
+
+// retryHook is the end of a Stop hook whose blocking gates failed, with
+// auto-retry on: the session's failing issues with attempts left are
+// retried and block the stop with the feedback; otherwise the agent may
+// stop, told why: issues that wait for a person, no attempt left, or no
+// auto-retry issue filed.
+func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *HookResult, dirName, sessionID string) (*HookResult, error) {
+	gr := res.Gates
 	var filed, unfiled []string
 	for _, f := range gr.Evaluation.Failures() {
 		if a, ok := gr.Issues[f.Name()]; ok {
@@ -422,6 +432,7 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			unfiled = append(unfiled, f.Name())
 		}
 	}
+	var err error
 	if res.Retried, res.Exhausted, err = w.retrySession(ctx, now(), filed); err != nil {
 		return nil, err
 	}

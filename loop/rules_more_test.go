@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/session"
 )
@@ -275,5 +276,28 @@ func TestRuleGateIssues(t *testing.T) {
 	gr = run(map[string]string{FieldSession: "s"})
 	if len(gr.Resolved) != 1 || gr.Resolved[0] != session {
 		t.Errorf("the session's passing gate resolved %v; want [%s]", gr.Resolved, session)
+	}
+}
+
+// TestRuleStuckStaysStuck: only a person reopens an issue that waits for
+// one (issue retry): a failure recorded on it keeps it stuck, with its
+// reason, and is no new halt.
+func TestRuleStuckStaysStuck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fields []string
+		reason string
+	}{
+		{"halted", []string{"Status", "stuck", "Halted", "true", "Halt-Reason", ReasonOscillation}, ReasonOscillation},
+		{"exhausted", []string{"Status", "stuck", "Halt-Reason", ReasonExhausted}, ReasonExhausted},
+		{"halted, status edited to pending", []string{"Status", "pending", "Halted", "true", "Halt-Reason", ReasonIdentical}, ReasonIdentical},
+	} {
+		q := queue.Parse([]byte("# Queue\n\n" + issueText("ISSUE-20241213-001",
+			append(tc.fields, "Auto-Retry", "true", "Retry-Count", "2", "Max-Retries", "10")...)))
+		is := q.Issue("ISSUE-20241213-001")
+		r := applyFailure(is, config.Default(), Failure{Output: []byte("new failure")}, sigOf("b"), "new failure")
+		if r.Status != queue.StatusStuck || is.Status() != queue.StatusStuck || r.Reason != tc.reason || r.stopped {
+			t.Errorf("a failure on an issue %s: %s (%q), new halt %v; want stuck (%q), no new halt", tc.name, r.Status, r.Reason, r.stopped, tc.reason)
+		}
 	}
 }

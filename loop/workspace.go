@@ -1,5 +1,3 @@
-// Package loop ties the queue, the session state, the failure signatures,
-// the gates and the history together into the retry policy and its loop.
 package loop
 
 import (

@@ -36,6 +36,12 @@ var (
 	// filtered out; finished in <dur>"
 	reRustResult = regexp.MustCompile(`^test result: (\w+)\. (.*)$`)
 
+	// tsc: "calc.ts(5,14): error TS2322: …", a file's line and column.
+	reTscPos = regexp.MustCompile(`(\.[A-Za-z][\w+-]*)\(\d+,\d+\):`)
+	// eslint's stylish rows: "  2:7   error  'x' is assigned …  no-unused-vars",
+	// aligned in columns as wide as the widest row.
+	reESLintRow = regexp.MustCompile(`^\s+\d+:\d+\s+(error|warning)\s+(.*\S)\s\s+(\S+)$`)
+
 	// node --test: "# tests 6", "ℹ pass 2" (the fail count stays), and the
 	// TAP plan "1..6".
 	reNodeCount = regexp.MustCompile(`^(# |ℹ )(tests|suites|pass|skipped|todo|cancelled) \d+$`)
@@ -103,6 +109,11 @@ var runnerRules = []rule{
 	{"rust-thread", func(l string) bool { return strings.Contains(l, "thread '") }, replace(reRustThread, "thread '$1' (<tid>) panicked")},
 	{"rust-tests", func(l string) bool { return strings.HasPrefix(l, "running ") }, replace(reRustTests, "running N tests")},
 	{"rust-result", func(l string) bool { return strings.HasPrefix(l, "test result: ") }, maskRustResult},
+	{"tsc-pos", func(l string) bool { return strings.Contains(l, "): ") }, replace(reTscPos, "$1(N,N):")},
+	{"eslint-row", func(l string) bool {
+		return strings.HasPrefix(l, " ") && (strings.Contains(l, "error") || strings.Contains(l, "warning"))
+	},
+		replace(reESLintRow, "  N:N  $1  $2  $3")},
 	{"node-count", func(l string) bool { return strings.HasPrefix(l, "# ") || strings.HasPrefix(l, "ℹ ") }, replace(reNodeCount, "$1$2 N")},
 	{"tap-plan", func(l string) bool { return strings.Contains(l, "1..") }, replace(reTAPPlan, "${1}1..N")},
 }

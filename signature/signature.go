@@ -19,7 +19,8 @@
 //     the file name;
 //   - masks syslog's "name[pid]:" (<pid>), the random part of directory
 //     names that mktemp makes outside the temporary directory (<rand>),
-//     Rust's thread IDs (<tid>) and pytest-xdist's workers;
+//     Rust's thread IDs (<tid>), pytest-xdist's workers, tsc's "(line,col)"
+//     and eslint's "line:col" and its column padding;
 //   - keeps of a test runner's counts only those of failures: pytest's and
 //     cargo's summaries lose "N passed", node's its test and pass counts,
 //     pytest its collected count and its progress lines; go test -json
@@ -277,7 +278,7 @@ func (w *Writer) addOne(raw []byte) {
 // the passes over several lines look at as a whole.
 const blockKinds = kFailHeader | kTestAt | kTAPSubtest | kTAPPoint | kYAMLStart | kYAMLEnd | kEqualsRule |
 	kDashRule | kPyFail | kPyRan | kPyVerbose | kRaceRule | kRaceWarning | kGoRun | kGoEvent | kGoResult |
-	kPytestHead | kPytestEnd | kFailedLine
+	kPytestHead | kPytestEnd | kFailedLine | kCargoHead | kCargoEnd
 
 // flush applies the passes over several lines to the window and writes it
 // out.

@@ -43,6 +43,8 @@ const (
 	kPytestHead       // "____ test_add ____", pytest's header of a failure
 	kPytestEnd        // "==== short test summary info ====" and the like
 	kFailedLine       // "FAILED t.py::x - msg", "tests::x --- FAILED", "test x ... FAILED"
+	kCargoHead        // "---- tests::adds stdout ----", cargo test's header of a failure
+	kCargoEnd         // "failures:", before and after cargo test's failure blocks
 )
 
 func classify(text string) line {
@@ -78,10 +80,17 @@ func classify(text string) line {
 	case t == "...":
 		k |= kYAMLEnd
 	}
-	if l.indent > 0 {
-		l.kind = k
-		return l
+	if l.indent == 0 {
+		k |= marginKind(text) | runnerKind(text)
 	}
+	l.kind = k
+	return l
+}
+
+// marginKind returns the kinds of a line at the left margin for go test,
+// unittest and the race detector.
+func marginKind(text string) kind {
+	var k kind
 	switch {
 	case strings.HasPrefix(text, "=== "):
 		if strings.HasPrefix(text, "=== RUN ") {
@@ -104,23 +113,32 @@ func classify(text string) line {
 	if text == "==================" {
 		k |= kRaceRule
 	}
-	switch {
-	case text[0] == '_' && isPadded(text, '_'):
-		k |= kPytestHead
-	case text[0] == '=' && (isPadded(text, '=') || isRule(text, '=', 20)):
-		k |= kPytestEnd
-	case strings.HasPrefix(text, "FAILED ") || strings.HasPrefix(text, "ERROR ") ||
-		strings.HasSuffix(text, " --- FAILED") || strings.HasPrefix(text, "test ") && strings.HasSuffix(text, " ... FAILED"):
-		k |= kFailedLine
-	}
 	if isRule(text, '=', 20) {
 		k |= kEqualsRule
 	}
 	if isRule(text, '-', 20) {
 		k |= kDashRule
 	}
-	l.kind = k
-	return l
+	return k
+}
+
+// runnerKind returns the kinds of a line at the left margin for cargo test
+// and pytest.
+func runnerKind(text string) kind {
+	switch {
+	case strings.HasPrefix(text, "---- ") && strings.HasSuffix(text, " stdout ----"):
+		return kCargoHead
+	case text == "failures:":
+		return kCargoEnd
+	case text[0] == '_' && isPadded(text, '_'):
+		return kPytestHead
+	case text[0] == '=' && (isPadded(text, '=') || isRule(text, '=', 20)):
+		return kPytestEnd
+	case strings.HasPrefix(text, "FAILED ") || strings.HasPrefix(text, "ERROR ") ||
+		strings.HasSuffix(text, " --- FAILED") || strings.HasPrefix(text, "test ") && strings.HasSuffix(text, " ... FAILED"):
+		return kFailedLine
+	}
+	return 0
 }
 
 func kinds(lines []line) kind {
@@ -157,7 +175,10 @@ func structure(lines []line) []line {
 		lines = sortRaces(lines)
 	}
 	if has&kPytestHead != 0 {
-		lines = sortPytest(lines)
+		lines = sortBlocks(lines, kPytestHead, kPytestEnd)
+	}
+	if has&kCargoHead != 0 {
+		lines = sortBlocks(lines, kCargoHead, kCargoEnd)
 	}
 	if has&kFailedLine != 0 {
 		lines = sortFailedLines(lines)
@@ -172,23 +193,25 @@ func isPadded(l string, c byte) bool {
 		l[len(l)-3] == c && strings.Contains(l, " ")
 }
 
-// sortPytest sorts pytest's failure blocks ("____ test_x ____" up to the
-// next one or to a "====" heading), which pytest-xdist writes in the order
-// its workers finished.
-func sortPytest(lines []line) []line {
+// sortBlocks sorts the failure blocks that start with a line of kind head
+// at the left margin and run up to the next one or to a line of kind end:
+// pytest's ("____ test_x ____" up to a "====" heading), which pytest-xdist
+// writes in the order its workers finished, and cargo test's ("---- x
+// stdout ----" up to "failures:"), in the order its tests finished.
+func sortBlocks(lines []line, head, end kind) []line {
 	g := newRegrouper(len(lines))
 	for i := 0; i < len(lines); {
-		if lines[i].kind&kPytestHead == 0 || lines[i].indent > 0 {
+		if lines[i].kind&head == 0 || lines[i].indent > 0 {
 			g.line(lines[i])
 			i++
 			continue
 		}
-		end := i + 1
-		for end < len(lines) && lines[end].kind&(kPytestHead|kPytestEnd) == 0 {
-			end++
+		stop := i + 1
+		for stop < len(lines) && lines[stop].kind&(head|end) == 0 {
+			stop++
 		}
-		g.block(lines[i:end])
-		i = end
+		g.block(lines[i:stop])
+		i = stop
 	}
 	return g.result()
 }

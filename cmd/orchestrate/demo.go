@@ -15,7 +15,6 @@ import (
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
-	"github.com/orchestrate-dev/orchestrate/session"
 )
 
 // demoFiles is the demo project: calc.sh with two bugs, a test script per
@@ -182,11 +181,7 @@ func writeDemo(root, wsDir string) error {
 
 // demoEpilogue prints the status table and where to look.
 func demoEpilogue(e *env, ws loop.Workspace, res *loop.RunResult) error {
-	q, err := queue.Load(ws.Path(loop.QueueFile))
-	if err != nil {
-		return err
-	}
-	s, err := session.Load(ws.Path(loop.StateFile))
+	q, s, err := loadStatus(ws)
 	if err != nil {
 		return err
 	}

@@ -48,11 +48,7 @@ func runStatus(e *env, args []string) error {
 	if err := ws.Exists(); err != nil {
 		return err
 	}
-	q, err := queue.Load(ws.Path(loop.QueueFile))
-	if err != nil {
-		return err
-	}
-	s, err := session.Load(ws.Path(loop.StateFile))
+	q, s, err := loadStatus(ws)
 	if err != nil {
 		return err
 	}
@@ -66,6 +62,19 @@ func runStatus(e *env, args []string) error {
 		}
 	}
 	return reportProblems(e, ws.Path(loop.QueueFile), q.Problems, ws.Path(loop.StateFile), s.Problems)
+}
+
+// loadStatus reads what status shows: the queue and the session state.
+func loadStatus(ws loop.Workspace) (*queue.Queue, *session.State, error) {
+	q, err := queue.Load(ws.Path(loop.QueueFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := session.Load(ws.Path(loop.StateFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	return q, s, nil
 }
 
 func printStatus(e *env, q *queue.Queue, s *session.State) error {

@@ -3,22 +3,26 @@
 # more runners, by running real tools on small failing projects, each
 # scenario at least twice, in the way gen.sh does (odd runs under /tmp, even
 # runs under $HOME): pytest (default, -q, -x, -v, xdist), go test -json,
-# node --test with an added passing test, cargo test, a service log in
-# syslog's form, and a build script that fails in mktemp directories. It
+# node --test with an added passing test, cargo test, tsc, eslint, flake8,
+# a service log in syslog's form, and a build script that fails in mktemp
+# directories. It
 # rewrites only its own captures (named pytest*, go-json*, node-tap-added*,
-# cargo-*, syslog-*, mktemp-*) and their lines of corpus/runs.tsv.
+# cargo-*, syslog-*, mktemp-*, tsc*, eslint*, flake8*) and their lines of
+# corpus/runs.tsv.
 #
 # Usage: signature/testdata/gen2.sh   (about a minute; needs go, python3 with
-# pytest (Debian's python3-pytest, python3-pytest-xdist), node 20, cargo)
+# pytest (Debian's python3-pytest, python3-pytest-xdist), flake8 (Debian's
+# python3-flake8), node 20, cargo, and tsc and eslint: TOOLS=DIR names a
+# directory where "npm install typescript@5 eslint@9" was run)
 set -u
 cd "$(dirname "$0")"
 out=$PWD/corpus
 mkdir -p "$out"
-own='^(pytest[.-]|go-json|node-tap-added|cargo-|syslog-|mktemp-)'
+own='^(pytest[.-]|go-json|node-tap-added|cargo-|syslog-|mktemp-|tsc|eslint|flake8)'
 grep -Ev "$own" "$out/runs.tsv" >"$out/runs.tsv.new" || true
 mv "$out/runs.tsv.new" "$out/runs.tsv"
 for f in "$out"/*.txt; do
-	case $(basename "$f") in pytest.* | pytest-* | go-json* | node-tap-added* | cargo-* | syslog-* | mktemp-*) rm -f "$f" ;; esac
+	case $(basename "$f") in pytest.* | pytest-* | go-json* | node-tap-added* | cargo-* | syslog-* | mktemp-* | tsc* | eslint* | flake8*) rm -f "$f" ;; esac
 done
 export GOFLAGS=-count=1 GOTOOLCHAIN=local LANG=C.UTF-8 CARGO_TERM_COLOR=never
 unset NO_COLOR FORCE_COLOR PYTEST_ADDOPTS
@@ -290,3 +294,60 @@ done
 d=$(newdir 2)
 mk "$d" util.o
 capture "mktemp-build-other.2" "$d" "sh build.sh"
+
+# ---------------------------------------------------------------- tsc, eslint, flake8
+
+TOOLS=${TOOLS:-}
+if [ -n "$TOOLS" ] && [ -x "$TOOLS/node_modules/.bin/tsc" ]; then
+	tsproj() {
+		local d=$1 pad=${2:-} value=${3:-"'three'"}
+		printf '%s\nexport function add(a: number, b: number): number {\n  return a + b;\n}\nexport const total: number = %s;\nexport const sum = add(1, "2");\n' "$pad" "$value" >"$d/calc.ts"
+	}
+	for r in 1 2; do
+		d=$(newdir $r)
+		tsproj "$d"
+		capture "tsc.$r" "$d" "$TOOLS/node_modules/.bin/tsc --noEmit --strict calc.ts"
+	done
+	d=$(newdir 1)
+	tsproj "$d" $'// two comment lines above\n// shift every line'
+	capture "tsc-shifted.1" "$d" "$TOOLS/node_modules/.bin/tsc --noEmit --strict calc.ts"
+	d=$(newdir 2)
+	tsproj "$d" "" "true"
+	capture "tsc-other.2" "$d" "$TOOLS/node_modules/.bin/tsc --noEmit --strict calc.ts"
+
+	esproj() {
+		local d=$1 name=${2:-unused} pad=${3:-}
+		printf 'export default [{ rules: { "no-unused-vars": "error", "no-undef": "error" } }];\n' >"$d/eslint.config.js"
+		printf '%s\nconst %s = 1;\nexport function f() {\n  return missing + 1;\n}\n' "$pad" "$name" >"$d/calc.js"
+	}
+	for r in 1 2; do
+		d=$(newdir $r)
+		esproj "$d"
+		capture "eslint.$r" "$d" "$TOOLS/node_modules/.bin/eslint calc.js"
+	done
+	d=$(newdir 1)
+	esproj "$d" unused $'// ten lines\n\n\n\n\n\n\n\n\n// shift every line'
+
+	capture "eslint-shifted.1" "$d" "$TOOLS/node_modules/.bin/eslint calc.js"
+	d=$(newdir 2)
+	esproj "$d" spare
+	capture "eslint-other.2" "$d" "$TOOLS/node_modules/.bin/eslint calc.js"
+fi
+if $PYTHON -m flake8 --version >/dev/null 2>&1; then
+	f8proj() {
+		local d=$1 mod=${2:-os} pad=${3:-}
+		printf '%s\nimport %s\n\n\ndef add(a, b):\n    return a + c\n' "$pad" "$mod" >"$d/calc.py"
+	}
+	for r in 1 2; do
+		d=$(newdir $r)
+		f8proj "$d"
+		capture "flake8.$r" "$d" "$PYTHON -m flake8 calc.py"
+	done
+	d=$(newdir 1)
+	f8proj "$d" os $'# two lines\n# shift every line'
+
+	capture "flake8-shifted.1" "$d" "$PYTHON -m flake8 calc.py"
+	d=$(newdir 2)
+	f8proj "$d" sys
+	capture "flake8-other.2" "$d" "$PYTHON -m flake8 calc.py"
+fi

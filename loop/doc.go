@@ -1,0 +1,72 @@
+// Package loop ties the queue, the session state, the failure signatures,
+// the gates and the history together into the retry policy and its loop.
+//
+// # Where each rule lives
+//
+// The rules of the auto-retry mechanism (seed 004) and of the quality-gate
+// loop (seeds 000 to 003), with the ones added to them, by file. A name in
+// parentheses is declared in the file of its line.
+//
+//   - record.go: a failure recorded against an issue (Record, applyFailure).
+//     Its signature (Signature); the same signature again adds one to
+//     Signature-Repeat-Count, a new one starts it at 1 and keeps the old in
+//     Previous-Signatures; halt_after_identical in a row, or as many within
+//     the last 5 attempts, halts the issue (ReasonIdentical,
+//     ReasonOscillation); exit 126 or 127 is stuck at once
+//     (ReasonNonRetryable); Retry-Count at Max-Retries is stuck too
+//     (ReasonExhausted); a timeout or an output that normalizes to nothing
+//     counts toward no halt.
+//   - add.go: an issue filed with the seed's fields and defaults (AddIssue,
+//     Defaults), or, when an open issue of the same session has the
+//     failure's signature, the failure recorded against that one instead
+//     (openWithSignature).
+//   - check.go: the seed's checkAutoRetry, step for step (Check): the
+//     no_auto_retry sentinel and auto_retry_enabled (disabled, Disabled);
+//     the candidates (candidate); the global cap, which holds them all back
+//     (retryQueue, retryStep); Retry-Count + 1 and in_progress, then
+//     total_auto_retries + 1 and last_retry_reason (countRetry); the issues
+//     that wait for a person, and why (needsPerson); the seed's TRIGGERED
+//     and EXHAUSTED messages and the cap's (TriggeredMessage,
+//     ExhaustedMessage, CapMessage).
+//   - intent.go: check's two files, the queue then the state, as one step:
+//     a crash between them is completed by the next command that takes the
+//     lock (writeIntent, recoverCheck).
+//   - messages.go: the seed's SUCCEEDED message (SucceededMessage).
+//   - issues.go: a person's choice for an issue that waits (seed 002):
+//     retry it with its counts back to 0, skip it, or resolve it (Retry,
+//     Skip, Resolve).
+//   - session.go: a run's start: a new run ID, total_auto_retries back to 0
+//     (StartSession).
+//   - gates.go: one evaluation of the gates (RunGates): a failing auto_retry
+//     gate files its issue or records against it, a passing gate resolves
+//     it (fileGateFailure, resolveGateIssues); a review gate's failure is
+//     signed from its blocking findings (gateFailure); the feedback's
+//     attempt count, from the first failing blocking gate with an issue
+//     (attemptOf); the gate results and the summary of seed 001 for the
+//     whole fix cycle (previousAttempts).
+//   - seen.go: each failure an issue saw, for the feedback's already tried
+//     (noteFailureSeen, failuresSeen).
+//   - human.go: human gates: an approval request per gate and diff, given or
+//     rejected by a person (decideHuman, requestApproval, Approve, Reject,
+//     WaitApprovals).
+//   - run.go: the loop (Run): the prompt and the agent, the gates, then the
+//     check decides whether to loop again; the sentinel before each loop
+//     (stopBefore); the same agent or a fresh one (fresh); on_exhaustion
+//     (exhausted); one run at a time (TryRunLock).
+//   - git.go: the files a loop changed, for the next prompt, and the stash
+//     on_exhaustion keeps (filesChanged, stashExhausted).
+//   - hook.go: an agent's Stop hook (StopHook): the gates with the
+//     session's own issues, attempts counted as check counts them
+//     (retrySession), blocking with the feedback or saying why the agent may
+//     stop (retryHook); a session that changed nothing stops at once
+//     (readBaseline, treeState); a failure that belongs to an issue that
+//     waits for a person is not filed again (waitingFor).
+//
+// And the rest: workspace.go, the files, the lock and runs/ (Lock, RunDir);
+// runlock.go, the run's lock and its agent's process group (runLock,
+// noteGroup); prompt.go, the agent's prompts (renderPrompt); agentusage.go,
+// what an agent reports of its usage (ParseAgentOutput); transcript.go, a
+// Claude Code session's last words (LastAssistantText); retention.go, the
+// runs kept (pruneRuns); analytics.go, analytics.html kept up to date
+// (RefreshAnalytics); watch.go, the workspace watched for changes (Watch).
+package loop
