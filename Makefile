@@ -3,13 +3,19 @@ GO      ?= go
 BIN     := bin/orchestrate
 FUZZTIME ?= 20s
 
-.PHONY: all assets build test demo bench fuzz check mutate help
+# The linters, pinned: go run fetches each once into the module cache (not
+# into go.mod), and runs it offline from there after.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE    := golang.org/x/tools/cmd/deadcode@v0.52.0
+
+.PHONY: all assets build lint test demo bench fuzz check mutate help
 
 all: build
 
 help:
 	@echo "make build   build bin/orchestrate"
-	@echo "make test    vet, gofmt check, and every test with -race"
+	@echo "make test    vet, gofmt check, lint, and every test with -race"
+	@echo "make lint    staticcheck, and deadcode: no function that no command reaches"
 	@echo "make demo    the offline demo: a fix, a retry, a halt, the analytics"
 	@echo "make bench   run the benchmarks"
 	@echo "make fuzz    run each fuzz target for FUZZTIME ($(FUZZTIME))"
@@ -27,9 +33,17 @@ assets:
 build:
 	$(GO) build -o $(BIN) ./cmd/orchestrate
 
+# deadcode lists the functions the command (the module's one main package)
+# never reaches, those only tests call among them; it exits 0 either way.
+lint:
+	$(GO) run $(STATICCHECK) ./...
+	@out="$$($(GO) run $(DEADCODE) ./...)" || exit 1; \
+	test -z "$$out" || { echo "deadcode: functions no command reaches:"; echo "$$out"; exit 1; }
+
 test:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+	@$(MAKE) --no-print-directory lint
 	$(GO) test -race -count=1 ./...
 
 # orchestrate run on a bundled tiny project with a scripted agent, offline,

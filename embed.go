@@ -1,5 +1,7 @@
 // Package orchestrate holds the files the orchestrate command ships with:
 // the example .orchestrator/ directory that `orchestrate init` writes.
+//
+// It serves the orchestrate command; it is not API.
 package orchestrate
 
 import "embed"

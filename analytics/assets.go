@@ -7,9 +7,9 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 )
 
-// EchartsVersion is the echarts release committed in assets/ and the charts are
+// echartsVersion is the echarts release committed in assets/ and the charts are
 // written for.
-const EchartsVersion = "5.6.0"
+const echartsVersion = "5.6.0"
 
 // echartsJS is the pinned echarts.min.js, committed in the repository with its
 // SHA-256 (assets/echarts.min.js.sha256) and its license, so that every build (go

@@ -72,4 +72,12 @@
 // Compute reduces a history to Metrics in one pass and bounded memory; Render draws
 // them as a self-contained page with go-echarts charts and plain tables; Generate does
 // both from a file to a file, atomically.
+//
+// # API
+//
+// All of its exported names are API: the history (Event and the names of its events,
+// outcomes and details, TimeFormat, ValidID, AppendHistory, ReadHistory, and Usage
+// with ParseUsage and FormatUsage for usage rows) and the report (Compute, Metrics
+// and the types of its fields, Render with RenderOptions, Generate). The module is
+// at v0: the API follows history.csv and analytics.html and changes with them.
 package analytics

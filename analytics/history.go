@@ -273,15 +273,12 @@ func tail(f *os.File, size int64) (torn []byte, whole bool, err error) {
 	return torn, true, nil
 }
 
-// RowError describes a row of history.csv that could not be read.
-type RowError struct {
+// rowError describes a row of history.csv that could not be read: readHistory
+// skips it and tells Compute, which reports it.
+type rowError struct {
 	Line int // 1-based line of the file
 	Err  error
 }
-
-func (e *RowError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
-
-func (e *RowError) Unwrap() error { return e.Err }
 
 // ReadHistory reads history.csv from r and calls fn for each row, in order. It holds
 // one row at a time. Rows it cannot parse (wrong number of fields, a bad time or
@@ -297,7 +294,7 @@ func ReadHistory(r io.Reader, fn func(Event) error) error {
 }
 
 // readHistory is ReadHistory with bad called for each skipped row.
-func readHistory(r io.Reader, fn func(Event) error, bad func(*RowError)) error {
+func readHistory(r io.Reader, fn func(Event) error, bad func(*rowError)) error {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
@@ -316,7 +313,7 @@ func readHistory(r io.Reader, fn func(Event) error, bad func(*RowError)) error {
 				return fmt.Errorf("line %d: reading history header: %w", perr.StartLine, perr.Err)
 			}
 			if bad != nil {
-				bad(&RowError{Line: perr.StartLine, Err: perr.Err})
+				bad(&rowError{Line: perr.StartLine, Err: perr.Err})
 			}
 			continue
 		}
@@ -338,7 +335,7 @@ func readHistory(r io.Reader, fn func(Event) error, bad func(*RowError)) error {
 		ev, err := parseRow(rec, width, &index)
 		if err != nil {
 			if bad != nil {
-				bad(&RowError{Line: line, Err: err})
+				bad(&rowError{Line: line, Err: err})
 			}
 			continue
 		}

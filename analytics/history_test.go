@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-func readAll(t *testing.T, path string) (events []Event, bad []*RowError) {
+func readAll(t *testing.T, path string) (events []Event, bad []rowError) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -22,7 +22,7 @@ func readAll(t *testing.T, path string) (events []Event, bad []*RowError) {
 	err = readHistory(f, func(e Event) error {
 		events = append(events, e)
 		return nil
-	}, func(e *RowError) { bad = append(bad, e) })
+	}, func(e *rowError) { bad = append(bad, *e) })
 	if err != nil {
 		t.Fatalf("reading %s: %v", path, err)
 	}
@@ -253,7 +253,7 @@ func TestReadHistory(t *testing.T) {
 			var n int
 			var bad []int
 			err := readHistory(strings.NewReader(tt.in), func(Event) error { n++; return nil },
-				func(e *RowError) { bad = append(bad, e.Line) })
+				func(e *rowError) { bad = append(bad, e.Line) })
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("ReadHistory = %v; want %s", err, tt.wantErr)

@@ -318,7 +318,7 @@ func newComputer() *computer {
 	return c
 }
 
-func (c *computer) bad(e *RowError) {
+func (c *computer) bad(e *rowError) {
 	c.m.Malformed++
 	if len(c.m.MalformedRows) < keepMalformed {
 		c.m.MalformedRows = append(c.m.MalformedRows, MalformedRow{Line: e.Line, Message: e.Err.Error()})
@@ -338,6 +338,7 @@ func (c *computer) intern(s string) string {
 	return t
 }
 
+// add reads one row of the history into the computer.
 func (c *computer) add(ev Event) error {
 	m := &c.m
 	m.Rows++
@@ -363,67 +364,15 @@ func (c *computer) add(ev Event) error {
 
 	switch ev.Event {
 	case EventRunEnd:
-		c.runOutcomes.add(ev.Outcome)
-		if run != nil {
-			run.Outcome = c.intern(ev.Outcome)
-		}
-		if ev.Outcome == OutcomeCapReached {
-			c.capHit(run)
-		}
+		c.onRunEnd(ev, run)
 	case EventAgent:
-		m.AgentLaunches++
-		m.AgentMS += max(ev.DurationMS, 0)
-		c.agentOutcomes.add(ev.Outcome)
-		w := c.week(ev.Time)
-		w.AgentLaunches++
-		w.AgentMS += max(ev.DurationMS, 0)
-		if run != nil {
-			run.AgentLaunches++
-			run.AgentMS += max(ev.DurationMS, 0)
-		}
+		c.onAgent(ev, run)
 	case EventUsage:
-		u, err := ParseUsage(ev.Detail)
-		if err != nil {
-			return nil // counted under Events; its numbers are unreadable
-		}
-		m.UsageReports++
-		m.Tokens += u.Tokens()
-		m.CostUSD += u.CostUSD
-		w := c.week(ev.Time)
-		w.Tokens += u.Tokens()
-		w.CostUSD += u.CostUSD
-		if run != nil {
-			run.Tokens += u.Tokens()
-			run.CostUSD += u.CostUSD
-		}
+		c.onUsage(ev, run)
 	case EventGate:
-		failed := c.gate(ev)
-		if ev.Outcome != OutcomeSkipped {
-			w := c.week(ev.Time)
-			w.GateRuns++
-			if failed {
-				w.GateFailures++
-			}
-		}
-		if run != nil {
-			if failed {
-				run.GateFailures++
-			}
-			run.gateOutcome(ev)
-		}
-		if ev.IssueID != "" {
-			c.issue(ev)
-		}
+		c.onGate(ev, run)
 	case EventIssueAdd:
-		is := c.issue(ev)
-		if ev.Gate != "" {
-			is.gate = c.intern(ev.Gate)
-		}
-		if ev.Detail != "" {
-			is.summary = strings.Clone(truncate(ev.Detail, maxSummaryLength))
-		}
-		c.failed(is, ev)
-		c.week(ev.Time).IssuesFiled++
+		c.onIssueAdd(ev)
 	case EventRecord:
 		c.failed(c.issue(ev), ev)
 	case EventHalt:
@@ -432,49 +381,11 @@ func (c *computer) add(ev Event) error {
 		is.haltReason = c.intern(ev.Detail)
 		is.state = stateHalted
 	case EventCheck:
-		c.checkOutcomes.add(ev.Outcome)
-		switch ev.Outcome {
-		case OutcomeTriggered:
-			m.RetryLoops++
-			if run != nil {
-				run.RetryLoops++
-				m.MaxRetriesPerRun = max(m.MaxRetriesPerRun, run.RetryLoops)
-			}
-		case OutcomeCapReached:
-			c.capHit(run)
-		case OutcomeExhausted:
-			for _, id := range strings.FieldsFunc(ev.Detail, isIDSeparator) {
-				if is := c.issues[id]; is != nil && is.state == stateOpen {
-					is.state = stateExhausted
-				}
-			}
-		}
+		c.onCheck(ev, run)
 	case EventRetryTriggered:
-		is := c.issue(ev)
-		is.retries++
-		is.sinceReset++
-		if is.state == stateExhausted {
-			is.state = stateOpen
-		}
-		if run != nil {
-			run.IssuesRetried++
-		}
+		c.onRetryTriggered(ev, run)
 	case EventResolve:
-		is := c.issue(ev)
-		is.state = stateResolved
-		is.manual = ev.Detail == DetailManual
-		if !is.manual {
-			c.week(ev.Time).IssuesFixed++
-		}
-		is.resolveAttempts = max(int32(ev.Attempt), is.sinceReset)
-		switch {
-		case ev.DurationMS > 0:
-			is.resolveMS = ev.DurationMS
-		case !is.firstSeen.IsZero() && !ev.Time.Before(is.firstSeen):
-			is.resolveMS = ev.Time.Sub(is.firstSeen).Milliseconds()
-		default:
-			is.resolveMS = -1
-		}
+		c.onResolve(ev)
 	case EventCap:
 		c.capHit(run)
 	case EventSkip:
@@ -488,6 +399,134 @@ func (c *computer) add(ev Event) error {
 		is.sinceReset = 0
 	}
 	return nil
+}
+
+// The readers of add, one per event; run is the row's run, nil when it
+// names none.
+
+func (c *computer) onRunEnd(ev Event, run *RunStat) {
+	c.runOutcomes.add(ev.Outcome)
+	if run != nil {
+		run.Outcome = c.intern(ev.Outcome)
+	}
+	if ev.Outcome == OutcomeCapReached {
+		c.capHit(run)
+	}
+}
+
+func (c *computer) onAgent(ev Event, run *RunStat) {
+	m := &c.m
+	m.AgentLaunches++
+	m.AgentMS += max(ev.DurationMS, 0)
+	c.agentOutcomes.add(ev.Outcome)
+	w := c.week(ev.Time)
+	w.AgentLaunches++
+	w.AgentMS += max(ev.DurationMS, 0)
+	if run != nil {
+		run.AgentLaunches++
+		run.AgentMS += max(ev.DurationMS, 0)
+	}
+}
+
+func (c *computer) onUsage(ev Event, run *RunStat) {
+	u, err := ParseUsage(ev.Detail)
+	if err != nil {
+		return // counted under Events; its numbers are unreadable
+	}
+	m := &c.m
+	m.UsageReports++
+	m.Tokens += u.Tokens()
+	m.CostUSD += u.CostUSD
+	w := c.week(ev.Time)
+	w.Tokens += u.Tokens()
+	w.CostUSD += u.CostUSD
+	if run != nil {
+		run.Tokens += u.Tokens()
+		run.CostUSD += u.CostUSD
+	}
+}
+
+func (c *computer) onGate(ev Event, run *RunStat) {
+	failed := c.gate(ev)
+	if ev.Outcome != OutcomeSkipped {
+		w := c.week(ev.Time)
+		w.GateRuns++
+		if failed {
+			w.GateFailures++
+		}
+	}
+	if run != nil {
+		if failed {
+			run.GateFailures++
+		}
+		run.gateOutcome(ev)
+	}
+	if ev.IssueID != "" {
+		c.issue(ev)
+	}
+}
+
+func (c *computer) onIssueAdd(ev Event) {
+	is := c.issue(ev)
+	if ev.Gate != "" {
+		is.gate = c.intern(ev.Gate)
+	}
+	if ev.Detail != "" {
+		is.summary = strings.Clone(truncate(ev.Detail, maxSummaryLength))
+	}
+	c.failed(is, ev)
+	c.week(ev.Time).IssuesFiled++
+}
+
+func (c *computer) onCheck(ev Event, run *RunStat) {
+	m := &c.m
+	c.checkOutcomes.add(ev.Outcome)
+	switch ev.Outcome {
+	case OutcomeTriggered:
+		m.RetryLoops++
+		if run != nil {
+			run.RetryLoops++
+			m.MaxRetriesPerRun = max(m.MaxRetriesPerRun, run.RetryLoops)
+		}
+	case OutcomeCapReached:
+		c.capHit(run)
+	case OutcomeExhausted:
+		for _, id := range strings.FieldsFunc(ev.Detail, isIDSeparator) {
+			if is := c.issues[id]; is != nil && is.state == stateOpen {
+				is.state = stateExhausted
+			}
+		}
+	}
+}
+
+func (c *computer) onRetryTriggered(ev Event, run *RunStat) {
+	is := c.issue(ev)
+	is.retries++
+	is.sinceReset++
+	if is.state == stateExhausted {
+		is.state = stateOpen
+	}
+	if run != nil {
+		run.IssuesRetried++
+	}
+}
+
+func (c *computer) onResolve(ev Event) {
+	is := c.issue(ev)
+	is.state = stateResolved
+	is.manual = ev.Detail == DetailManual
+	if !is.manual {
+		c.week(ev.Time).IssuesFixed++
+	}
+	is.resolveAttempts = max(int32(ev.Attempt), is.sinceReset)
+	switch {
+	case ev.DurationMS > 0:
+		is.resolveMS = ev.DurationMS
+	case !is.firstSeen.IsZero() && !ev.Time.Before(is.firstSeen):
+		is.resolveMS = ev.Time.Sub(is.firstSeen).Milliseconds()
+	default:
+		is.resolveMS = -1
+	}
 }
 
 func isIDSeparator(r rune) bool { return r == ',' || r == ';' || r == ' ' || r == '\t' }
@@ -705,9 +744,27 @@ func (c *computer) pruneDays() {
 	}
 }
 
+// finish settles what add has read into the Metrics.
 func (c *computer) finish() *Metrics {
 	m := &c.m
+	c.finishIssues()
+	c.finishGates()
+	m.RetriesPerRun = ratio(m.RetryLoops, int64(m.Runs))
+	m.RunOutcomes = c.runOutcomes.sorted()
+	m.AgentOutcomes = c.agentOutcomes.sorted()
+	m.CheckOutcomes = c.checkOutcomes.sorted()
+	m.Events = c.events.sorted()
+	m.TopSignatures = c.sigs.top(keepSignatures)
+	c.finishDays()
+	c.finishRuns()
+	c.finishWeeks()
+	m.emptyLists()
+	return m
+}
 
+// finishIssues settles the numbers taken over the issues.
+func (c *computer) finishIssues() {
+	m := &c.m
 	outcomes := make(map[string]int64)
 	halts := &counter{c: c}
 	var durations []int64
@@ -746,7 +803,11 @@ func (c *computer) finish() *Metrics {
 		m.IssueOutcomes = append(m.IssueOutcomes, Count{Name: name, N: outcomes[name]})
 	}
 	m.AttemptsPerIssue = top
+}
 
+// finishGates settles the gates' rates, by name.
+func (c *computer) finishGates() {
+	m := &c.m
 	m.GateFailureRate = ratio(m.GateFailures, m.GateRuns)
 	for _, g := range c.gates {
 		g.FailureRate = ratio(g.Fail+g.Timeout+g.Error, g.Runs)
@@ -754,14 +815,10 @@ func (c *computer) finish() *Metrics {
 		m.Gates = append(m.Gates, *g)
 	}
 	slices.SortFunc(m.Gates, func(a, b GateStat) int { return strings.Compare(a.Name, b.Name) })
+}
 
-	m.RetriesPerRun = ratio(m.RetryLoops, int64(m.Runs))
-	m.RunOutcomes = c.runOutcomes.sorted()
-	m.AgentOutcomes = c.agentOutcomes.sorted()
-	m.CheckOutcomes = c.checkOutcomes.sorted()
-	m.Events = c.events.sorted()
-	m.TopSignatures = c.sigs.top(keepSignatures)
-
+// finishDays lists the kept days, oldest first.
+func (c *computer) finishDays() {
 	c.pruneDays()
 	keys := make([]int64, 0, len(c.days))
 	for k := range c.days {
@@ -769,9 +826,13 @@ func (c *computer) finish() *Metrics {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		m.GateOutcomesByDay = append(m.GateOutcomesByDay, *c.days[k])
+		c.m.GateOutcomesByDay = append(c.m.GateOutcomesByDay, *c.days[k])
 	}
+}
 
+// finishRuns settles the kept runs, oldest first, and the numbers per run.
+func (c *computer) finishRuns() {
+	m := &c.m
 	for i := range c.runOrder {
 		r := c.runs[c.runOrder[(c.runNext+i)%len(c.runOrder)]]
 		c.endRun(r)
@@ -782,23 +843,30 @@ func (c *computer) finish() *Metrics {
 	m.CostPerSuccess = ratioF(m.CostUSD, float64(m.SucceededRuns))
 	m.CostPerRun = ratioF(m.CostUSD, float64(m.Runs))
 	m.AgentMSPerRun = m.AgentMS / int64(max(m.Runs, 1))
+}
 
+// finishWeeks lists the kept weeks, oldest first. It follows finishRuns,
+// which counts the weeks' succeeded runs.
+func (c *computer) finishWeeks() {
 	c.pruneWeeks()
 	weeks := make([]int64, 0, len(c.weeks))
 	for k := range c.weeks {
 		weeks = append(weeks, k)
 	}
 	slices.Sort(weeks)
-	m.Weeks = []WeekStat{}
+	c.m.Weeks = []WeekStat{}
 	for _, k := range weeks {
 		w := *c.weeks[k]
 		if w.Succeeded > 0 {
 			w.MeanTimeToSuccessMS = w.successMS / int64(w.Succeeded)
 		}
-		m.Weeks = append(m.Weeks, w)
+		c.m.Weeks = append(c.m.Weeks, w)
 	}
+}
 
-	// Empty lists, not null, in JSON: a reader need not tell the two apart.
+// emptyLists makes the lists that are nil empty: empty lists, not null, in
+// JSON, so that a reader need not tell the two apart.
+func (m *Metrics) emptyLists() {
 	for _, l := range []*[]Count{&m.HaltReasons, &m.RunOutcomes, &m.AgentOutcomes, &m.CheckOutcomes, &m.Events} {
 		if *l == nil {
 			*l = []Count{}
@@ -819,7 +887,6 @@ func (c *computer) finish() *Metrics {
 	if m.RecentRuns == nil {
 		m.RecentRuns = []RunStat{}
 	}
-	return m
 }
 
 func (is *issueState) outcome() string {

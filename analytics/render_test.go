@@ -157,8 +157,8 @@ func TestEmbeddedEcharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(script), "\nECHARTS_VERSION="+EchartsVersion+"\n") {
-		t.Errorf("assets/fetch-echarts.sh does not fetch echarts %s (EchartsVersion)", EchartsVersion)
+	if !strings.Contains(string(script), "\nECHARTS_VERSION="+echartsVersion+"\n") {
+		t.Errorf("assets/fetch-echarts.sh does not fetch echarts %s (echartsVersion)", echartsVersion)
 	}
 	// Every build embeds the committed copy: no build step, no network.
 	js := embeddedEcharts()
@@ -176,8 +176,8 @@ func TestEmbeddedEcharts(t *testing.T) {
 	if !strings.Contains(string(script), "\nECHARTS_SHA256="+sum+"\n") {
 		t.Errorf("assets/fetch-echarts.sh pins another checksum than the embedded file's %s", sum)
 	}
-	if !bytes.Contains(js, []byte(`version="`+EchartsVersion+`"`)) {
-		t.Errorf("embedded echarts.min.js is not version %s", EchartsVersion)
+	if !bytes.Contains(js, []byte(`version="`+echartsVersion+`"`)) {
+		t.Errorf("embedded echarts.min.js is not version %s", echartsVersion)
 	}
 	// Its license goes with it: beside it in the repository, and at the top of the
 	// script that the page inlines.

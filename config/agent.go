@@ -143,7 +143,7 @@ func LookupProfile(name string) (Profile, bool) {
 func (p Profile) AgentCommands(checks []string) (command, resume string) {
 	allowed := ""
 	if p.Name == ProfileClaude {
-		allowed = ClaudeAllowedTools(checks)
+		allowed = claudeAllowedTools(checks)
 	}
 	fill := func(s string) string {
 		if strings.Contains(s, "%s") {
@@ -154,13 +154,13 @@ func (p Profile) AgentCommands(checks []string) (command, resume string) {
 	return fill(p.Command), fill(p.Resume)
 }
 
-// ClaudeAllowedTools returns the --allowedTools argument (with its leading
+// claudeAllowedTools returns the --allowedTools argument (with its leading
 // space) that lets Claude Code run each check command, and the same command
 // with more arguments, in Bash: "Bash(go test *)" for "go test ./...". A
 // command of one word, or one whose second word is an option ("sh -c …"),
 // is allowed exactly as it is; one that would need quoting is left out.
 // "" when there are none.
-func ClaudeAllowedTools(checks []string) string {
+func claudeAllowedTools(checks []string) string {
 	var rules []string
 	seen := map[string]bool{}
 	for _, c := range checks {

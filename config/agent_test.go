@@ -32,7 +32,7 @@ func TestProfiles(t *testing.T) {
 			`cursor-agent -p --trust "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageCursorJSON},
 	} {
 		yaml := "agent:\n  profile: " + tc.profile + "\ngates:\n  - name: t\n    command: go test ./...\n  - name: m\n    command: make\n"
-		cfg, problems := Parse("config.yaml", []byte(yaml))
+		cfg, problems := parse("config.yaml", []byte(yaml))
 		if len(problems) > 0 {
 			t.Errorf("%s: %v", tc.profile, problems)
 			continue
@@ -80,7 +80,7 @@ func TestAgentSection(t *testing.T) {
 			"config.yaml:2: retry.strategy: same resumes the agent, but agent.resume_command is not set: the aider profile cannot resume a session"},
 		{"retry:\n  strategy: fresh\nagent:\n  command: my-agent\n", ProfileCustom, "", "", ""},
 	} {
-		cfg, problems := Parse("config.yaml", []byte(tc.yaml))
+		cfg, problems := parse("config.yaml", []byte(tc.yaml))
 		got := ""
 		if len(problems) > 0 {
 			got = problems[0].String()
@@ -98,7 +98,7 @@ func TestAgentSection(t *testing.T) {
 	}
 }
 
-// ClaudeAllowedTools: a rule per check command, its first two words and
+// claudeAllowedTools: a rule per check command, its first two words and
 // any arguments after them; an option as second word allows the command
 // exactly; nothing that would need quoting.
 func TestClaudeAllowedTools(t *testing.T) {
@@ -115,8 +115,8 @@ func TestClaudeAllowedTools(t *testing.T) {
 		{[]string{`"$HOME/bin/check"`}, ""},
 		{[]string{"npm test", "pytest"}, ` --allowedTools "Bash(npm test *)" "Bash(pytest)"`},
 	} {
-		if got := ClaudeAllowedTools(tc.checks); got != tc.want {
-			t.Errorf("ClaudeAllowedTools(%q) = %q; want %q", tc.checks, got, tc.want)
+		if got := claudeAllowedTools(tc.checks); got != tc.want {
+			t.Errorf("claudeAllowedTools(%q) = %q; want %q", tc.checks, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,17 @@
 // Package config reads .orchestrator/config.yaml strictly, reporting every problem with its line.
+//
+// Its API is what a program reading config.yaml needs: Load and ParseIn; the
+// Config they return, with the types of its fields (Retry, Agent, Output,
+// Human, Gate, Dimension, When, Clause, Enforcement); Problem; and the names
+// of the values the file takes and its defaults (the Strategy, Exhaustion,
+// HumanWait, Profile, Preset, Priority and Type constants, the Default
+// constants, Default and DefaultOutput, Presets, Profiles, ReviewPriorities,
+// BuiltinDimensions). The
+// other exported names serve the orchestrate command and its packages
+// (DefaultGates, FormatGates and FormatAgent for init and validate --explain;
+// LookupProfile, Profile, CheckCommands, EnvSessionID and the Session and
+// Usage constants for starting agents): they are not API and may change with
+// it. The module is at v0: the API follows config.yaml and changes with it.
 package config
 
 import (
@@ -8,6 +21,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
 // Defaults. The retry limits are those of the auto-retry mechanism (seed 004);
@@ -71,11 +86,11 @@ const (
 	PriorityLow      = "low"
 )
 
-// EnforcementForPriority is seed 002's SEVERITY_TO_ENFORCEMENT mapping:
+// enforcementForPriority is seed 002's SEVERITY_TO_ENFORCEMENT mapping:
 // critical is blocking, high and medium are advisory, low is informational.
 // A gate with no priority is blocking, as a gate with no enforcement mode is in
 // the seed ("Default enforcement mode = blocking").
-func EnforcementForPriority(priority string) Enforcement {
+func enforcementForPriority(priority string) Enforcement {
 	switch priority {
 	case PriorityHigh, PriorityMedium:
 		return Advisory
@@ -219,19 +234,7 @@ func (g Gate) Kind() string {
 }
 
 // Problem is one thing wrong in a config file.
-type Problem struct {
-	File string
-	Line int // 0 when the problem has no line
-	Msg  string
-}
-
-// String formats p the way compilers do: "config.yaml:12: message".
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
-	}
-	return fmt.Sprintf("%s: %s", p.File, p.Msg)
-}
+type Problem = problem.Problem
 
 // Default returns the configuration used when there is no config.yaml: the
 // default limits and no gates.

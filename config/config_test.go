@@ -47,7 +47,7 @@ gates:
 `
 
 func TestParseFull(t *testing.T) {
-	cfg, problems := Parse("config.yaml", []byte(full))
+	cfg, problems := parse("config.yaml", []byte(full))
 	if len(problems) > 0 {
 		t.Fatalf("Parse: unexpected problems %v", problems)
 	}
@@ -100,13 +100,13 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("Default() = %+v", d)
 	}
 	for _, in := range []string{"", "# only a comment\n", "---\n", "~\n", "{}\n"} {
-		cfg, problems := Parse("config.yaml", []byte(in))
+		cfg, problems := parse("config.yaml", []byte(in))
 		if len(problems) > 0 || !reflect.DeepEqual(cfg, Default()) {
 			t.Errorf("Parse(%q) = %+v, %v; want the defaults", in, cfg, problems)
 		}
 	}
 	// Unset gate keys: blocking, auto-retried, the default timeout.
-	cfg, problems := Parse("config.yaml", []byte("gates:\n- {name: a, command: 'true'}\n"))
+	cfg, problems := parse("config.yaml", []byte("gates:\n- {name: a, command: 'true'}\n"))
 	want := Gate{Name: "a", Command: "true", Timeout: DefaultGateTimeout, Enforcement: Blocking, AutoRetry: true, Line: 2}
 	if len(problems) > 0 || !reflect.DeepEqual(cfg.Gates, []Gate{want}) {
 		t.Errorf("Parse(minimal gate) = %+v, %v; want %+v", cfg.Gates, problems, want)
@@ -136,7 +136,7 @@ func TestEnforcement(t *testing.T) {
 			keys = "{" + keys + "}"
 		}
 		in := "gates:\n- <<: " + keys + "\n  name: g\n  command: x\n"
-		cfg, problems := Parse("c.yaml", []byte(in))
+		cfg, problems := parse("c.yaml", []byte(in))
 		if len(problems) > 0 || len(cfg.Gates) != 1 {
 			t.Errorf("Parse(%q): problems %v", in, problems)
 			continue
@@ -220,7 +220,7 @@ func TestProblems(t *testing.T) {
 			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, problems := Parse("c.yaml", []byte(tt.in))
+			_, problems := parse("c.yaml", []byte(tt.in))
 			var got []string
 			for _, p := range problems {
 				got = append(got, p.String())
@@ -246,7 +246,7 @@ gates:
     command: "false"
     timeout: 3m
 `
-	_, problems := Parse("c.yaml", []byte(in))
+	_, problems := parse("c.yaml", []byte(in))
 	// x-gate is not a key we know: strictness wins over convenience.
 	if len(problems) != 1 || problems[0].Line != 2 {
 		t.Fatalf("Parse: problems %v; want one, on line 2", problems)
@@ -254,7 +254,7 @@ gates:
 	in = strings.Replace(in, "x-gate: &base", "output: &base", 1)
 	in = strings.Replace(in, "  timeout: 2m\n  env: {A: \"1\"}\n", "  head_bytes: 10\n", 1)
 	in = strings.Replace(in, "<<: *base", "<<: {timeout: 2m, env: {A: '1'}}", -1)
-	cfg, problems := Parse("c.yaml", []byte(in))
+	cfg, problems := parse("c.yaml", []byte(in))
 	if len(problems) > 0 {
 		t.Fatalf("Parse(%q): problems %v", in, problems)
 	}
@@ -323,7 +323,7 @@ func TestDefaultGates(t *testing.T) {
 		if !strings.HasPrefix(text, "# ") || !strings.Contains(text, "DefaultQualityGates") {
 			t.Errorf("DefaultGates(%v) = %q; want a comment line first saying where the gates came from", tt.files, text)
 		}
-		cfg, problems := Parse("config.yaml", []byte(text))
+		cfg, problems := parse("config.yaml", []byte(text))
 		if len(problems) > 0 {
 			t.Errorf("DefaultGates(%v) does not parse: %v\n%s", tt.files, problems, text)
 			continue
@@ -363,4 +363,9 @@ func TestDesignExample(t *testing.T) {
 	if want := []string{"tests:blocking:3:true", "vet:blocking:10:true", "lint:advisory:10:false"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("gates = %q; want %q", got, want)
 	}
+}
+
+// parse is ParseIn with no repository: a preset finds no language's commands.
+func parse(file string, data []byte) (*Config, []Problem) {
+	return ParseIn(file, data, "")
 }

@@ -23,7 +23,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, problems := Parse("config.yaml", data)
+		cfg, problems := parse("config.yaml", data)
 		if cfg == nil {
 			t.Fatalf("Parse(%q) returned a nil Config", data)
 		}
@@ -39,7 +39,7 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			text := FormatGates("config.yaml", cfg.Gates)
-			if _, ps := Parse("config.yaml", []byte(text)); len(ps) > 0 && len(cfg.Gates) > 0 {
+			if _, ps := parse("config.yaml", []byte(text)); len(ps) > 0 && len(cfg.Gates) > 0 {
 				t.Fatalf("Parse(%q): FormatGates gives\n%s\nwhich has problems %v", data, text, ps)
 			}
 		}

@@ -17,20 +17,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Parse parses the content of a config file; file is the name used in the
-// problems. It reports every problem it finds, not only the first: unknown
-// keys at any level, wrong types, invalid values, bad durations, duplicate keys
-// and gate names, gates without a name or a command. The Config it returns is
-// always non-nil, with defaults where the file says nothing, but only to be
-// trusted when there are no problems.
-func Parse(file string, data []byte) (cfg *Config, problems []Problem) {
-	return ParseIn(file, data, "")
-}
-
-// ParseIn is Parse for the config of the repository in repoDir, where
-// gates.preset finds the language's test and type-check commands (see
-// DefaultGates); Parse finds none, so that a preset's tests gate needs its
-// command from gates.list.
+// ParseIn parses the content of the config file of the repository in
+// repoDir; file is the name used in the problems. It reports every problem it
+// finds, not only the first: unknown keys at any level, wrong types, invalid
+// values, bad durations, duplicate keys and gate names, gates without a name
+// or a command. The Config it returns is always non-nil, with defaults where
+// the file says nothing, but only to be trusted when there are no problems.
+//
+// gates.preset finds the language's test and type-check commands in repoDir
+// (see DefaultGates); with repoDir "" it finds none, so that a preset's tests
+// gate needs its command from gates.list.
 func ParseIn(file string, data []byte, repoDir string) (cfg *Config, problems []Problem) {
 	p := &parser{file: file, repoDir: repoDir}
 	cfg = Default()
@@ -696,54 +692,83 @@ var notFor = map[string][]string{
 // entry changes: its keys override from's. An entry that sets another type
 // replaces the preset's gate.
 func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) {
-	g = Gate{Line: n.Line, Timeout: DefaultGateTimeout}
-	// Resolved after all keys are read, since they depend on one another.
-	var (
-		enforcement, failFast *yaml.Node
-		required              *bool
-		prerequisite          *yaml.Node
-		requiredNode          *yaml.Node
-		autoRetrySet          bool
-	)
-	key := func(k string) string {
-		if g.Name != "" {
-			return fmt.Sprintf("gate %q: %s", g.Name, k)
-		}
-		return where + "." + k
-	}
+	r := &gateReader{p: p, where: where, g: Gate{Line: n.Line, Timeout: DefaultGateTimeout}}
 	fields := p.fields(n)
 	// name and type first: messages about the other keys use the name, and
 	// which keys a gate may have depends on its type.
-	g.Name = p.gateName(n, where, true)
-	var typeNode *yaml.Node
+	r.g.Name = p.gateName(n, where, true)
+	typeNode := r.readType(fields)
+	if from != nil {
+		r.inherit(from, typeNode)
+	}
+	kind := r.g.Kind()
+	for _, f := range fields {
+		if types, limited := notFor[f.name]; limited && !slices.Contains(types, kind) {
+			p.add(f.key.Line, "%s: %s", r.key(f.name), notForMessage(f.name, kind))
+		}
+	}
+	p.sectionFields(fields, where, r.handlers())
+	// Resolved after all keys are read, since they depend on one another.
+	r.settleEnforcement(n, kind)
+	r.settleDefaults(kind)
+	return r.g, r.usable(n, kind)
+}
+
+// gateReader holds one gate while parser.gate reads it, and the nodes of
+// the keys whose meaning depends on other keys, for the messages.
+type gateReader struct {
+	p     *parser
+	where string
+	g     Gate
+
+	enforcement, failFast, prerequisite, requiredNode *yaml.Node
+	required                                          *bool
+	autoRetrySet                                      bool
+}
+
+// key names key k of the gate in messages: by the gate's name when it has
+// one, else by where it is.
+func (r *gateReader) key(k string) string {
+	if r.g.Name != "" {
+		return fmt.Sprintf("gate %q: %s", r.g.Name, k)
+	}
+	return r.where + "." + k
+}
+
+// readType reads the gate's type key, returning its node (nil when unset).
+func (r *gateReader) readType(fields []field) (typeNode *yaml.Node) {
 	for _, f := range fields {
 		if v := resolve(f.val); f.name == "type" && !isNull(v) {
-			if s, good := p.enum(v, key("type"), TypeCommand, TypeReview, TypeHuman); good {
-				g.Type, typeNode = s, v
+			if s, good := r.p.enum(v, r.key("type"), TypeCommand, TypeReview, TypeHuman); good {
+				r.g.Type, typeNode = s, v
 			}
 		}
 	}
-	if from != nil {
-		if typeNode == nil || g.Type == from.Kind() {
-			line, name := g.Line, g.Name
-			g = *from
-			g.Line, g.Name = line, name
-			// A preset sets neither; they follow from the keys as changed.
-			g.Enforcement, g.AutoRetry = "", false
-			g.Env = cloneMap(from.Env)
-			g.Hints = append([]string(nil), from.Hints...)
-			g.Dimensions = append([]Dimension(nil), from.Dimensions...)
-		} else {
-			g.Preset = from.Preset
-		}
+	return typeNode
+}
+
+// inherit starts the gate from the preset's gate from, unless the entry
+// sets another type, which replaces the preset's gate.
+func (r *gateReader) inherit(from *Gate, typeNode *yaml.Node) {
+	g := &r.g
+	if typeNode != nil && g.Type != from.Kind() {
+		g.Preset = from.Preset
+		return
 	}
-	kind := g.Kind()
-	for _, f := range fields {
-		if types, limited := notFor[f.name]; limited && !slices.Contains(types, kind) {
-			p.add(f.key.Line, "%s: %s", key(f.name), notForMessage(f.name, kind))
-		}
-	}
-	p.sectionFields(fields, where, map[string]func(*yaml.Node){
+	line, name := g.Line, g.Name
+	*g = *from
+	g.Line, g.Name = line, name
+	// A preset sets neither; they follow from the keys as changed.
+	g.Enforcement, g.AutoRetry = "", false
+	g.Env = cloneMap(from.Env)
+	g.Hints = append([]string(nil), from.Hints...)
+	g.Dimensions = append([]Dimension(nil), from.Dimensions...)
+}
+
+// handlers returns the readers of a gate's keys.
+func (r *gateReader) handlers() map[string]func(*yaml.Node) {
+	p, g, key := r.p, &r.g, r.key
+	return map[string]func(*yaml.Node){
 		"name":        func(*yaml.Node) {},
 		"type":        func(*yaml.Node) {},
 		"command":     func(v *yaml.Node) { g.Command, _ = p.nonEmpty(v, key("command")) },
@@ -752,13 +777,12 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 		"env":         func(v *yaml.Node) { g.Env = p.env(v, key("env")) },
 		"enforcement": func(v *yaml.Node) {
 			if s, good := p.enum(v, key("enforcement"), string(Blocking), string(Advisory), string(Informational)); good {
-				g.Enforcement = Enforcement(s)
-				enforcement = v
+				g.Enforcement, r.enforcement = Enforcement(s), v
 			}
 		},
 		"required": func(v *yaml.Node) {
 			if b, good := p.boolean(v, key("required")); good {
-				required, requiredNode = &b, v
+				r.required, r.requiredNode = &b, v
 			}
 		},
 		"max_retries": func(v *yaml.Node) {
@@ -769,89 +793,110 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 		"serial": func(v *yaml.Node) { g.Serial, _ = p.boolean(v, key("serial")) },
 		"prerequisite": func(v *yaml.Node) {
 			if b, good := p.boolean(v, key("prerequisite")); good {
-				g.NotPrerequisite, prerequisite = !b, v
+				g.NotPrerequisite, r.prerequisite = !b, v
 			}
 		},
 		"fail_fast": func(v *yaml.Node) {
 			if b, good := p.boolean(v, key("fail_fast")); good {
-				g.FailFast = b
-				failFast = v
+				g.FailFast, r.failFast = b, v
 			}
 		},
 		"auto_retry": func(v *yaml.Node) {
 			if b, good := p.boolean(v, key("auto_retry")); good {
-				g.AutoRetry, autoRetrySet = b, true
+				g.AutoRetry, r.autoRetrySet = b, true
 			}
 		},
 		"priority":   p.setEnum(&g.Priority, key("priority"), PriorityCritical, PriorityHigh, PriorityMedium, PriorityLow),
 		"hints":      func(v *yaml.Node) { g.Hints = p.hints(v, key("hints")) },
 		"prompt":     p.setNonEmpty(&g.Prompt, key("prompt")),
 		"dimensions": func(v *yaml.Node) { g.Dimensions = p.dimensions(v, key("dimensions")) },
-		"fail_on": func(v *yaml.Node) {
-			if p.scalar(v, key("fail_on"), "a priority (P0 to P3)") {
-				up := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: strings.ToUpper(v.Value), Line: v.Line}
-				if s, good := p.enum(up, key("fail_on"), ReviewPriorities...); good {
-					g.FailOn = s
-				}
-			}
-		},
-		"synthesis": p.setNonEmpty(&g.Synthesis, key("synthesis")),
-		"diff_base": func(v *yaml.Node) {
-			if s, good := p.nonEmpty(v, key("diff_base")); good {
-				if strings.HasPrefix(s, "-") || strings.Contains(s, "..") || strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-					p.add(v.Line, "%s: %q is not a revision (want e.g. HEAD, main, origin/main, HEAD~3)", key("diff_base"), s)
-					return
-				}
-				g.DiffBase = s
-			}
-		},
-		"when": func(v *yaml.Node) {
-			if s, good := p.nonEmpty(v, key("when")); good {
-				w, err := ParseWhen(s)
-				if err != nil {
-					p.add(v.Line, "%s: %v", key("when"), err)
-					return
-				}
-				g.When = w
-			}
-		},
-	})
+		"fail_on":    func(v *yaml.Node) { p.failOn(v, key("fail_on"), &g.FailOn) },
+		"synthesis":  p.setNonEmpty(&g.Synthesis, key("synthesis")),
+		"diff_base":  func(v *yaml.Node) { p.diffBase(v, key("diff_base"), &g.DiffBase) },
+		"when":       func(v *yaml.Node) { p.when(v, key("when"), &g.When) },
+	}
+}
 
+// failOn reads a review gate's fail_on: a priority, in either case.
+func (p *parser) failOn(v *yaml.Node, key string, dst *string) {
+	if p.scalar(v, key, "a priority (P0 to P3)") {
+		up := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: strings.ToUpper(v.Value), Line: v.Line}
+		if s, good := p.enum(up, key, ReviewPriorities...); good {
+			*dst = s
+		}
+	}
+}
+
+// diffBase reads a git revision, refusing what git would read as an option
+// or a range.
+func (p *parser) diffBase(v *yaml.Node, key string, dst *string) {
+	if s, good := p.nonEmpty(v, key); good {
+		if strings.HasPrefix(s, "-") || strings.Contains(s, "..") || strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+			p.add(v.Line, "%s: %q is not a revision (want e.g. HEAD, main, origin/main, HEAD~3)", key, s)
+			return
+		}
+		*dst = s
+	}
+}
+
+// when reads a human gate's condition (see parseWhen).
+func (p *parser) when(v *yaml.Node, key string, dst **When) {
+	if s, good := p.nonEmpty(v, key); good {
+		w, err := parseWhen(s)
+		if err != nil {
+			p.add(v.Line, "%s: %v", key, err)
+			return
+		}
+		*dst = w
+	}
+}
+
+// settleEnforcement works out the gate's enforcement from enforcement,
+// required and priority, and reports the combinations that contradict one
+// another.
+func (r *gateReader) settleEnforcement(n *yaml.Node, kind string) {
+	g, key := &r.g, r.key
 	switch {
-	case g.Enforcement != "" && required != nil:
+	case g.Enforcement != "" && r.required != nil:
 		want := Advisory
-		if *required {
+		if *r.required {
 			want = Blocking
 		}
 		if want != g.Enforcement {
-			p.add(requiredNode.Line, "%s: required: %v contradicts enforcement: %s (on line %d); keep one",
-				key("required"), *required, g.Enforcement, enforcement.Line)
+			r.p.add(r.requiredNode.Line, "%s: required: %v contradicts enforcement: %s (on line %d); keep one",
+				key("required"), *r.required, g.Enforcement, r.enforcement.Line)
 		}
-	case required != nil && *required:
+	case r.required != nil && *r.required:
 		g.Enforcement = Blocking
-	case required != nil:
+	case r.required != nil:
 		g.Enforcement = Advisory
 	case g.Enforcement == "" && kind == TypeHuman:
 		g.Enforcement = Blocking
 	case g.Enforcement == "":
-		g.Enforcement = EnforcementForPriority(g.Priority)
+		g.Enforcement = enforcementForPriority(g.Priority)
 	}
 	if kind == TypeHuman && g.Enforcement != Blocking {
 		line := n.Line
-		if enforcement != nil {
-			line = enforcement.Line
-		} else if requiredNode != nil {
-			line = requiredNode.Line
+		if r.enforcement != nil {
+			line = r.enforcement.Line
+		} else if r.requiredNode != nil {
+			line = r.requiredNode.Line
 		}
-		p.add(line, "%s: a human gate is blocking: an approval that does not block means nothing", key("enforcement"))
+		r.p.add(line, "%s: a human gate is blocking: an approval that does not block means nothing", key("enforcement"))
 	}
-	if prerequisite != nil && !g.Serial && kind != TypeHuman {
-		p.add(prerequisite.Line, "%s: only a serial gate is a prerequisite of the parallel ones (add serial: true)", key("prerequisite"))
+	if r.prerequisite != nil && !g.Serial && kind != TypeHuman {
+		r.p.add(r.prerequisite.Line, "%s: only a serial gate is a prerequisite of the parallel ones (add serial: true)", key("prerequisite"))
 	}
-	if g.FailFast && g.Enforcement != Blocking && failFast != nil {
-		p.add(failFast.Line, "%s: only a blocking gate can stop the evaluation (this one is %s)", key("fail_fast"), g.Enforcement)
+	if g.FailFast && g.Enforcement != Blocking && r.failFast != nil {
+		r.p.add(r.failFast.Line, "%s: only a blocking gate can stop the evaluation (this one is %s)", key("fail_fast"), g.Enforcement)
 	}
-	if !autoRetrySet {
+}
+
+// settleDefaults fills in what follows from the gate's type and enforcement
+// when the file does not say.
+func (r *gateReader) settleDefaults(kind string) {
+	g := &r.g
+	if !r.autoRetrySet {
 		g.AutoRetry = g.Enforcement == Blocking
 	}
 	switch kind {
@@ -868,9 +913,14 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 	if kind == TypeHuman {
 		g.Timeout = 0
 	}
+}
 
+// usable reports a gate without a name or a command, and says whether the
+// gate has what it needs.
+func (r *gateReader) usable(n *yaml.Node, kind string) bool {
+	g := &r.g
 	if g.Name == "" {
-		p.add(n.Line, "%s: a gate needs a name", where)
+		r.p.add(n.Line, "%s: a gate needs a name", r.where)
 	}
 	if g.Command == "" && kind != TypeHuman {
 		what := "a gate needs a command"
@@ -878,12 +928,12 @@ func (p *parser) gate(n *yaml.Node, where string, from *Gate) (g Gate, ok bool) 
 			what = "a review gate needs a command: the reviewer, which reads the diff on stdin and prints findings"
 		}
 		if g.Name != "" {
-			p.add(n.Line, "gate %q: %s", g.Name, what)
+			r.p.add(n.Line, "gate %q: %s", g.Name, what)
 		} else {
-			p.add(n.Line, "%s: %s", where, what)
+			r.p.add(n.Line, "%s: %s", r.where, what)
 		}
 	}
-	return g, g.Name != "" && (g.Command != "" || kind == TypeHuman)
+	return g.Name != "" && (g.Command != "" || kind == TypeHuman)
 }
 
 func notForMessage(key, kind string) string {

@@ -103,7 +103,7 @@ func presetGates(preset, reviewCommand, lang string) []Gate {
 		if g.IsHuman() {
 			g.Enforcement = Blocking
 		} else {
-			g.Enforcement = EnforcementForPriority(g.Priority)
+			g.Enforcement = enforcementForPriority(g.Priority)
 		}
 		g.AutoRetry = g.Enforcement == Blocking
 	}
@@ -163,77 +163,94 @@ func FormatGates(file string, gates []Gate) string {
 			fmt.Fprintf(&b, "  # %s:%d\n", file, g.Line)
 		}
 		fmt.Fprintf(&b, "  - name: %s\n", yamlString(g.Name))
-		kv := func(k, v string) { fmt.Fprintf(&b, "    %s: %s\n", k, v) }
-		if g.Kind() != TypeCommand {
-			kv("type", g.Kind())
+		formatGateRun(&b, g)
+		formatGateReview(&b, g)
+		formatGatePolicy(&b, g)
+	}
+	return b.String()
+}
+
+// gateKey writes one key of a gate of FormatGates's list.
+func gateKey(b *strings.Builder, k, v string) { fmt.Fprintf(b, "    %s: %s\n", k, v) }
+
+// formatGateRun writes the keys that say what a gate runs, and where.
+func formatGateRun(b *strings.Builder, g Gate) {
+	if g.Kind() != TypeCommand {
+		gateKey(b, "type", g.Kind())
+	}
+	if g.Command != "" {
+		gateKey(b, "command", yamlString(g.Command))
+	}
+	if !g.IsHuman() && g.Timeout > 0 {
+		gateKey(b, "timeout", shortDuration(g.Timeout))
+	}
+	if g.WorkingDir != "" {
+		gateKey(b, "working_dir", yamlString(g.WorkingDir))
+	}
+	if len(g.Env) > 0 {
+		b.WriteString("    env:\n")
+		for _, k := range sortedKeys(g.Env) {
+			fmt.Fprintf(b, "      %s: %s\n", k, yamlString(g.Env[k]))
 		}
-		if g.Command != "" {
-			kv("command", yamlString(g.Command))
-		}
-		if !g.IsHuman() && g.Timeout > 0 {
-			kv("timeout", shortDuration(g.Timeout))
-		}
-		if g.WorkingDir != "" {
-			kv("working_dir", yamlString(g.WorkingDir))
-		}
-		if len(g.Env) > 0 {
-			b.WriteString("    env:\n")
-			for _, k := range sortedKeys(g.Env) {
-				fmt.Fprintf(&b, "      %s: %s\n", k, yamlString(g.Env[k]))
-			}
-		}
-		if g.Prompt != "" {
-			kv("prompt", yamlString(g.Prompt))
-		}
-		if len(g.Dimensions) > 0 {
-			b.WriteString("    dimensions:\n")
-			for _, d := range g.Dimensions {
-				if bd, ok := builtinDimension(d.Name); ok && bd.Prompt == d.Prompt {
-					fmt.Fprintf(&b, "      - %s\n", d.Name)
-				} else {
-					fmt.Fprintf(&b, "      - {name: %s, prompt: %s}\n", d.Name, yamlString(d.Prompt))
-				}
-			}
-		}
-		if g.FailOn != "" {
-			kv("fail_on", g.FailOn)
-		}
-		if g.Synthesis != "" {
-			kv("synthesis", yamlString(g.Synthesis))
-		}
-		if g.DiffBase != "" {
-			kv("diff_base", yamlString(g.DiffBase))
-		}
-		if g.When != nil {
-			kv("when", yamlString(g.When.Text))
-		}
-		if g.Enforcement != "" {
-			kv("enforcement", string(g.Enforcement))
-		}
-		if g.Priority != "" {
-			kv("priority", g.Priority)
-		}
-		if g.MaxRetriesSet || g.MaxRetries > 0 {
-			kv("max_retries", strconv.Itoa(g.MaxRetries))
-		}
-		if g.Serial {
-			kv("serial", "true")
-		}
-		if g.Serial && g.NotPrerequisite {
-			kv("prerequisite", "false")
-		}
-		if g.FailFast {
-			kv("fail_fast", "true")
-		}
-		kv("auto_retry", strconv.FormatBool(g.AutoRetry))
-		if len(g.Hints) > 0 {
-			b.WriteString("    hints:\n")
-			for _, h := range g.Hints {
-				fmt.Fprintf(&b, "      - %s\n", yamlString(h))
+	}
+}
+
+// formatGateReview writes the keys of review and human gates.
+func formatGateReview(b *strings.Builder, g Gate) {
+	if g.Prompt != "" {
+		gateKey(b, "prompt", yamlString(g.Prompt))
+	}
+	if len(g.Dimensions) > 0 {
+		b.WriteString("    dimensions:\n")
+		for _, d := range g.Dimensions {
+			if bd, ok := builtinDimension(d.Name); ok && bd.Prompt == d.Prompt {
+				fmt.Fprintf(b, "      - %s\n", d.Name)
+			} else {
+				fmt.Fprintf(b, "      - {name: %s, prompt: %s}\n", d.Name, yamlString(d.Prompt))
 			}
 		}
 	}
-	return b.String()
+	if g.FailOn != "" {
+		gateKey(b, "fail_on", g.FailOn)
+	}
+	if g.Synthesis != "" {
+		gateKey(b, "synthesis", yamlString(g.Synthesis))
+	}
+	if g.DiffBase != "" {
+		gateKey(b, "diff_base", yamlString(g.DiffBase))
+	}
+	if g.When != nil {
+		gateKey(b, "when", yamlString(g.When.Text))
+	}
+}
+
+// formatGatePolicy writes the keys that say what a gate's failure does.
+func formatGatePolicy(b *strings.Builder, g Gate) {
+	if g.Enforcement != "" {
+		gateKey(b, "enforcement", string(g.Enforcement))
+	}
+	if g.Priority != "" {
+		gateKey(b, "priority", g.Priority)
+	}
+	if g.MaxRetriesSet || g.MaxRetries > 0 {
+		gateKey(b, "max_retries", strconv.Itoa(g.MaxRetries))
+	}
+	if g.Serial {
+		gateKey(b, "serial", "true")
+	}
+	if g.Serial && g.NotPrerequisite {
+		gateKey(b, "prerequisite", "false")
+	}
+	if g.FailFast {
+		gateKey(b, "fail_fast", "true")
+	}
+	gateKey(b, "auto_retry", strconv.FormatBool(g.AutoRetry))
+	if len(g.Hints) > 0 {
+		b.WriteString("    hints:\n")
+		for _, h := range g.Hints {
+			fmt.Fprintf(b, "      - %s\n", yamlString(h))
+		}
+	}
 }
 
 // yamlString quotes s when YAML would not read it back as the same string.

@@ -30,7 +30,7 @@ gates:
     when: priority == critical && task.type != docs || Category == "security fix"
     priority: high
 `
-	cfg, problems := Parse("c.yaml", []byte(in))
+	cfg, problems := parse("c.yaml", []byte(in))
 	if len(problems) > 0 {
 		t.Fatalf("Parse: problems %v", problems)
 	}
@@ -61,7 +61,7 @@ gates:
 		t.Errorf("When.Fields() = %q", got)
 	}
 	// Review gates default to fail_on P1 and diff_base HEAD.
-	cfg, problems = Parse("c.yaml", []byte("gates:\n- {name: r, type: review, command: x}\n"))
+	cfg, problems = parse("c.yaml", []byte("gates:\n- {name: r, type: review, command: x}\n"))
 	if len(problems) > 0 || cfg.Gates[0].FailOn != "P1" || cfg.Gates[0].DiffBase != "HEAD" || len(cfg.Gates[0].Dimensions) != 0 {
 		t.Errorf("Parse(minimal review gate) = %+v, %v", cfg.Gates, problems)
 	}
@@ -99,13 +99,13 @@ func TestWhen(t *testing.T) {
 		{"priority != 1", false},
 		{"priority == '1' && type == bug", true},
 	} {
-		w, err := ParseWhen(tt.expr)
+		w, err := parseWhen(tt.expr)
 		if err != nil {
-			t.Errorf("ParseWhen(%q): %v", tt.expr, err)
+			t.Errorf("parseWhen(%q): %v", tt.expr, err)
 			continue
 		}
 		if got := w.Match(get); got != tt.want {
-			t.Errorf("ParseWhen(%q).Match = %v; want %v", tt.expr, got, tt.want)
+			t.Errorf("parseWhen(%q).Match = %v; want %v", tt.expr, got, tt.want)
 		}
 	}
 	for _, tt := range []struct{ expr, want string }{
@@ -131,9 +131,9 @@ func TestWhen(t *testing.T) {
 		{"priority == 1 && priority == critical && type == bug && Type != BUG", "type == bug && Type != BUG can never be true"},
 		{"type == docs || priority == critical && priority == low", "priority == critical && priority == low can never be true"},
 	} {
-		_, err := ParseWhen(tt.expr)
+		_, err := parseWhen(tt.expr)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseWhen(%q) = %v; want an error with %q", tt.expr, err, tt.want)
+			t.Errorf("parseWhen(%q) = %v; want an error with %q", tt.expr, err, tt.want)
 		}
 	}
 }
@@ -209,7 +209,7 @@ func TestReviewProblems(t *testing.T) {
 			[]string{`c.yaml:5: duplicate gate name "tests" (first on line 4)`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, problems := Parse("c.yaml", []byte(tt.in))
+			_, problems := parse("c.yaml", []byte(tt.in))
 			var got []string
 			for _, p := range problems {
 				got = append(got, p.String())
@@ -370,7 +370,7 @@ func TestFormatGatesRoundTrip(t *testing.T) {
 			t.Errorf("FormatGates: no %q in\n%s", want, text)
 		}
 	}
-	back, problems := Parse("c.yaml", []byte(text))
+	back, problems := parse("c.yaml", []byte(text))
 	if len(problems) > 0 {
 		t.Fatalf("Parse(FormatGates(…)): %v\n%s", problems, text)
 	}

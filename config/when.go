@@ -83,8 +83,8 @@ func (w *When) Fields() []string {
 	return out
 }
 
-// ParseWhen parses a when: expression.
-func ParseWhen(text string) (*When, error) {
+// parseWhen parses a when: expression.
+func parseWhen(text string) (*When, error) {
 	toks, err := lexWhen(text)
 	if err != nil {
 		return nil, err

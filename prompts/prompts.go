@@ -1,6 +1,8 @@
 // Package prompts holds the prompt templates orchestrate sends to agents,
 // embedded in the binary, each overridable by a file of the same name in
 // .orchestrator/prompts/.
+//
+// It serves the orchestrate command and its packages; it is not API.
 package prompts
 
 import (

@@ -2,11 +2,11 @@ package queue
 
 import (
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
-	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
 // ValidationError is returned when a queue to be written has problems.
-type ValidationError = mdpatch.ValidationError
+type ValidationError = problem.ValidationError
 
 // Load reads and parses the queue at path; a missing file is an empty queue.
 func Load(path string) (*Queue, error) {

@@ -1,5 +1,14 @@
 // Package queue reads, validates and patches issue_queue.md, the markdown
 // issue queue, changing only the bytes of what changed.
+//
+// Its API is the reading and writing of the queue: Load, LoadSome, Parse,
+// ParseSome, Update and UpdateSome; Queue, Issue, Field and Section with their
+// methods; Problem and ValidationError; and the names of the seed's format
+// (the Field, Status and Section constants, SeedFields, Statuses,
+// DefaultMaxRetries). CanonicalName, CheckValue, ParseBool, FormatList and
+// ParseList are helpers the orchestrate command and its packages share for
+// the values of fields; they are not API and may change. The module is at
+// v0: the API follows issue_queue.md and changes with it.
 package queue
 
 import (
@@ -12,6 +21,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 )
 
@@ -91,7 +101,7 @@ func CanonicalName(name string) string {
 }
 
 // Problem is something wrong in the queue, at a line.
-type Problem = mdpatch.Problem
+type Problem = problem.Problem
 
 // Queue is a parsed issue_queue.md and the changes made to it since.
 type Queue struct {
@@ -100,7 +110,6 @@ type Queue struct {
 	Problems []Problem
 
 	added   []*Issue
-	partial bool     // read by ParseSome
 	skipped [][2]int // the pieces ParseSome did not read
 }
 
@@ -151,8 +160,7 @@ func Parse(data []byte) *Queue {
 // issues): the text is cut into pieces as mdpatch.Source.Walk cuts it,
 // each starting at a level-2 heading, and only the pieces that hold a
 // needle are parsed. The issues of the other pieces are not in Issues,
-// their problems not in Problems, and Bytes keeps them as they are; Partial
-// reports it.
+// their problems not in Problems, and Bytes keeps them as they are.
 func ParseSome(data []byte, needles ...string) *Queue {
 	nb := make([][]byte, 0, len(needles))
 	for _, n := range needles {
@@ -170,91 +178,102 @@ func ParseSome(data []byte, needles ...string) *Queue {
 	})
 }
 
-// Partial reports whether the queue was read by ParseSome: it holds only
-// some of the file's issues.
-func (q *Queue) Partial() bool { return q.partial }
-
 // parse is Parse, of the pieces keep accepts when it is not nil.
 func parse(data []byte, keep func(piece []byte) bool) *Queue {
-	q := &Queue{src: mdpatch.NewSource(data), partial: keep != nil}
-	var cur *Issue
-	var sec *Section
-	closeSection := func(at int) {
-		if sec != nil {
-			sec.end = at
-			sec = nil
-		}
-	}
-	closeIssue := func(at int) {
-		if cur != nil {
-			closeSection(at)
-			cur.end = at
-			cur = nil
-		}
-	}
-	lastID := ""         // of the last issue read
-	var skipped [][2]int // the pieces skipped since
-	// lastIssue returns the ID of the last issue before here, read or not.
-	lastIssue := func() string {
-		for i := len(skipped) - 1; i >= 0; i-- {
-			id := ""
-			q.src.WalkPiece(skipped[i][0], skipped[i][1], func(b mdpatch.Block) {
-				if b.Kind == mdpatch.Heading && b.Level == 2 && isIssueTitle(b.Title) {
-					id = b.Title
-				}
-			})
-			if id != "" {
-				lastID, skipped = id, nil
-				return id
-			}
-		}
-		skipped = nil
-		return lastID
-	}
-	walk := func(b mdpatch.Block) {
-		switch {
-		case b.Kind == mdpatch.Heading && b.Level <= 2:
-			closeIssue(b.Start)
-			if b.Level == 2 && isIssueTitle(b.Title) {
-				cur = &Issue{ID: b.Title, Line: q.src.Line(b.Start), q: q, start: b.Start}
-				q.Issues = append(q.Issues, cur)
-				lastID, skipped = cur.ID, nil
-			}
-		case cur == nil:
-			if b.Kind == mdpatch.Heading && b.Level == 3 {
-				if id := lastIssue(); id != "" {
-					// Most often text pasted into an issue with a line of
-					// dashes under it, which markdown reads as a heading.
-					q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, id)
-				}
-			}
-		case b.Kind == mdpatch.Heading && b.Level == 3:
-			closeSection(b.Start)
-			sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), q: q, headEnd: b.End}
-			cur.sections = append(cur.sections, sec)
-		case b.Kind == mdpatch.TableBlock && sec == nil && cur.table == nil && len(b.Table.Header.Cells) >= 2:
-			var missing []int
-			cur.table, missing = q.src.FieldTable(b.Table)
-			for _, line := range missing {
-				q.problem(line, "%s: table row has a missing cell", cur.ID)
-			}
-		}
-	}
+	q := &Queue{src: mdpatch.NewSource(data)}
+	r := &reader{q: q}
 	if keep == nil {
-		q.src.Walk(walk)
+		q.src.Walk(r.block)
 	} else {
-		q.src.WalkSome(keep, func(start, end int) {
-			// The piece starts with a level-2 heading, which ends the
-			// issue before it.
-			closeIssue(start)
-			skipped = append(skipped, [2]int{start, end})
-			q.skipped = append(q.skipped, [2]int{start, end})
-		}, walk)
+		q.src.WalkSome(keep, r.skip, r.block)
 	}
-	closeIssue(len(q.src.Text))
+	r.closeIssue(len(q.src.Text))
 	q.validate()
 	sort.SliceStable(q.Problems, func(i, j int) bool { return q.Problems[i].Line < q.Problems[j].Line })
 	return q
+}
+
+// reader follows parse through the blocks of the text: the issue and the
+// section being read.
+type reader struct {
+	q       *Queue
+	cur     *Issue
+	sec     *Section
+	lastID  string   // of the last issue read
+	skipped [][2]int // the pieces skipped since
+}
+
+func (r *reader) closeSection(at int) {
+	if r.sec != nil {
+		r.sec.end = at
+		r.sec = nil
+	}
+}
+
+func (r *reader) closeIssue(at int) {
+	if r.cur != nil {
+		r.closeSection(at)
+		r.cur.end = at
+		r.cur = nil
+	}
+}
+
+// skip notes a piece that ParseSome does not read.
+func (r *reader) skip(start, end int) {
+	// The piece starts with a level-2 heading, which ends the issue before it.
+	r.closeIssue(start)
+	r.skipped = append(r.skipped, [2]int{start, end})
+	r.q.skipped = append(r.q.skipped, [2]int{start, end})
+}
+
+// lastIssue returns the ID of the last issue before here, read or not.
+func (r *reader) lastIssue() string {
+	for i := len(r.skipped) - 1; i >= 0; i-- {
+		id := ""
+		r.q.src.WalkPiece(r.skipped[i][0], r.skipped[i][1], func(b mdpatch.Block) {
+			if b.Kind == mdpatch.Heading && b.Level == 2 && isIssueTitle(b.Title) {
+				id = b.Title
+			}
+		})
+		if id != "" {
+			r.lastID, r.skipped = id, nil
+			return id
+		}
+	}
+	r.skipped = nil
+	return r.lastID
+}
+
+// block reads one block of the text.
+func (r *reader) block(b mdpatch.Block) {
+	q, cur := r.q, r.cur
+	switch {
+	case b.Kind == mdpatch.Heading && b.Level <= 2:
+		r.closeIssue(b.Start)
+		if b.Level == 2 && isIssueTitle(b.Title) {
+			r.cur = &Issue{ID: b.Title, Line: q.src.Line(b.Start), q: q, start: b.Start}
+			q.Issues = append(q.Issues, r.cur)
+			r.lastID, r.skipped = r.cur.ID, nil
+		}
+	case cur == nil:
+		if b.Kind == mdpatch.Heading && b.Level == 3 {
+			if id := r.lastIssue(); id != "" {
+				// Most often text pasted into an issue with a line of
+				// dashes under it, which markdown reads as a heading.
+				q.problem(q.src.Line(b.Start), "section %q belongs to no issue: a level-1 or level-2 heading above it (a line of = or - under text is one) ends %s", b.Title, id)
+			}
+		}
+	case b.Kind == mdpatch.Heading && b.Level == 3:
+		r.closeSection(b.Start)
+		r.sec = &Section{Title: b.Title, Line: q.src.Line(b.Start), q: q, headEnd: b.End}
+		cur.sections = append(cur.sections, r.sec)
+	case b.Kind == mdpatch.TableBlock && r.sec == nil && cur.table == nil && len(b.Table.Header.Cells) >= 2:
+		var missing []int
+		cur.table, missing = q.src.FieldTable(b.Table)
+		for _, line := range missing {
+			q.problem(line, "%s: table row has a missing cell", cur.ID)
+		}
+	}
 }
 
 // isIssueTitle reports whether a level-2 heading is an issue's: its text
@@ -850,29 +869,17 @@ func escapeLines(body string, all bool) string {
 		if indent > 3 || trimmed == "" {
 			continue
 		}
-		run := func(c byte) int {
-			n := 0
-			for n < len(trimmed) && trimmed[n] == c {
-				n++
-			}
-			return n
-		}
 		if fence != 0 && !all {
-			if n := run(fence); n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
+			if n := leadRun(trimmed, fence); n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
 				fence = 0
 			}
 			continue
 		}
-		c := trimmed[0]
-		if !all && (c == '`' || c == '~') && run(c) >= 3 && (c == '~' || !strings.Contains(trimmed[run(c):], "`")) {
-			fence, fenceLen = c, run(c)
+		if c, n := opensFence(trimmed); !all && n > 0 {
+			fence, fenceLen = c, n
 			continue
 		}
-		underline := (c == '=' || c == '-') && strings.TrimRight(trimmed, " \t") == strings.Repeat(string(c), len(strings.TrimRight(trimmed, " \t")))
-		// A heading of level 1 to 3 ends or starts an issue or a section;
-		// "####" and deeper are a section's own.
-		heading := c == '#' && run('#') <= 3 && (len(trimmed) == run('#') || trimmed[run('#')] == ' ' || trimmed[run('#')] == '\t')
-		if heading || c == '<' || underline || all && (c == '`' || c == '~' || c == '#') {
+		if startsStructure(trimmed, all) {
 			lines[i] = l[:indent] + `\` + trimmed
 		}
 	}
@@ -880,6 +887,39 @@ func escapeLines(body string, all bool) string {
 		lines = append(lines, strings.Repeat(string(fence), fenceLen))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// leadRun returns how many times c repeats at the start of s.
+func leadRun(s string, c byte) int {
+	n := 0
+	for n < len(s) && s[n] == c {
+		n++
+	}
+	return n
+}
+
+// opensFence returns the character and length of the code fence that the
+// line trimmed (not empty, its indent cut) opens; n is 0 when it opens none.
+func opensFence(trimmed string) (c byte, n int) {
+	c = trimmed[0]
+	if (c == '`' || c == '~') && leadRun(trimmed, c) >= 3 && (c == '~' || !strings.Contains(trimmed[leadRun(trimmed, c):], "`")) {
+		return c, leadRun(trimmed, c)
+	}
+	return 0, 0
+}
+
+// startsStructure reports whether the line trimmed (not empty, its indent
+// cut) needs escaping: it could start a heading of level 1 to 3 or an HTML
+// block, or underline a heading; with all, any fence or heading does.
+func startsStructure(trimmed string, all bool) bool {
+	c := trimmed[0]
+	bare := strings.TrimRight(trimmed, " \t")
+	underline := (c == '=' || c == '-') && bare == strings.Repeat(string(c), len(bare))
+	// A heading of level 1 to 3 ends or starts an issue or a section;
+	// "####" and deeper are a section's own.
+	hashes := leadRun(trimmed, '#')
+	heading := c == '#' && hashes <= 3 && (len(trimmed) == hashes || trimmed[hashes] == ' ' || trimmed[hashes] == '\t')
+	return heading || c == '<' || underline || all && (c == '`' || c == '~' || c == '#')
 }
 
 // structureFree reports whether body, as a section's body, holds no heading

@@ -13,3 +13,12 @@ func TestStatusCompleted(t *testing.T) {
 		t.Errorf("Status() of completed = %q; want resolved", got)
 	}
 }
+
+// A row of the field table with one cell is a problem at its line.
+func TestMissingCell(t *testing.T) {
+	q := Parse([]byte("## ISSUE-20241213-001\n\n| Field | Value |\n|-------|-------|\n| Status | pending |\n| Priority |\n"))
+	want := "ISSUE-20241213-001: table row has a missing cell"
+	if len(q.Problems) != 1 || q.Problems[0].Line != 6 || q.Problems[0].Msg != want {
+		t.Fatalf("problems = %v; want one at line 6: %s", q.Problems, want)
+	}
+}

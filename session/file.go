@@ -2,10 +2,10 @@ package session
 
 import (
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
-	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
-// Load reads and parses the state at path; a missing file reads as Template.
+// Load reads and parses the state at path; a missing file reads as a new one.
 func Load(path string) (*State, error) {
 	data, _, err := fsx.ReadFile(path)
 	if err != nil {
@@ -22,7 +22,7 @@ func Update(path string, fn func(*State) error) error {
 	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
 		s := Parse(old)
 		if len(s.Problems) > 0 {
-			return nil, &mdpatch.ValidationError{Path: path, Problems: s.Problems}
+			return nil, &problem.ValidationError{Path: path, Problems: s.Problems}
 		}
 		if err := fn(s); err != nil {
 			return nil, err

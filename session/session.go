@@ -1,5 +1,9 @@
 // Package session reads and patches session_state.md, the counters of the
 // current run, in its "## Auto-Retry State" table.
+//
+// All of its exported names are API: Load, Parse and Update, State with its
+// methods, and the names of the table's fields. The module is at v0: the API
+// follows session_state.md and changes with it.
 package session
 
 import (
@@ -9,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
 // The fields of the Auto-Retry State table.
@@ -20,14 +25,14 @@ const (
 	RunStarted       = "run_started"
 )
 
-// SectionTitle is the heading of the section this package reads.
-const SectionTitle = "Auto-Retry State"
+// sectionTitle is the heading of the section this package reads.
+const sectionTitle = "Auto-Retry State"
 
-// Fields lists the table's fields in the order a new table gets them.
-var Fields = []string{TotalAutoRetries, LastRetryReason, AutoRetryEnabled, RunID, RunStarted}
+// fieldOrder lists the table's fields in the order a new table gets them.
+var fieldOrder = []string{TotalAutoRetries, LastRetryReason, AutoRetryEnabled, RunID, RunStarted}
 
-// Template is what a missing session_state.md starts as.
-const Template = `# Session State
+// template is what a missing session_state.md starts as.
+const template = `# Session State
 
 ## Auto-Retry State
 
@@ -45,20 +50,20 @@ type State struct {
 	src      *mdpatch.Source
 	table    *mdpatch.FieldTable // nil when the file has no such table
 	pending  [][2]string         // fields of a section this change appends
-	Problems []mdpatch.Problem
+	Problems []problem.Problem
 	// Line is the line of the Auto-Retry State heading, 0 when missing.
 	Line int
 }
 
-// Parse reads a session state. An empty input reads as Template.
+// Parse reads a session state. An empty input reads as a new session_state.md (see template).
 func Parse(data []byte) *State {
 	if len(data) == 0 {
-		data = []byte(Template)
+		data = []byte(template)
 	}
 	s := &State{src: mdpatch.NewSource(data)}
 	blocks := s.src.Blocks()
 	for i, b := range blocks {
-		if b.Kind != mdpatch.Heading || b.Level != 2 || mdpatch.Norm(b.Title) != mdpatch.Norm(SectionTitle) {
+		if b.Kind != mdpatch.Heading || b.Level != 2 || mdpatch.Norm(b.Title) != mdpatch.Norm(sectionTitle) {
 			continue
 		}
 		s.Line = s.src.Line(b.Start)
@@ -69,7 +74,7 @@ func Parse(data []byte) *State {
 				s.problem(line, "table row has a missing cell")
 			}
 		} else {
-			s.problem(s.Line, "## %s has no | Field | Value | table", SectionTitle)
+			s.problem(s.Line, "## %s has no | Field | Value | table", sectionTitle)
 		}
 		break
 	}
@@ -79,7 +84,7 @@ func Parse(data []byte) *State {
 }
 
 func (s *State) problem(line int, format string, args ...any) {
-	s.Problems = append(s.Problems, mdpatch.Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
+	s.Problems = append(s.Problems, problem.Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (s *State) validate() {
@@ -150,7 +155,7 @@ func (s *State) Set(name, value string) {
 		return
 	}
 	if s.pending == nil {
-		for _, f := range Fields {
+		for _, f := range fieldOrder {
 			v := ""
 			switch f {
 			case TotalAutoRetries:
@@ -193,7 +198,7 @@ func (s *State) Bytes() []byte {
 	if s.pending == nil {
 		return s.src.Raw
 	}
-	lines := []string{"## " + SectionTitle, ""}
+	lines := []string{"## " + sectionTitle, ""}
 	lines = append(lines, mdpatch.NewTableLines(s.pending)...)
 	text := s.src.Text
 	if len(text) > 0 && !s.src.IsBlankLine(s.src.LineStart(len(text)-1)) {

@@ -40,7 +40,7 @@ const (
 
 // A regexp that starts at a word boundary ends at one too: a match that
 // ended before a letter or digit would leave it after a mask token, where the
-// next Normalize would find a boundary and mask more.
+// next normalization would find a boundary and mask more.
 var (
 	// 2026-11-22, 2026/11/22 03:05:05 (Go's log), 2026-11-22 03:05:07,184
 	// (Python's logging), 2026-11-22T03:05:09.367784328Z (RFC 3339).
@@ -196,7 +196,7 @@ func maskPort(host, sep, port string) string {
 // The paths are masked first, before other rules take digits out of them,
 // and again last: a path masked only where no name touches it may be freed
 // by another rule ("12:00:00/tmp/x" becomes "<time>/tmp/x"), and masking it
-// now, not on the next call, keeps Normalize a fixed point.
+// now, not on the next call, keeps normalization a fixed point.
 func maskLine(line string, paths *pathMasker) string {
 	if line == "" {
 		return line
@@ -548,7 +548,7 @@ func hasUUIDStart(l string) bool {
 // the same under /var/tmp, /private (macOS) and macOS's /var/folders/xy/z/T.
 // The directory must not continue a longer name or path: /root/tmp/x stays,
 // and so do <tmp>/tmp/x and <workdir>/tmp/x (a directory named tmp in a
-// masked one), which keeps Normalize a fixed point.
+// masked one), which keeps normalization a fixed point.
 func maskTmp(l string) string {
 	var b strings.Builder
 	last := 0

@@ -95,31 +95,13 @@ type Options struct {
 	Home string
 }
 
-// Normalize returns the output with everything that varies between runs
-// masked, the lines of passing tests dropped and independent failure blocks
-// sorted: the text that is hashed, and what "signature --explain" prints.
-// Lines end in "\n" (never "\r\n") and blank lines go: where a tool's
-// progress output ends moves them from run to run. The result is "" when
-// nothing is left (see Empty).
-func Normalize(output []byte, opt Options) string {
-	var b strings.Builder
-	w := NewWriter(opt)
-	w.Explain(&b)
-	w.Write(output)
-	w.Digest()
-	return b.String()
-}
-
-// Compute returns the signature of output (see Digest.Signature). An empty
-// class counts as Fail.
-func Compute(output []byte, class Class, opt Options) string {
-	w := NewWriter(opt)
-	w.Write(output)
-	return w.Digest().Signature(class)
-}
-
-// Of normalizes output once and returns both its signature (as Compute) and
-// the normalized text (as Normalize).
+// Of normalizes output and returns both its signature and the normalized
+// text: everything that varies between runs masked, the lines of passing
+// tests dropped and independent failure blocks sorted, the text that is
+// hashed and what "signature --explain" prints. Lines end in "\n" (never
+// "\r\n") and blank lines go: where a tool's progress output ends moves
+// them from run to run. The text is "" when nothing is left (see Empty). An
+// empty class counts as Fail (see Digest.Signature).
 func Of(output []byte, class Class, opt Options) (sig string, normalized string) {
 	var b strings.Builder
 	w := NewWriter(opt)
@@ -169,7 +151,7 @@ type cacheEntry struct {
 
 // A Writer normalizes an output as it is written, in bounded memory, and
 // hashes the normalized text: write the output to it, then call Digest once.
-// Normalize, Of and Compute are a Writer over one slice; a gate's output is
+// Of is a Writer over one slice; a gate's output is
 // written to one as it runs, so that the whole output is signed, not only
 // the excerpt kept in memory.
 type Writer struct {

@@ -401,7 +401,7 @@ func (g *regrouper) flush() {
 		var b strings.Builder
 		for i, block := range g.blocks {
 			// The key is the block as the Writer will write it, without
-			// blank lines, so that the next Normalize sorts it the same.
+			// blank lines, so that the next normalization sorts it the same.
 			b.Reset()
 			for _, l := range block {
 				if l.kind&kBlank != 0 {

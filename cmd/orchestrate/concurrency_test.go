@@ -80,7 +80,7 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 			line := fmt.Sprintf("A note a person typed, number %d.", n)
 			if err := editByHand(path, line); err != nil {
-				errs <- err
+				errs <- fmt.Errorf("the person's edit %d, saved without the lock (fsx.Transform of %s): %w", n, path, err)
 				return
 			}
 			personEdits = append(personEdits, line)
@@ -124,6 +124,9 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 	}
 	t.Logf("%d issues, %d field sets, %d hand edits", len(q.Issues), writers*rounds, len(personEdits))
+	if t.Failed() {
+		t.Logf("the final %s:\n%s", path, data)
+	}
 }
 
 // editByHand adds a line to the preamble the way a careful editor saves:

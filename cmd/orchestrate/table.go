@@ -8,7 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -30,11 +30,11 @@ func renderTable(w io.Writer, header []string, rows [][]string) error {
 
 // problemsError returns the error for a file with problems, naming the
 // first one as path:line: message; nil when there are none.
-func problemsError(path string, problems []mdpatch.Problem) error {
+func problemsError(path string, problems []problem.Problem) error {
 	if len(problems) == 0 {
 		return nil
 	}
-	return &mdpatch.ValidationError{Path: path, Problems: problems}
+	return &problem.ValidationError{Path: path, Problems: problems}
 }
 
 // renderGateTable prints a gate run's results, a row per gate: its name,

@@ -113,7 +113,7 @@ func writeTempFunc(path string, perm fs.FileMode, write func(io.Writer) error) (
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 			f.Close()
 			os.Remove(f.Name())
-			return "", nil, err
+			return "", nil, fmt.Errorf("locking %s: %w", f.Name(), err)
 		}
 		// A cleaner that took it for a crash's leftover before the lock
 		// was on it removed it: make another.
@@ -171,6 +171,12 @@ func holds(path string, data []byte, exists bool) (bool, error) {
 	if !exists {
 		return false, nil
 	}
+	return readsAs(f, data)
+}
+
+// readsAs reports whether f, read from where it is, holds exactly data,
+// reading it in blocks rather than whole.
+func readsAs(f *os.File, data []byte) (bool, error) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := io.ReadFull(f, buf)
@@ -185,6 +191,55 @@ func holds(path string, data []byte, exists bool) (bool, error) {
 			return false, err
 		}
 	}
+}
+
+// afterExchange is called with the temporary file's name just after an
+// exchange, when it holds the content displaced: the tests use it to run a
+// cleaner at that very moment.
+var afterExchange = func(tmp string) {}
+
+// lockCurrent is holds(path, old, exists) for a file about to be replaced
+// by an exchange, which moves the content displaced to the temporary
+// file's name: there, a cleaner (RemoveStaleTemps) would take it for a
+// dead writer's leftover unless its writer holds its lock. So the file at
+// path is locked before it is compared, and stays locked until unlock is
+// called, after the temporary name is gone. Another writer of ours holds
+// that lock only while it finishes its own replace. A file replaced
+// between the open and the lock reads as changed.
+func lockCurrent(path string, old []byte, exists bool) (same bool, unlock func(), err error) {
+	nothing := func() {}
+	if !exists {
+		same, err = holds(path, old, exists)
+		return same, nothing, err
+	}
+	f, err := OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nothing, nil
+	}
+	if err != nil {
+		return false, nothing, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return false, nothing, fmt.Errorf("locking %s: %w", path, err)
+	}
+	var held, now unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(path, &now) != nil || held.Dev != now.Dev || held.Ino != now.Ino {
+		f.Close()
+		return false, nothing, nil
+	}
+	same, err = readsAs(f, old)
+	if err != nil {
+		f.Close()
+		return false, nothing, err
+	}
+	return same, func() { f.Close() }, nil
 }
 
 // maxRetries bounds the re-applies of a Transform to a file that keeps
@@ -222,11 +277,12 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 		if err != nil {
 			return err
 		}
-		same, err := holds(path, old, exists)
+		same, unlock, err := lockCurrent(path, old, exists)
 		if err == nil && same {
 			var exchanged bool
 			exchanged, err = commit(tmp, path, exists)
 			if err == nil && exchanged {
+				afterExchange(tmp)
 				// tmp now holds what the exchange displaced. If someone
 				// wrote between our last look and the exchange, theirs
 				// goes back at once, and fn applies to it.
@@ -236,6 +292,7 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 			}
 		}
 		os.Remove(tmp)
+		unlock()
 		release()
 		if errors.Is(err, fs.ErrExist) {
 			// Created by someone else meanwhile.

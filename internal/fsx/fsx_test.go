@@ -131,3 +131,85 @@ func TestLock(t *testing.T) {
 	}
 	u2()
 }
+
+// TestTransformKeepsTheDisplacedFileFromTheCleaner runs a cleaner at the
+// moment just after Transform's exchange, when the content displaced lies
+// under the temporary file's name: its writer is alive and holds it, so
+// the cleaner leaves it, and the write ends as it should. Without the
+// lock, the cleaner removed it, and the check of what was displaced failed
+// with ENOENT (or, had someone else's change been displaced, lost it).
+func TestTransformKeepsTheDisplacedFileFromTheCleaner(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cleaned := 0
+	afterExchange = func(tmp string) {
+		if b, err := os.ReadFile(tmp); err != nil || string(b) != "one\n" {
+			t.Errorf("after the exchange %s holds %q (%v); want the content displaced", filepath.Base(tmp), b, err)
+		}
+		if err := RemoveStaleTemps(dir, "issue_queue.md"); err != nil {
+			t.Error(err)
+		}
+		if err := RemoveAllStaleTemps(dir); err != nil {
+			t.Error(err)
+		}
+		cleaned++
+	}
+	defer func() { afterExchange = func(string) {} }()
+	if err := Transform(path, appendLine("two")); err != nil {
+		t.Fatalf("Transform with a cleaner at work: %v", err)
+	}
+	if cleaned != 1 {
+		t.Fatalf("the cleaner ran %d times; want once, after the exchange", cleaned)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "one\ntwo\n" {
+		t.Errorf("the file holds %q; want %q", b, "one\ntwo\n")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the directory holds %v; want only issue_queue.md", names)
+	}
+}
+
+// TestTransformWaitsForTheWriterThatHoldsTheFile: a file at path whose
+// writer still holds it (it has just put it there and is checking what
+// it displaced) is not exchanged away until that writer lets go.
+func TestTransformWaitsForTheWriterThatHoldsTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.md")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	same, unlock, err := lockCurrent(path, []byte("one\n"), true)
+	if err != nil || !same {
+		t.Fatalf("lockCurrent = %v, %v; want true, nil", same, err)
+	}
+	done := make(chan error)
+	go func() { done <- Transform(path, appendLine("two")) }()
+	// Transform cannot finish while the file is held; the check is that
+	// the file is untouched while held, then changed once let go.
+	for i := 0; i < 20; i++ {
+		select {
+		case err := <-done:
+			t.Fatalf("Transform ended (%v) while another writer held the file", err)
+		default:
+		}
+		if b, _ := os.ReadFile(path); string(b) != "one\n" {
+			t.Fatalf("the file was replaced while held: %q", b)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "one\ntwo\n" {
+		t.Errorf("the file holds %q; want %q", b, "one\ntwo\n")
+	}
+}

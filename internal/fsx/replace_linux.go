@@ -25,11 +25,14 @@ func commit(tmp, path string, exists bool) (exchanged bool, err error) {
 		// atomic rename.
 		return false, os.Rename(tmp, path)
 	}
-	return false, err
+	return false, &os.LinkError{Op: "exchange", Old: tmp, New: path, Err: err}
 }
 
 // uncommit swaps back what commit exchanged: the displaced content, at
 // tmp, returns to path.
 func uncommit(tmp, path string) error {
-	return unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
+		return &os.LinkError{Op: "exchange back", Old: tmp, New: path, Err: err}
+	}
+	return nil
 }

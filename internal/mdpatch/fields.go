@@ -227,12 +227,6 @@ func NewTableLines(rows [][2]string) []string {
 	return lines
 }
 
-// Problem is something wrong in a file, at a line.
-type Problem struct {
-	Line int
-	Msg  string
-}
-
 // ParseBool reads true/false, yes/no and 1/0, in any case.
 func ParseBool(v string) (bool, error) {
 	switch strings.ToLower(strings.Trim(strings.TrimSpace(v), "`")) {
@@ -242,24 +236,4 @@ func ParseBool(v string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("not a boolean: %q", v)
-}
-
-// ValidationError is returned when a file to be written has problems; its
-// message names the first one as path:line: message.
-type ValidationError struct {
-	Path     string
-	Problems []Problem
-}
-
-func (e *ValidationError) Error() string {
-	msg := e.Problems[0].Format(e.Path)
-	if n := len(e.Problems) - 1; n > 0 {
-		msg += fmt.Sprintf(" (and %d more; see orchestrate validate)", n)
-	}
-	return msg
-}
-
-// Format writes the problem as path:line: message.
-func (p Problem) Format(path string) string {
-	return fmt.Sprintf("%s:%d: %s", path, p.Line, p.Msg)
 }
