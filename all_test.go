@@ -240,18 +240,12 @@ const (
 	maxComplexity = 25
 )
 
-// oversizeAllowance names the functions over a limit that are still to be
-// split, each with its size when it was listed: it may not grow past that.
-// It is temporary: the goal is an empty list. TestFunctionSize says when an
-// entry is no longer needed; delete it then.
-var oversizeAllowance = map[string]size{}
-
 type size struct{ lines, complexity int }
 
 func (s size) over() bool { return s.lines > maxLines || s.complexity > maxComplexity }
 
-// funcName names a function as oversizeAllowance does: its package
-// directory, its receiver's type if any, and its name.
+// funcName names a function: its package directory, its receiver's type if
+// any, and its name.
 func funcName(dir string, fd *ast.FuncDecl) string {
 	name := fd.Name.Name
 	if fd.Recv != nil && len(fd.Recv.List) == 1 {
@@ -329,35 +323,25 @@ func TestComplexity(t *testing.T) {
 }
 
 // TestFunctionSize: no function outside tests is over maxLines lines or
-// over maxComplexity, but those oversizeAllowance lists, which may not
-// grow.
+// over maxComplexity.
 func TestFunctionSize(t *testing.T) {
-	seen := map[string]bool{}
+	n := 0
 	sourceFiles(t, false, 0, func(fset *token.FileSet, dir, path string, f *ast.File) {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
-			name := funcName(dir, fd)
-			s := size{fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1, complexity(fd)}
-			allowed, listed := oversizeAllowance[name]
-			seen[name] = seen[name] || listed
-			switch {
-			case !s.over():
-				if listed {
-					t.Logf("%s:%d: %s is now %d lines, complexity %d: delete it from oversizeAllowance", path, fset.Position(fd.Pos()).Line, name, s.lines, s.complexity)
-				}
-			case !listed:
-				t.Errorf("%s:%d: %s is %d lines (at most %d), complexity %d (at most %d): split it", path, fset.Position(fd.Pos()).Line, name, s.lines, maxLines, s.complexity, maxComplexity)
-			case s.lines > allowed.lines || s.complexity > allowed.complexity:
-				t.Errorf("%s:%d: %s grew to %d lines, complexity %d (listed at %d, %d): split it", path, fset.Position(fd.Pos()).Line, name, s.lines, s.complexity, allowed.lines, allowed.complexity)
+			n++
+			start := fset.Position(fd.Pos()).Line
+			s := size{fset.Position(fd.End()).Line - start + 1, complexity(fd)}
+			if s.over() {
+				t.Errorf("%s:%d: %s is %d lines (at most %d), complexity %d (at most %d): split it",
+					path, start, funcName(dir, fd), s.lines, maxLines, s.complexity, maxComplexity)
 			}
 		}
 	})
-	for name := range oversizeAllowance {
-		if !seen[name] {
-			t.Logf("%s is gone: delete it from oversizeAllowance", name)
-		}
+	if n < 100 {
+		t.Fatalf("read %d functions; is the test run from the module's root?", n)
 	}
 }

@@ -62,8 +62,8 @@
 //
 // # Writing and reading
 //
-// AppendHistory adds rows with one write and an fsync. ReadHistory streams rows in
-// bounded memory and skips rows it cannot parse; Compute counts those and reports the
+// AppendHistory adds rows with one write and an fsync. Compute streams rows in
+// bounded memory and skips rows it cannot parse, counting them and reporting the
 // first of them with their line numbers, so that one damaged row never hides the
 // report.
 //
@@ -76,7 +76,7 @@
 // # API
 //
 // All of its exported names are API: the history (Event and the names of its events,
-// outcomes and details, TimeFormat, ValidID, AppendHistory, ReadHistory, and Usage
+// outcomes and details, TimeFormat, ValidID, AppendHistory, and Usage
 // with ParseUsage and FormatUsage for usage rows) and the report (Compute, Metrics
 // and the types of its fields, Render with RenderOptions, Generate). The module is
 // at v0: the API follows history.csv and analytics.html and changes with them.

@@ -280,20 +280,16 @@ type rowError struct {
 	Err  error
 }
 
-// ReadHistory reads history.csv from r and calls fn for each row, in order. It holds
+// readHistory reads history.csv from r and calls fn for each row, in order. It holds
 // one row at a time. Rows it cannot parse (wrong number of fields, a bad time or
-// number, no event name, broken quoting) are skipped: the file is append-only and a
-// crash can tear a row, and one bad row must not hide the rest; Compute reports the
-// skipped rows. A repeated header row is skipped too.
+// number, no event name, broken quoting) are skipped, and bad, if not nil, is
+// called for each: the file is append-only and a crash can tear a row, and one bad
+// row must not hide the rest; Compute reports the skipped rows. A repeated header
+// row is skipped too.
 //
 // The Event passed to fn may be kept: its strings are not reused.
-// ReadHistory returns an error when r fails, when the first line is not a history
+// readHistory returns an error when r fails, when the first line is not a history
 // header, or when fn returns one (which it returns as is).
-func ReadHistory(r io.Reader, fn func(Event) error) error {
-	return readHistory(r, fn, nil)
-}
-
-// readHistory is ReadHistory with bad called for each skipped row.
 func readHistory(r io.Reader, fn func(Event) error, bad func(*rowError)) error {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true

@@ -274,7 +274,7 @@ func TestReadHistoryStopsOnCallbackError(t *testing.T) {
 	stop := errors.New("stop")
 	in := headerLine + strings.Repeat("2026-01-01T00:00:00Z,,,agent,,,,,,,,\n", 3)
 	n := 0
-	err := ReadHistory(strings.NewReader(in), func(Event) error { n++; return stop })
+	err := readHistory(strings.NewReader(in), func(Event) error { n++; return stop }, nil)
 	if err != stop || n != 1 {
 		t.Errorf("ReadHistory = %v after %d calls; want the callback's error after 1", err, n)
 	}

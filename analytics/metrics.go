@@ -256,7 +256,7 @@ type RunStat struct {
 // the number of distinct issues (a few hundred bytes each, summary included) and by
 // the constants above, not by the number of rows: a million rows over 10,000 issues
 // peak under 10 MB of heap (see BenchmarkGenerateScaling). Malformed rows are skipped
-// and counted; the error is one of ReadHistory's.
+// and counted; the error is one of readHistory's.
 func Compute(r io.Reader) (*Metrics, error) {
 	c := newComputer()
 	if err := readHistory(r, c.add, c.bad); err != nil {

@@ -62,7 +62,7 @@ type Profile struct {
 	Session string
 	// Usage says how the output reports the session, turns, tokens and cost.
 	Usage string
-	// Permissions says, for the README and validate, what the command lets
+	// Permissions says, for docs/agents.md and validate, what the command lets
 	// the agent do.
 	Permissions string
 }

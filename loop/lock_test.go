@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
@@ -38,7 +39,8 @@ func word(n int) string {
 	}
 }
 
-// historyOf reads history.csv.
+// historyOf reads history.csv: its text columns and the attempt of each
+// row, by the names of its header.
 func historyOf(t *testing.T, w Workspace) []analytics.Event {
 	t.Helper()
 	f, err := os.Open(w.Path(HistoryFile))
@@ -46,12 +48,24 @@ func historyOf(t *testing.T, w Workspace) []analytics.Event {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("history.csv: %v (%d rows)", err, len(rows))
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
 	var events []analytics.Event
-	if err := analytics.ReadHistory(f, func(e analytics.Event) error {
+	for i, r := range rows[1:] {
+		e := analytics.Event{RunID: r[col["run_id"]], Event: r[col["event"]], IssueID: r[col["issue_id"]],
+			Gate: r[col["gate"]], Outcome: r[col["outcome"]], Signature: r[col["signature"]], Detail: r[col["detail"]]}
+		if a := r[col["attempt"]]; a != "" {
+			if e.Attempt, err = strconv.Atoi(a); err != nil {
+				t.Fatalf("history.csv row %d: attempt %q", i+2, a)
+			}
+		}
 		events = append(events, e)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
 	}
 	return events
 }

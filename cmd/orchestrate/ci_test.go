@@ -16,23 +16,23 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The GitHub Actions workflow the README documents, as a file: the tests
+// The GitHub Actions workflow docs/ci.md documents, as a file: the tests
 // run its steps and parse what they write.
 const workflowFile = "testdata/ci/quality-gates.yml"
 
-// TestREADMEWorkflow: the README shows the workflow the tests run, word
-// for word.
-func TestREADMEWorkflow(t *testing.T) {
+// TestDocsWorkflow: docs/ci.md shows the workflow the tests run, word for
+// word.
+func TestDocsWorkflow(t *testing.T) {
 	wf, err := os.ReadFile(workflowFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/ci.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(readme, []byte("```yaml\n"+string(wf)+"```\n")) {
-		t.Errorf("README.md does not show %s as a yaml block, word for word", workflowFile)
+	if !bytes.Contains(doc, []byte("```yaml\n"+string(wf)+"```\n")) {
+		t.Errorf("docs/ci.md does not show %s as a yaml block, word for word", workflowFile)
 	}
 }
 
