@@ -25,6 +25,7 @@ func TestInputInterruptedBySignal(t *testing.T) {
 		t.Skip("no /proc: cannot tell when the command handles signals")
 	}
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
+	cleanupAnalytics(t, ws) // issue add starts the background refresh
 	if out, err := exec.Command(bin, "--dir", ws, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}

@@ -21,6 +21,7 @@ func TestLockWaitSaysWhoAndGivesUp(t *testing.T) {
 		t.Skip("orchestrate is not on PATH:", err)
 	}
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
+	cleanupAnalytics(t, ws)
 	if out, err := exec.Command(bin, "--dir", ws, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}

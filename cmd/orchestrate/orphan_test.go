@@ -34,6 +34,7 @@ func orphanWorkspace(t *testing.T) (dir string, orch func(args ...string) *exec.
 	}
 	dir = t.TempDir()
 	ws := filepath.Join(dir, ".orchestrator")
+	cleanupAnalytics(t, ws)
 	orch = func(args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
 		cmd.Dir = dir
