@@ -694,7 +694,7 @@ func (c *computer) week(t time.Time) *WeekStat {
 		return w
 	}
 	if len(c.weeks) >= 2*keepWeeks {
-		c.pruneWeeks()
+		keepNewest(c.weeks, keepWeeks)
 	}
 	start := time.Unix(key*24*60*60, 0).UTC()
 	w := &WeekStat{Week: start.Format(time.DateOnly), Start: start}
@@ -702,15 +702,16 @@ func (c *computer) week(t time.Time) *WeekStat {
 	return w
 }
 
-// pruneWeeks drops all but the keepWeeks most recent weeks.
-func (c *computer) pruneWeeks() {
-	keys := make([]int64, 0, len(c.weeks))
-	for k := range c.weeks {
+// keepNewest drops all but the keep highest keys of m: the most recent
+// days or weeks.
+func keepNewest[V any](m map[int64]V, keep int) {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, k := range keys[:max(len(keys)-keepWeeks, 0)] {
-		delete(c.weeks, k)
+	for _, k := range keys[:max(len(keys)-keep, 0)] {
+		delete(m, k)
 	}
 }
 
@@ -725,23 +726,11 @@ func (c *computer) day(t time.Time) *DayStat {
 		return d
 	}
 	if len(c.days) >= 2*keepDays {
-		c.pruneDays()
+		keepNewest(c.days, keepDays)
 	}
 	d := &DayStat{Day: time.Unix(key*secondsPerDay, 0).UTC().Format(time.DateOnly)}
 	c.days[key] = d
 	return d
-}
-
-// pruneDays drops all but the keepDays most recent days.
-func (c *computer) pruneDays() {
-	keys := make([]int64, 0, len(c.days))
-	for k := range c.days {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys[:max(len(keys)-keepDays, 0)] {
-		delete(c.days, k)
-	}
 }
 
 // finish settles what add has read into the Metrics.
@@ -819,7 +808,7 @@ func (c *computer) finishGates() {
 
 // finishDays lists the kept days, oldest first.
 func (c *computer) finishDays() {
-	c.pruneDays()
+	keepNewest(c.days, keepDays)
 	keys := make([]int64, 0, len(c.days))
 	for k := range c.days {
 		keys = append(keys, k)
@@ -848,7 +837,7 @@ func (c *computer) finishRuns() {
 // finishWeeks lists the kept weeks, oldest first. It follows finishRuns,
 // which counts the weeks' succeeded runs.
 func (c *computer) finishWeeks() {
-	c.pruneWeeks()
+	keepNewest(c.weeks, keepWeeks)
 	weeks := make([]int64, 0, len(c.weeks))
 	for k := range c.weeks {
 		weeks = append(weeks, k)

@@ -267,11 +267,7 @@ func maskFileLines(l string) string {
 		last = j
 		i = j - 1
 	}
-	if last == 0 {
-		return l
-	}
-	b.WriteString(l[last:])
-	return b.String()
+	return spliced(&b, l, last)
 }
 
 // endsInFileName reports whether s ends in a file name with an extension
@@ -509,11 +505,7 @@ func maskHexWords(l string, offsets bool) string {
 		last = j
 		i = j - 1
 	}
-	if last == 0 {
-		return l
-	}
-	b.WriteString(l[last:])
-	return b.String()
+	return spliced(&b, l, last)
 }
 
 // hasPortNumber reports whether l has ":ddddd" or " ddddd" (curl's "port
@@ -573,11 +565,7 @@ func maskTmp(l string) string {
 		last = j
 		i = j - 1
 	}
-	if last == 0 {
-		return l
-	}
-	b.WriteString(l[last:])
-	return b.String()
+	return spliced(&b, l, last)
 }
 
 // tmpRootLen returns the length of the temporary directory that s starts
@@ -645,11 +633,7 @@ func maskPIDWords(l string) string {
 		last = k
 		i = k - 1
 	}
-	if last == 0 {
-		return l
-	}
-	b.WriteString(l[last:])
-	return b.String()
+	return spliced(&b, l, last)
 }
 
 // maskSyslogPID masks the process ID of a syslog-style line, "name[pid]: "
@@ -723,11 +707,7 @@ func maskPorts(l string) string {
 		last = j
 		i = j - 1
 	}
-	if last == 0 {
-		return l
-	}
-	b.WriteString(l[last:])
-	return b.String()
+	return spliced(&b, l, last)
 }
 
 // portHost reports whether s ends in a host a port may follow: an IPv4
@@ -788,4 +768,14 @@ func hasSpaceDigit(l string) bool {
 		}
 	}
 	return false
+}
+
+// spliced ends a line rewritten into b: the rest of l after last, or l
+// itself when nothing was replaced (last == 0).
+func spliced(b *strings.Builder, l string, last int) string {
+	if last == 0 {
+		return l
+	}
+	b.WriteString(l[last:])
+	return b.String()
 }

@@ -204,11 +204,7 @@ func maskRandomDirs(l string) string {
 		last = j
 		i = j - 1
 	}
-	if last == 0 {
-		return l
-	}
-	b.WriteString(l[last:])
-	return b.String()
+	return spliced(&b, l, last)
 }
 
 func isAlnumString(s string) bool {

@@ -90,16 +90,9 @@ func LockWith(ctx context.Context, path string, opt LockOptions) (func(), error)
 // not. It leaves the lock file's content as it is: a look at whether
 // someone holds it must not erase what a crashed holder left there.
 func TryLock(path string) (func(), error) {
-	f, err := openLock(path)
+	f, err := tryFlock(path)
 	if err != nil {
 		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, ErrLocked
-		}
-		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	return func() {
 		unix.Flock(int(f.Fd()), unix.LOCK_UN)
@@ -148,16 +141,9 @@ func (h *Held) Abandon() {
 // TryLockHeld takes the lock at path as TryLock does, says what the last
 // holder left, and records this process as the holder.
 func TryLockHeld(path string) (*Held, error) {
-	f, err := openLock(path)
+	f, err := tryFlock(path)
 	if err != nil {
 		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, ErrLocked
-		}
-		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	buf := make([]byte, 4096)
 	n, _ := f.ReadAt(buf, 0)
@@ -226,4 +212,21 @@ func ParseHolder(s string) (pid int, cmd string) {
 		return 0, ""
 	}
 	return pid, strings.TrimSpace(c)
+}
+
+// tryFlock opens the lock file at path and takes its lock if it is free;
+// ErrLocked if not.
+func tryFlock(path string) (*os.File, error) {
+	f, err := openLock(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrLocked
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return f, nil
 }
