@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -705,11 +706,7 @@ func (c *computer) week(t time.Time) *WeekStat {
 // keepNewest drops all but the keep highest keys of m: the most recent
 // days or weeks.
 func keepNewest[V any](m map[int64]V, keep int) {
-	keys := make([]int64, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	for _, k := range keys[:max(len(keys)-keep, 0)] {
 		delete(m, k)
 	}
@@ -809,12 +806,7 @@ func (c *computer) finishGates() {
 // finishDays lists the kept days, oldest first.
 func (c *computer) finishDays() {
 	keepNewest(c.days, keepDays)
-	keys := make([]int64, 0, len(c.days))
-	for k := range c.days {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.days)) {
 		c.m.GateOutcomesByDay = append(c.m.GateOutcomesByDay, *c.days[k])
 	}
 }
@@ -838,13 +830,8 @@ func (c *computer) finishRuns() {
 // which counts the weeks' succeeded runs.
 func (c *computer) finishWeeks() {
 	keepNewest(c.weeks, keepWeeks)
-	weeks := make([]int64, 0, len(c.weeks))
-	for k := range c.weeks {
-		weeks = append(weeks, k)
-	}
-	slices.Sort(weeks)
 	c.m.Weeks = []WeekStat{}
-	for _, k := range weeks {
+	for _, k := range slices.Sorted(maps.Keys(c.weeks)) {
 		w := *c.weeks[k]
 		if w.Succeeded > 0 {
 			w.MeanTimeToSuccessMS = w.successMS / int64(w.Succeeded)

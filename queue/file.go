@@ -25,17 +25,27 @@ func Load(path string) (*Queue, error) {
 func Update(path string, fn func(*Queue) error) error {
 	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
 		q := Parse(old)
-		if len(q.Problems) > 0 {
-			return nil, &ValidationError{Path: path, Problems: q.Problems}
-		}
-		if err := fn(q); err != nil {
+		if err := apply(path, q, fn); err != nil {
 			return nil, err
 		}
-		if !q.Changed() {
-			return old, nil
-		}
-		return q.Bytes(), nil
+		return q.result(old), nil
 	})
+}
+
+// apply runs fn on q, unless q has problems: then the write is refused.
+func apply(path string, q *Queue, fn func(*Queue) error) error {
+	if len(q.Problems) > 0 {
+		return &ValidationError{Path: path, Problems: q.Problems}
+	}
+	return fn(q)
+}
+
+// result is what a writer puts back: old itself when nothing changed.
+func (q *Queue) result(old []byte) []byte {
+	if !q.Changed() {
+		return old
+	}
+	return q.Bytes()
 }
 
 // LoadSome is Load with ParseSome: only the issues whose text holds one of
@@ -58,23 +68,15 @@ func LoadSome(path string, needles ...string) (*Queue, error) {
 func UpdateSome(path string, needles []string, fn func(*Queue) error) error {
 	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
 		q := ParseSome(old, needles...)
-		if len(q.Problems) > 0 {
-			return nil, &ValidationError{Path: path, Problems: q.Problems}
-		}
-		if err := fn(q); err != nil {
+		if err := apply(path, q, fn); err != nil {
 			return nil, err
 		}
 		if q.elsewhere() {
-			if q = Parse(old); len(q.Problems) > 0 {
-				return nil, &ValidationError{Path: path, Problems: q.Problems}
-			}
-			if err := fn(q); err != nil {
+			q = Parse(old)
+			if err := apply(path, q, fn); err != nil {
 				return nil, err
 			}
 		}
-		if !q.Changed() {
-			return old, nil
-		}
-		return q.Bytes(), nil
+		return q.result(old), nil
 	})
 }
