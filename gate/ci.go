@@ -25,23 +25,24 @@ import (
 // junitSuites is JUnit XML's root, in the form test reporters read (the
 // Ant/Surefire schema): a testsuite, a testcase per gate.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	Name    string   `xml:"name,attr"`
+	junitCounts
+	Suites []junitSuite `xml:"testsuite"`
+}
+
+// junitCounts are the attributes that testsuites and testsuite share.
+type junitCounts struct {
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      string      `xml:"time,attr"`
+	Name string `xml:"name,attr"`
+	junitCounts
 	Timestamp string      `xml:"timestamp,attr,omitempty"`
 	Cases     []junitCase `xml:"testcase"`
 }
@@ -75,7 +76,7 @@ type junitSkipped struct {
 // "informational": it did not block, and its message says so.
 func JUnit(ev *Evaluation, out config.Output) ([]byte, error) {
 	o := (&Options{Output: out}).output()
-	suite := junitSuite{Name: "quality gates", Time: secs(ev.Duration.Seconds()), Timestamp: timestamp(ev.Started)}
+	suite := junitSuite{Name: "quality gates", junitCounts: junitCounts{Time: secs(ev.Duration.Seconds())}, Timestamp: timestamp(ev.Started)}
 	for i := range ev.Results {
 		r := &ev.Results[i]
 		c := junitCase{Name: r.Name(), Classname: "orchestrate.gate", Time: secs(r.Duration.Seconds())}
@@ -103,8 +104,7 @@ func JUnit(ev *Evaluation, out config.Output) ([]byte, error) {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	root := junitSuites{Name: "orchestrate", Tests: suite.Tests, Failures: suite.Failures,
-		Errors: suite.Errors, Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite}}
+	root := junitSuites{Name: "orchestrate", junitCounts: suite.junitCounts, Suites: []junitSuite{suite}}
 	data, err := xml.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, err

@@ -433,14 +433,7 @@ func hasHexRun(l string, n int) bool {
 	return false
 }
 
-func hasColonDigit(l string) bool {
-	for i := 0; i+1 < len(l); i++ {
-		if l[i] == ':' && isDigit(l[i+1]) {
-			return true
-		}
-	}
-	return false
-}
+func hasColonDigit(l string) bool { return hasDigitAfter(l, ':') }
 
 // hasDigitUnit reports whether a digit is followed, maybe after a space, by
 // a byte that starts a duration or rate unit.
@@ -750,25 +743,11 @@ func portHost(s string) bool {
 
 // hasParenDigit reports whether l has "(" and a digit: where a duration in
 // parentheses can start.
-func hasParenDigit(l string) bool {
-	for i := 0; i+1 < len(l); i++ {
-		if l[i] == '(' && isDigit(l[i+1]) {
-			return true
-		}
-	}
-	return false
-}
+func hasParenDigit(l string) bool { return hasDigitAfter(l, '(') }
 
 // hasSpaceDigit reports whether l has a space and a digit: where a duration
 // after a word can start.
-func hasSpaceDigit(l string) bool {
-	for i := 0; i+1 < len(l); i++ {
-		if l[i] == ' ' && isDigit(l[i+1]) {
-			return true
-		}
-	}
-	return false
-}
+func hasSpaceDigit(l string) bool { return hasDigitAfter(l, ' ') }
 
 // spliced ends a line rewritten into b: the rest of l after last, or l
 // itself when nothing was replaced (last == 0).
@@ -778,4 +757,14 @@ func spliced(b *strings.Builder, l string, last int) string {
 	}
 	b.WriteString(l[last:])
 	return b.String()
+}
+
+// hasDigitAfter reports whether l has the byte c followed by a digit.
+func hasDigitAfter(l string, c byte) bool {
+	for i := 0; i+1 < len(l); i++ {
+		if l[i] == c && isDigit(l[i+1]) {
+			return true
+		}
+	}
+	return false
 }
