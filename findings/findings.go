@@ -3,6 +3,8 @@
 // markdown a reviewer prints (seed 003's form). It merges the findings of
 // several reviewers, groups them for the feedback, and gives the text that
 // stands for them in a failure signature.
+//
+// All of its exported names are API; the module is at v0.
 package findings
 
 import (

@@ -6,6 +6,12 @@
 // package findings); a human gate reports the approval its caller keeps.
 //
 // It knows nothing of the issue queue: it runs commands and reports.
+//
+// Its API is Run and Evaluate with their Options, Result and Evaluation,
+// the Outcome values, Diff, and the writers of the artifacts and CI formats
+// (WriteArtifacts with its Report; JUnit, SARIF, Annotations). The rest of
+// its exported names (prompts, environment names, feedback data) serve the
+// orchestrate command and may change with it; the module is at v0.
 package gate
 
 import (

@@ -69,4 +69,11 @@
 // Claude Code session's last words (LastAssistantText); retention.go, the
 // runs kept (pruneRuns); analytics.go, analytics.html kept up to date
 // (RefreshAnalytics); watch.go, the workspace watched for changes (Watch).
+//
+// # API
+//
+// Workspace and its methods are the API: what the orchestrate command does,
+// callable from Go with the same rules and the same files. The constants
+// and helpers beside them (field and section names, hook protocols, prompt
+// data) serve the command and may change with it; the module is at v0.
 package loop

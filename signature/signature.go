@@ -37,6 +37,10 @@
 // to find blocks, and the cost is linear in the size of the output: a
 // Writer normalizes a stream window by window, in bounded memory. Version
 // names the rules: change a rule, change Version.
+//
+// All of its exported names are API: Of, Writer, Class and ClassOf,
+// Options, Empty, Version and the limits. The module is at v0: a change of
+// the rules changes Version, never the meaning of an old signature.
 package signature
 
 import (
