@@ -302,33 +302,7 @@ func FuzzReadHookInput(f *testing.F) {
 // change of the tree, or the Stop hook would let an edited session stop
 // without its gates.
 func TestTreeStateRacyGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	file := filepath.Join(dir, "a.txt")
-	// A past mtime, shared by the file and the index; ctime cannot be set
-	// back, so the repository does not trust it.
-	mtime := time.Date(2024, 12, 13, 10, 0, 0, 0, time.UTC)
-	git("init", "-q")
-	git("config", "core.trustctime", "false")
-	if err := os.WriteFile(file, []byte("version 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(file, mtime, mtime); err != nil {
-		t.Fatal(err)
-	}
-	git("add", "a.txt")
-	git("commit", "-q", "-m", "v1")
+	dir, racyEdit := racyRepo(t)
 	w := Workspace{Dir: filepath.Join(dir, DefaultDir)}
 	before, ok := w.treeState(context.Background())
 	if !ok {
@@ -338,14 +312,7 @@ func TestTreeStateRacyGit(t *testing.T) {
 		t.Fatalf("tree state of an unchanged tree moved: %v, then %v", before, again)
 	}
 
-	if err := os.WriteFile(file, []byte("version 2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{file, filepath.Join(dir, ".git", "index")} {
-		if err := os.Chtimes(p, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-	}
+	racyEdit()
 	after, ok := w.treeState(context.Background())
 	if !ok || after == before {
 		t.Errorf("tree state unchanged (%v) after a same-size edit in the second of the index (racy git)", after)

@@ -20,10 +20,7 @@ import (
 // the lock, as an editor does: every change of everyone is in the final
 // file.
 func TestConcurrentWriters(t *testing.T) {
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		t.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, ".orchestrator")
 	cleanupAnalytics(t, ws)
@@ -146,10 +143,7 @@ func editByHand(path, line string) error {
 // TestConcurrentRecordCheck runs record and check from several processes
 // at once: every count in the files is exact afterwards.
 func TestConcurrentRecordCheck(t *testing.T) {
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		t.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(t)
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
 	cleanupAnalytics(t, ws)
 	orch := func(stdin string, args ...string) (int, error) {

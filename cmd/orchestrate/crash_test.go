@@ -38,10 +38,7 @@ const crashState = `# Session State
 // completes a half-done check, so that the queue's Retry-Counts and the
 // state's total_auto_retries agree; and no temporary file survives it.
 func TestCrashAtEveryWrite(t *testing.T) {
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		t.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(t)
 	orch := func(ws, stdin string, env []string, args ...string) (*exec.Cmd, []byte, error) {
 		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
 		cmd.Env = append(append(os.Environ(), "ORCHESTRATE_NOW=2024-12-13T10:00:00Z", "ORCHESTRATE_NO_BACKGROUND=1"), env...)

@@ -17,10 +17,7 @@ import (
 // to, end on SIGTERM and SIGINT with "interrupted", as a user's Ctrl-C or
 // a supervisor's kill expects.
 func TestInputInterruptedBySignal(t *testing.T) {
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		t.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(t)
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc: cannot tell when the command handles signals")
 	}

@@ -18,10 +18,8 @@ import (
 // once, the agent's or the gate's whole process group with it, it says
 // why, and every file is whole.
 func TestRunInterrupted(t *testing.T) {
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		t.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(t)
+	var err error
 	// A shell that starts a grandchild, says so, and waits for it.
 	const busy = `cat > /dev/null; echo $$ > pids; sleep 60 & echo $! >> pids; echo started > started; wait`
 	for _, tc := range []struct {

@@ -16,10 +16,7 @@ import (
 // wants it: after a second it says who holds it, and at the configured
 // time it gives up with a clear error, having written nothing.
 func TestLockWaitSaysWhoAndGivesUp(t *testing.T) {
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		t.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(t)
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
 	cleanupAnalytics(t, ws)
 	if out, err := exec.Command(bin, "--dir", ws, "init").CombinedOutput(); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +62,16 @@ func cmdAnalyticsCurrent(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// orchestrateBin is the orchestrate on PATH (the test binary itself, as
+// testscript's Main puts it there), for tests that run it as a process; the
+// test is skipped without one.
+func orchestrateBin(tb testing.TB) string {
+	tb.Helper()
+	bin, err := exec.LookPath("orchestrate")
+	if err != nil {
+		tb.Skip("orchestrate is not on PATH:", err)
+	}
+	return bin
 }

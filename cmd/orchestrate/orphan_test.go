@@ -25,10 +25,7 @@ echo started > started; wait`
 // returns the repository and a command maker.
 func orphanWorkspace(t *testing.T) (dir string, orch func(args ...string) *exec.Cmd) {
 	t.Helper()
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		t.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(t)
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid here")
 	}

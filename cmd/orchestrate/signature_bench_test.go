@@ -21,10 +21,7 @@ import (
 //
 //	go test -run '^$' -bench SignatureCommand ./cmd/orchestrate/
 func BenchmarkSignatureCommand(b *testing.B) {
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		b.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(b)
 	sha, err := exec.LookPath("sha256sum")
 	if err != nil {
 		b.Skip("no sha256sum:", err)

@@ -87,10 +87,7 @@ type watchProc struct {
 
 func startWatch(t *testing.T, ws string, args ...string) *watchProc {
 	t.Helper()
-	bin, err := exec.LookPath("orchestrate")
-	if err != nil {
-		t.Skip("orchestrate is not on PATH:", err)
-	}
+	bin := orchestrateBin(t)
 	p := &watchProc{out: newWatchOutput(), err: newWatchOutput(), exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"--dir", ws, "watch"}, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.err
