@@ -543,6 +543,7 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 	if err != nil {
 		return nil, err
 	}
+	r.w.noteSupervisor(dir)
 	a := &AgentRun{
 		Loop: n, Fresh: c.fresh, Command: c.command,
 		Prompt: filepath.Join(dir, fmt.Sprintf("prompt-%d.md", n)),
