@@ -140,3 +140,35 @@ func runIDOf(t *testing.T, dir string) string {
 	}
 	return entries[0].Name()
 }
+
+// TestWithoutProcSaysSoOnce: where /proc is not there (here: hidden under
+// an empty file system in a mount namespace of the test's), a run says
+// once, on stderr and in its run.log, that its commands run without their
+// supervisor, and its agent and gates still run, in process groups.
+func TestWithoutProcSaysSoOnce(t *testing.T) {
+	hide := []string{"unshare", "-rm", "sh", "-c", `mount -t tmpfs none /proc && exec "$@"`, "sh"}
+	if err := exec.Command(hide[0], append(hide[1:], "true")...).Run(); err != nil {
+		t.Skip("cannot hide /proc here (unshare -rm, mount):", err)
+	}
+	dir, bin, _ := ownBinary(t, gatedConfig+"  - name: unit\n    command: 'echo all tests pass'\n  - name: lint\n    command: 'true'\n")
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(hide[0], append(hide[1:], bin, "--dir", filepath.Join(dir, ".orchestrator"), "run", "--once", "--task", "t")...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	const warning = "warning: commands run without their supervisor, in a process group only"
+	if err != nil || strings.Count(stderr.String(), warning) != 1 {
+		t.Errorf("run without /proc: %v; want exit 0 and the warning once on stderr:\n%s", err, stderr.Bytes())
+	}
+	logs := filepath.Join(dir, ".orchestrator", "runs", runIDOf(t, dir))
+	runLog, _ := os.ReadFile(filepath.Join(logs, "run.log"))
+	if strings.Count(string(runLog), warning) != 1 {
+		t.Errorf("run.log = %q; want the warning once", runLog)
+	}
+	if unit, _ := os.ReadFile(filepath.Join(logs, "unit.log")); !strings.Contains(string(unit), "all tests pass") {
+		t.Errorf("unit.log = %q", unit)
+	}
+}
