@@ -50,13 +50,15 @@ func (w Workspace) outsideWorkspace() []string {
 
 // filesChanged returns git diff --stat against HEAD and the new files not
 // ignored, outside the workspace directory; "" outside a git repository.
+// Two git processes in a repository with commits: the diff's failure is
+// what tells, once, whether to ask if there is a repository at all.
 func (w Workspace) filesChanged(ctx context.Context) string {
-	if !w.inGit(ctx) {
-		return ""
-	}
 	var b strings.Builder
-	if out, err := w.git(ctx, append([]string{"diff", "--stat", "HEAD"}, w.outsideWorkspace()...)...); err == nil {
+	out, err := w.git(ctx, append([]string{"diff", "--stat", "HEAD"}, w.outsideWorkspace()...)...)
+	if err == nil {
 		b.WriteString(strings.TrimRight(out, "\n"))
+	} else if !w.inGit(ctx) {
+		return ""
 	}
 	if out, err := w.git(ctx, append([]string{"ls-files", "--others", "--exclude-standard"}, w.outsideWorkspace()...)...); err == nil {
 		for _, f := range strings.Fields(out) {
