@@ -79,6 +79,12 @@ whatever its input: orchestrate runs the gates itself. Malformed input
 (not a JSON object, over 1 MiB, or not ended within 10 seconds) lets the
 agent stop with a message; it never hangs.
 
+After a compaction (Claude Code's and Codex's SessionStart with source
+"compact"), hook session-start tells the agent the session's open issues,
+one line each, as {"hookSpecificOutput": {"hookEventName": "SessionStart",
+"additionalContext": …}}: it keeps them in mind although the conversation
+that led to them was summarized.
+
 --plugin is how the Claude Code plugin calls the hook (hooks/orchestrate-hook
 in the plugin): where the repository's .claude/settings.json or
 .claude/settings.local.json, or the user's ~/.claude/settings.json, holds
@@ -116,6 +122,10 @@ func runHook(e *env, args []string) error {
 	} else {
 		h.sessionStart()
 	}
+	if h.context != "" {
+		return e.printJSON(map[string]any{"hookSpecificOutput": map[string]string{
+			"hookEventName": "SessionStart", "additionalContext": h.context}})
+	}
 	out, msg := loop.HookAnswer(h.agent, h.out)
 	if msg != "" {
 		fmt.Fprintln(e.stderr, msg)
@@ -127,12 +137,13 @@ func runHook(e *env, args []string) error {
 // hookCall is one call of a hook: every problem is an allowed stop with a
 // message, so that a broken hook never traps the agent.
 type hookCall struct {
-	e      *env
-	agent  string // from --agent, or known from the input
-	name   string // hook stop, hook session-start
-	sub    string // stop, session-start
-	plugin bool   // called by the Claude Code plugin
-	out    loop.HookOutput
+	e       *env
+	agent   string // from --agent, or known from the input
+	name    string // hook stop, hook session-start
+	sub     string // stop, session-start
+	plugin  bool   // called by the Claude Code plugin
+	out     loop.HookOutput
+	context string // session-start: what the agent is told, after a compaction
 }
 
 func (h *hookCall) allow(format string, args ...any) {
@@ -228,7 +239,18 @@ func (h *hookCall) sessionStart() {
 	if dir == "" {
 		return
 	}
-	if _, err := (loop.Workspace{Dir: dir, Notify: h.e.notify}).SessionStart(h.e.ctx, h.e.now(), in.Session(), in.Source); err != nil {
+	ws := loop.Workspace{Dir: dir, Notify: h.e.notify}
+	if _, err := ws.SessionStart(h.e.ctx, h.e.now(), in.Session(), in.Source); err != nil {
 		h.allow("%v", err)
+		return
+	}
+	if in.Source == "compact" && (h.agent == loop.AgentClaude || h.agent == loop.AgentCodex) {
+		// After a compaction the agent keeps its open issues in mind.
+		text, err := ws.SessionContext(in.Session())
+		if err != nil {
+			h.allow("%v", err)
+			return
+		}
+		h.context = text
 	}
 }
