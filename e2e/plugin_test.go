@@ -90,6 +90,17 @@ func (p *project) initWorkspace(gates string) {
 	}
 }
 
+// writesThenSays is an agent that writes content to path, then says text
+// and stops.
+func writesThenSays(path, content, text string) script {
+	return func(c *conv) turn {
+		if c.answered() {
+			return say(text)
+		}
+		return turn{Tools: []tool{write(path, content)}}
+	}
+}
+
 var statusRow = regexp.MustCompile(`(?i)\|\s*status\s*\|\s*(\w+)\s*\|`)
 
 // The plugin's Stop hook runs the loop: the gate fails, the agent gets the
@@ -119,12 +130,7 @@ func TestPluginStopHookFixes(t *testing.T) {
 // In a repository without .orchestrator/, the plugin does nothing: no gate
 // runs, no file is written, the agent stops at once.
 func TestPluginIdleWithoutWorkspace(t *testing.T) {
-	m := newModel(t, route{"IDLE", func(c *conv) turn {
-		if c.answered() {
-			return say("Done.")
-		}
-		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
-	}})
+	m := newModel(t, route{"IDLE", writesThenSays("state.txt", "fixed=1\n", "Done.")})
 	p := newProject(t, m, stepsProject)
 	p.installPlugin()
 
@@ -145,18 +151,8 @@ func TestPluginIdleWithoutWorkspace(t *testing.T) {
 func TestPluginSessionsKeepToTheirOwn(t *testing.T) {
 	const a, b = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
 	m := newModel(t,
-		route{"NEVERFIX", func(c *conv) turn {
-			if c.answered() {
-				return say("Done.")
-			}
-			return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
-		}},
-		route{"REALFIX", func(c *conv) turn {
-			if c.answered() {
-				return say("Fixed.")
-			}
-			return turn{Tools: []tool{write("state.txt", "fixed=2\n")}}
-		}})
+		route{"NEVERFIX", writesThenSays("state.txt", "fixed=1\n", "Done.")},
+		route{"REALFIX", writesThenSays("state.txt", "fixed=2\n", "Fixed.")})
 	p := newProject(t, m, stepsProject)
 	p.installPlugin()
 	p.initWorkspace("gates:\n  - name: check\n    command: sh check.sh\n")
@@ -182,12 +178,7 @@ func TestPluginSessionsKeepToTheirOwn(t *testing.T) {
 // With the plugin and the hooks orchestrate init --claude writes, one stop
 // runs the gates once.
 func TestPluginAndProjectHooksRunOnce(t *testing.T) {
-	m := newModel(t, route{"ONCE", func(c *conv) turn {
-		if c.answered() {
-			return say("Done.")
-		}
-		return turn{Tools: []tool{write("state.txt", "fixed=2\n")}}
-	}})
+	m := newModel(t, route{"ONCE", writesThenSays("state.txt", "fixed=2\n", "Done.")})
 	p := newProject(t, m, stepsProject)
 	p.installPlugin()
 	p.mustOrchestrate("init", "--claude")
@@ -209,12 +200,7 @@ func TestPluginAndProjectHooksRunOnce(t *testing.T) {
 // Without the orchestrate binary, the plugin says so at the session's
 // start, with the command that installs it, and the agent stops as usual.
 func TestPluginWithoutBinary(t *testing.T) {
-	m := newModel(t, route{"NOBIN", func(c *conv) turn {
-		if c.answered() {
-			return say("Done.")
-		}
-		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
-	}})
+	m := newModel(t, route{"NOBIN", writesThenSays("state.txt", "fixed=1\n", "Done.")})
 	p := newProject(t, m, stepsProject)
 	src := p.installPlugin()
 	p.initWorkspace("gates:\n  - name: check\n    command: sh check.sh\n")
