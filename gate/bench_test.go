@@ -92,7 +92,7 @@ func BenchmarkHugeOutput(b *testing.B) {
 //
 //	go test -run '^$' -bench GateCPU -benchtime 5x ./gate
 func BenchmarkGateCPU(b *testing.B) {
-	const gates, most = 20, 6.0
+	const gates, most = 20, 7.0
 	g := gateOf("true", "true")
 	dir := b.TempDir()
 	var bare, gated time.Duration
