@@ -86,6 +86,23 @@ const (
 	PriorityLow      = "low"
 )
 
+// PriorityFor is the priority of the issues a gate files when it sets no
+// priority: seed 002's map read the other way, blocking is critical,
+// advisory high, informational low, so that a blocking gate's failure is a
+// "Critical issue" (seed 004) and a when: condition on priority 1 matches it.
+func PriorityFor(priority string, e Enforcement) string {
+	if priority != "" {
+		return priority
+	}
+	switch e {
+	case Advisory:
+		return PriorityHigh
+	case Informational:
+		return PriorityLow
+	}
+	return PriorityCritical
+}
+
 // enforcementForPriority is seed 002's SEVERITY_TO_ENFORCEMENT mapping:
 // critical is blocking, high and medium are advisory, low is informational.
 // A gate with no priority is blocking, as a gate with no enforcement mode is in

@@ -415,13 +415,9 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 		}
 		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}, err
 	}
-	priority := r.Gate.Priority
-	if priority == "" {
-		priority = "high"
-	}
 	fields := map[string]string{
 		queue.FieldType:       "bug",
-		queue.FieldPriority:   priority,
+		queue.FieldPriority:   config.PriorityFor(r.Gate.Priority, r.Enforcement()),
 		queue.FieldSource:     "gate",
 		queue.FieldCategory:   "quality-gate",
 		queue.FieldAutoRetry:  "true",
