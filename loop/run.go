@@ -150,6 +150,9 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := w.checkGates(cfg); err != nil {
+		return nil, err
+	}
 	task := opt.Task
 	if task == "" {
 		data, err := os.ReadFile(w.Path(TaskFile))

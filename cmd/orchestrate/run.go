@@ -68,7 +68,7 @@ open issue, nothing left to retry, auto-retry disabled), 11 a person is
 needed (issues halted or exhausted, the global cap reached, aborted, a
 human gate awaits approval with human.wait: exit), 12
 gates still fail after --once or --max-loops, 1 error (another run in
-progress, interrupted, a malformed file), 2 usage.
+progress, interrupted, a malformed file, no gate configured), 2 usage.
 `,
 	run: runRun,
 }
