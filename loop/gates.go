@@ -440,7 +440,25 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 	if findings != "" {
 		sections[SectionReviewFindings] = findings
 	}
+	if fix := suggestedFix(r.Gate.Hints); fix != "" {
+		sections[queue.SectionSuggestedFix] = fix
+	}
 	return w.AddIssue(ctx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
+}
+
+// suggestedFix is the Suggested Fix section of a gate's issue: its hints,
+// one a line; "" for none.
+func suggestedFix(hints []string) string {
+	var b strings.Builder
+	for _, h := range hints {
+		if h = strings.TrimSpace(h); h != "" {
+			if len(hints) > 1 {
+				b.WriteString("- ")
+			}
+			b.WriteString(h + "\n")
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // gateFailure is the failure a gate's result files, and a review gate's
