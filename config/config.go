@@ -64,6 +64,12 @@ const (
 const (
 	ExhaustionKeep  = "keep"
 	ExhaustionStash = "stash"
+
+	// on_success: what run does with the agent's work when every blocking
+	// gate passes. Commit commits it (only when the run started from a
+	// clean tree); leave leaves it in the tree.
+	SuccessCommit = "commit"
+	SuccessLeave  = "leave"
 )
 
 // Enforcement says what a gate's failure does to the evaluation (seed 002).
@@ -123,6 +129,7 @@ type Config struct {
 	Agent        Agent
 	Parallelism  int // gates run at once in the parallel phase; 0 = number of CPUs
 	OnExhaustion string
+	OnSuccess    string // commit | leave
 	Output       Output
 	Human        Human
 	KeepRuns     int    // keep_runs: how many runs runs/ keeps (the newest); 0 keeps every run
@@ -266,6 +273,7 @@ func Default() *Config {
 		},
 		Agent:        defaultAgent(),
 		OnExhaustion: ExhaustionKeep,
+		OnSuccess:    SuccessCommit,
 		Output:       DefaultOutput(),
 		Human:        Human{Wait: HumanWaitExit},
 		KeepRuns:     DefaultKeepRuns,

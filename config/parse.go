@@ -520,6 +520,7 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		},
 		"parallelism":   p.setInt(&cfg.Parallelism, "parallelism", 0, 1024),
 		"on_exhaustion": p.setEnum(&cfg.OnExhaustion, "on_exhaustion", ExhaustionKeep, ExhaustionStash),
+		"on_success":    p.setEnum(&cfg.OnSuccess, "on_success", SuccessCommit, SuccessLeave),
 		"keep_runs":     p.setInt(&cfg.KeepRuns, "keep_runs", 0, maxInt),
 		"output": func(v *yaml.Node) {
 			p.section(v, "output", map[string]func(*yaml.Node){

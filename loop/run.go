@@ -106,6 +106,11 @@ type RunResult struct {
 	// Stash is the message of the git stash entry that keeps the last
 	// attempt's changes (on_exhaustion: stash).
 	Stash string `json:"stash,omitempty"`
+	// Commit is the commit of the agent's work when the run passed
+	// (on_success: commit); NotCommitted says why there is none, and how
+	// to make it.
+	Commit       *Commit `json:"commit,omitempty"`
+	NotCommitted string  `json:"not_committed,omitempty"`
 }
 
 // TryRunLock takes the workspace's run lock, which orchestrate run holds
@@ -181,6 +186,7 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if r.res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
+	r.start = w.noteStartTree(ctx, cfg)
 	res, err := r.loop(ctx)
 	// The report shows the run when it ends: made once, here, outside the
 	// workspace's lock, and also after an interruption.
@@ -214,6 +220,8 @@ type runner struct {
 	// only open issues wait on a person's decision (approval requests, human
 	// gates' failures), which the gates read.
 	gatesFirst bool
+	start      startTree    // the tree as the run found it, for on_success
+	resolved   []Resolution // the issues the run's gates resolved
 }
 
 // nothingToDo ends the run before it starts when there is no task and no
@@ -301,6 +309,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			return r.fail(ctx, err)
 		}
 		if gr.Evaluation.Passed {
+			r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved)
 			return r.end(ctx, RunPassed, "every blocking quality gate passes")
 		}
 		r.remember(n, a, gr)
@@ -397,7 +406,9 @@ func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 		return nil, err
 	}
 	r.attempts, r.res.Gates = gr.Attempts, gr
-	r.step(Step{Kind: StepGates, Loop: n, Gates: gr, Resolved: r.w.resolutions(gr.Resolved)})
+	resolved := r.w.resolutions(gr.Resolved)
+	r.resolved = append(r.resolved, resolved...)
+	r.step(Step{Kind: StepGates, Loop: n, Gates: gr, Resolved: resolved})
 	return gr, nil
 }
 

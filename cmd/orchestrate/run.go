@@ -237,6 +237,11 @@ func (p *runPrinter) end(res *loop.RunResult) {
 			fmt.Fprintf(p.w, "The last attempt's changes are kept in a git stash entry, %q, and the tree is restored: git stash list, then git stash pop to get them back.\n", res.Stash)
 		}
 	}
+	if res.Commit != nil {
+		fmt.Fprintf(p.w, "All gates passed! Committed the changes: %s %s\n", res.Commit.Hash, res.Commit.Subject)
+	} else if res.NotCommitted != "" {
+		fmt.Fprintf(p.w, "All gates passed; %s.\n", res.NotCommitted)
+	}
 	run := ""
 	if res.RunID != "" {
 		run = fmt.Sprintf(" (run %s, %s)", res.RunID, plural(res.Loops, "loop"))
