@@ -395,6 +395,9 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		for _, r := range w.resolutions(gr.Resolved) {
 			msgs = append(msgs, SucceededMessage(r))
 		}
+		if m := AdvisoryMessage(gr); m != "" {
+			msgs = append(msgs, m)
+		}
 		res.Output.SystemMessage = strings.Join(msgs, "\n")
 		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates passed")
 	}
