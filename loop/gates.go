@@ -38,8 +38,9 @@ type GateRun struct {
 
 	// Waiting maps each failed auto-retry gate whose failure already
 	// belongs to an issue that waits for a person (stuck, halted or
-	// exhausted) to that issue, with GateOptions.SkipWaiting: such a
-	// failure is not filed again.
+	// exhausted), by its signature, to that issue: such a failure is not
+	// filed again, and that issue's evidence stays as it is. Every driver
+	// (run, gate, the Stop hook) follows this one rule.
 	Waiting map[string]IssueRef
 }
 
@@ -67,9 +68,6 @@ type GateOptions struct {
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
 	Dir string
-	// SkipWaiting leaves unfiled a failure whose signature belongs to an
-	// issue that waits for a person: GateRun.Waiting names it.
-	SkipWaiting bool
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
@@ -273,15 +271,13 @@ func (s *gateStep) record(ctx context.Context, r *gate.Result, h *human, e *anal
 }
 
 // recordFailure files an auto-retry gate's failure, or records it against
-// the gate's open issue; with SkipWaiting, a failure that belongs to an
-// issue waiting for a person is only named in gr.Waiting.
+// the gate's open issue; a failure whose signature belongs to an issue
+// waiting for a person is only named in gr.Waiting, whatever the driver.
 func (s *gateStep) recordFailure(ctx context.Context, r *gate.Result, e *analytics.Event) error {
-	if s.opt.SkipWaiting {
-		if ref, sig := s.w.waitingFor(s.cfg, r); ref.ID != "" {
-			s.gr.Waiting[r.Name()] = ref
-			e.IssueID, e.Signature = ref.ID, sig
-			return nil
-		}
+	if ref, sig := s.w.waitingFor(s.cfg, r); ref.ID != "" {
+		s.gr.Waiting[r.Name()] = ref
+		e.IssueID, e.Signature = ref.ID, sig
+		return nil
 	}
 	a, err := s.w.fileGateFailure(ctx, s.now(), s.cfg, r, s.opt.Tag)
 	if err != nil {
@@ -481,14 +477,16 @@ func gateFailure(r *gate.Result) (f Failure, md string) {
 const SectionReviewFindings = "Review Findings"
 
 // openGateIssue returns the ID of the open issue a gate filed (with the
-// same tags), or "".
+// same tags), or "". A halted issue is not one: its evidence (signature,
+// repeat count) is what a person is to look at, and a different failure
+// of the gate is an issue of its own (the same one is waitingFor's).
 func (w Workspace) openGateIssue(name string, tag map[string]string) string {
 	q, err := w.loadQueue()
 	if err != nil {
 		return ""
 	}
 	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) {
+		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) && !is.Bool(queue.FieldHalted, false) {
 			return is.ID
 		}
 	}

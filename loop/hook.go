@@ -380,7 +380,7 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			return res, nil
 		}
 	}
-	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName, SkipWaiting: true}
+	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName}
 	for _, x := range extra {
 		opt.AgentFixes = agentFixes(x.AgentFixes)
 	}

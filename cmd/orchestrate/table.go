@@ -57,6 +57,9 @@ func renderGateTable(w io.Writer, gr *loop.GateRun, detail bool) error {
 		if issue == "" {
 			issue = gr.Approvals[r.Name()]
 		}
+		if ref, ok := gr.Waiting[r.Name()]; ok && issue == "" {
+			issue = ref.ID + " (waits)"
+		}
 		outcome := string(r.Outcome)
 		if e := r.Enforcement(); !detail && r.Failed() && e != config.Blocking {
 			// A failure that does not fail the evaluation says so.
