@@ -398,6 +398,7 @@ func exitCodeOf(r *gate.Result) int {
 // the open issue the gate filed before.
 func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
 	f, findings := gateFailure(r)
+	f.Summary = gateSummary(r)
 	if id := w.openGateIssue(r.Name(), tag); id != "" {
 		rec, err := w.Record(ctx, now, id, f)
 		if err != nil {
@@ -424,7 +425,7 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 		fields[k] = v
 	}
 	sections := map[string]string{
-		queue.SectionSummary:      fmt.Sprintf("Quality gate %s failed: %s", r.Name(), r.Reason()),
+		queue.SectionSummary:      gateSummary(r),
 		queue.SectionVerification: "`" + r.Gate.Command + "`",
 	}
 	switch {
@@ -441,6 +442,12 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 	}
 	return w.AddIssue(ctx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
 }
+
+// gateSummary is the Summary of a gate's issue: the gate and the cause of
+// its failure.
+func gateSummary(r *gate.Result) string { return gateSummaryPrefix(r.Name()) + r.Reason() }
+
+func gateSummaryPrefix(name string) string { return "Quality gate " + name + " failed: " }
 
 // suggestedFix is the Suggested Fix section of a gate's issue: its hints,
 // one a line; "" for none.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
@@ -67,6 +68,11 @@ type Failure struct {
 	// Digest, when set, is what normalizing the whole output found, where
 	// Output holds only its head and tail: the signature comes from it.
 	Digest *signature.Digest
+	// Summary, when set, is the gate's Summary of this failure ("Quality
+	// gate G failed: timed out after 5m"): an issue whose Summary the gate
+	// wrote takes it, so that the Summary follows the latest cause. A
+	// Summary a person wrote stays.
+	Summary string
 }
 
 // Class returns the failure's exit class.
@@ -180,6 +186,7 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 		RepeatCount: is.Int(queue.FieldSignatureRepeatCount, 0),
 	}
 	is.SetSection(queue.SectionFailureDetails, FormatOutput(f.Output))
+	followSummary(is, f)
 	if f.Gate != "" {
 		if _, ok := is.Get(FieldGate); !ok {
 			is.Set(FieldGate, f.Gate)
@@ -240,6 +247,22 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 	r.stopped = r.Status == queue.StatusStuck && !wasStuck
 	is.Set(queue.FieldStatus, r.Status)
 	return r
+}
+
+// followSummary gives an issue whose Summary its gate wrote the gate's
+// Summary of the failure: the latest cause, not the first.
+func followSummary(is *queue.Issue, f Failure) {
+	if f.Summary == "" || f.Gate == "" {
+		return
+	}
+	sec := is.Section(queue.SectionSummary)
+	if sec == nil {
+		return
+	}
+	cur := strings.TrimSpace(sec.Body())
+	if strings.HasPrefix(cur, gateSummaryPrefix(f.Gate)) && cur != f.Summary {
+		is.SetSection(queue.SectionSummary, f.Summary)
+	}
 }
 
 func recordOutcome(f Failure) string {

@@ -188,6 +188,11 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	}
 	r.start = w.noteStartTree(ctx, cfg)
 	res, err := r.loop(ctx)
+	// An abort that came after the run's last decision point is the
+	// run's, which has ended: none stays behind it.
+	if rerr := os.Remove(w.Path(AbortFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
 	// The report shows the run when it ends: made once, here, outside the
 	// workspace's lock, and also after an interruption.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -358,6 +363,15 @@ func (r *runner) gatesApproved(ctx context.Context, n int) (gr *GateRun, awaitin
 func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, error) {
 	if r.aborted() {
 		return r.end(ctx, RunAborted, "aborted by orchestrate abort after loop "+strconv.Itoa(n))
+	}
+	if r.opt.MaxLoops > 0 && n >= r.opt.MaxLoops {
+		// The limit of this run: no TRIGGERED for a loop it will not run,
+		// and no retry counted for it; the next run's check retries.
+		if would, err := r.w.wouldRetry(r.cfg); err != nil {
+			return r.fail(ctx, err)
+		} else if would {
+			return r.end(ctx, RunGatesFailed, fmt.Sprintf("quality gates still fail after %s (the limit of this run); the next run retries", plural(n, "loop")))
+		}
 	}
 	chk, err := r.w.Check(ctx, r.opt.Now())
 	if ctx.Err() != nil {
