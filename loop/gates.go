@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,6 +130,9 @@ func (w Workspace) appendHeld(ctx context.Context, held []analytics.Event) error
 	if len(held) == 0 {
 		return nil
 	}
+	// In time order: the rows of the issues come as their writes did, the
+	// gates' as each ended.
+	slices.SortStableFunc(held, func(a, b analytics.Event) int { return a.Time.Compare(b.Time) })
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	return w.withLock(hctx, func() error { return w.appendHistory(held...) })

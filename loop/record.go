@@ -327,6 +327,13 @@ func runIDOf(s *session.State) string {
 // appendHistory adds events to history.csv; the caller holds the lock.
 // It leaves analytics.html as it is (see AnalyticsStampFile).
 func (w Workspace) appendHistory(events ...analytics.Event) error {
+	if w.loop > 0 {
+		for i := range events {
+			if events[i].Loop == 0 && events[i].Event != analytics.EventRunStart {
+				events[i].Loop = w.loop
+			}
+		}
+	}
 	if w.rows != nil {
 		*w.rows = append(*w.rows, events...)
 		return nil

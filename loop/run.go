@@ -285,7 +285,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 				return res, err
 			}
 		}
-		r.res.Loops = n
+		r.res.Loops, r.w.loop = n, n // the history rows of the loop name it
 		var a *AgentRun
 		if n == 1 && r.gatesFirst {
 			r.step(Step{Kind: StepGatesOnly, Loop: n})
