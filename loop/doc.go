@@ -45,7 +45,9 @@
 //     (attemptOf); the gate results and the summary of seed 001 for the
 //     whole fix cycle (previousAttempts).
 //   - seen.go: each failure an issue saw, for the feedback's already tried
-//     (noteFailureSeen, failuresSeen).
+//     (noteFailureSeen, failuresSeen): its failing tests in the output's
+//     order (headlines), and what tells two of them apart
+//     (distinctHeadline).
 //   - human.go: human gates: an approval request per gate and diff, given or
 //     rejected by a person (decideHuman, requestApproval, Approve, Reject,
 //     WaitApprovals).
@@ -61,6 +63,12 @@
 //     commitSuccess, commitMessage).
 //   - preflight.go: a run with no gate is refused before any agent is
 //     launched (checkGates, ErrNoGates).
+//   - resume.go: a resumed agent told the workspace is unchanged only when
+//     git shows it so, else the files changed since it stopped (noteLeft,
+//     resumeState).
+//   - maxloops.go: the check at run's --max-loops limit, asked without
+//     writing, so that no loop is announced or counted that will not run
+//     (wouldRetry).
 //   - advisory.go: the advisory gates that failed while the blocking ones
 //     passed, told to the person (AdvisoryMessage).
 //   - hook.go: an agent's Stop hook (StopHook): the gates with the

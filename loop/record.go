@@ -68,6 +68,9 @@ type Failure struct {
 	// Digest, when set, is what normalizing the whole output found, where
 	// Output holds only its head and tail: the signature comes from it.
 	Digest *signature.Digest
+	// headlines say what the failure was, in the order of its output (see
+	// Workspace.headlines); set when it is signed for the queue.
+	headlines []string
 	// Summary, when set, is the gate's Summary of this failure ("Quality
 	// gate G failed: timed out after 5m"): an issue whose Summary the gate
 	// wrote takes it, so that the Summary follows the latest cause. A
@@ -129,6 +132,7 @@ func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failu
 		return Recorded{}, err
 	}
 	sig, normalized := w.Signature(f)
+	f.headlines = w.headlines(f.Output)
 	unlock, err := w.Lock(ctx)
 	if err != nil {
 		return Recorded{}, err
@@ -210,7 +214,11 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 			recent = recent[len(recent)-recentWindow:]
 		}
 		is.Set(FieldRecentSignatures, queue.FormatList(recent))
-		noteFailureSeen(is, sig[:shortSig], normalized, recent)
+		heads := f.headlines
+		if len(heads) == 0 {
+			heads = []string{signature.Headline(normalized)}
+		}
+		noteFailureSeen(is, sig[:shortSig], heads, recent)
 		same := 0
 		for _, s := range recent {
 			if s == sig[:shortSig] {

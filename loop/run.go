@@ -225,6 +225,7 @@ type runner struct {
 	// only open issues wait on a person's decision (approval requests, human
 	// gates' failures), which the gates read.
 	gatesFirst bool
+	left       leftTree     // the tree as the last agent left it, for a resume
 	start      startTree    // the tree as the run found it, for on_success
 	resolved   []Resolution // the issues the run's gates resolved
 }
@@ -514,6 +515,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		a.Reason = ""
 	}
 	a.Key = c.key
+	r.noteLeft(ctx)
 	r.takeReport(a, res.Output, session)
 	r.res.Agents = append(r.res.Agents, *a)
 	if err := r.history(ctx, r.agentEvents(n, a, c)...); err != nil {
@@ -562,6 +564,9 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 	}
 	if c.prompt == PromptContinue {
 		d.FilesChanged = r.w.filesChanged(ctx)
+	}
+	if c.prompt == PromptResume {
+		r.resumeState(ctx, &d)
 	}
 	text, err := r.w.renderPrompt(c.prompt, d)
 	if err != nil {
