@@ -57,7 +57,7 @@ type FailedGate struct {
 	// TimeLimit is the gate's timeout ("5m0s") when it timed out: the agent
 	// is told the limit and that the end of the output is where it was.
 	TimeLimit string
-	Seen      int      // how many times that signature came in earlier attempts
+	Seen      int // how many times that signature came in earlier attempts
 
 	// Findings are a review gate's findings by priority, worst first, in
 	// place of Error; the groups at fail_on or worse are Blocking.
