@@ -65,7 +65,7 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		abortCmd, analyticsCmd, approveCmd, checkCmd, completionCmd, demoCmd,
+		abortCmd, analyticsCmd, approveCmd, checkCmd, completionCmd, demoCmd, doctorCmd,
 		gateCmd, helpCmd, hookCmd, initCmd, issueCmd, promptCmd, recordCmd,
 		rejectCmd, runCmd, sessionCmd, signatureCmd, statusCmd, validateCmd,
 		versionCmd, watchCmd,

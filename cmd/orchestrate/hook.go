@@ -13,7 +13,7 @@ import (
 var hookCmd = &command{
 	name:    "hook",
 	summary: "an agent's Stop and SessionStart hooks (hook stop, hook session-start)",
-	usage: `Usage: orchestrate hook stop|session-start [--agent claude|codex|gemini|cursor]
+	usage: `Usage: orchestrate hook stop|session-start [--agent claude|codex|gemini|cursor] [--plugin]
 
 The hooks of an agent CLI. hook stop: when the agent says it is done, run
 the quality gates and let it stop, or send it back to work with the
@@ -79,6 +79,19 @@ whatever its input: orchestrate runs the gates itself. Malformed input
 (not a JSON object, over 1 MiB, or not ended within 10 seconds) lets the
 agent stop with a message; it never hangs.
 
+After a compaction (Claude Code's and Codex's SessionStart with source
+"compact"), hook session-start tells the agent the session's open issues,
+one line each, as {"hookSpecificOutput": {"hookEventName": "SessionStart",
+"additionalContext": …}}: it keeps them in mind although the conversation
+that led to them was summarized.
+
+--plugin is how the Claude Code plugin calls the hook (hooks/orchestrate-hook
+in the plugin): where the repository's .claude/settings.json or
+.claude/settings.local.json, or the user's ~/.claude/settings.json, holds
+orchestrate's hook of the same event (orchestrate init --agent claude), the
+plugin's call does nothing (a line on stderr) and that hook does the work,
+so that the gates run once per stop.
+
 Examples:
   echo '{"session_id":"abc","cwd":"'"$PWD"'","hook_event_name":"Stop"}' | orchestrate hook stop
   echo '{"conversation_id":"c1","hook_event_name":"stop","status":"completed"}' | orchestrate hook stop --agent cursor
@@ -92,6 +105,7 @@ error is a message and an allowed stop); 2 usage.
 func runHook(e *env, args []string) error {
 	fs := e.flags("hook")
 	agent := fs.String("agent", "", "the agent whose hook this is: "+strings.Join(loop.HookAgents, ", "))
+	plugin := fs.Bool("plugin", false, "called by the Claude Code plugin: do nothing where the settings hold orchestrate's hook already")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -102,11 +116,15 @@ func runHook(e *env, args []string) error {
 	if *agent != "" && !slices.Contains(loop.HookAgents, *agent) {
 		return usageError("hook", "--agent %q: want one of %s", *agent, strings.Join(loop.HookAgents, ", "))
 	}
-	h := &hookCall{e: e, agent: *agent, name: "hook " + pos[0]}
+	h := &hookCall{e: e, agent: *agent, name: "hook " + pos[0], sub: pos[0], plugin: *plugin}
 	if pos[0] == "stop" {
 		h.stop()
 	} else {
 		h.sessionStart()
+	}
+	if h.context != "" {
+		return e.printJSON(map[string]any{"hookSpecificOutput": map[string]string{
+			"hookEventName": "SessionStart", "additionalContext": h.context}})
 	}
 	out, msg := loop.HookAnswer(h.agent, h.out)
 	if msg != "" {
@@ -119,10 +137,13 @@ func runHook(e *env, args []string) error {
 // hookCall is one call of a hook: every problem is an allowed stop with a
 // message, so that a broken hook never traps the agent.
 type hookCall struct {
-	e     *env
-	agent string // from --agent, or known from the input
-	name  string // hook stop, hook session-start
-	out   loop.HookOutput
+	e       *env
+	agent   string // from --agent, or known from the input
+	name    string // hook stop, hook session-start
+	sub     string // stop, session-start
+	plugin  bool   // called by the Claude Code plugin
+	out     loop.HookOutput
+	context string // session-start: what the agent is told, after a compaction
 }
 
 func (h *hookCall) allow(format string, args ...any) {
@@ -162,6 +183,14 @@ func (h *hookCall) read(event string, want func(loop.HookInput) bool) (loop.Hook
 	if dir == "" {
 		// Not a repository orchestrate works in: nothing to say to anyone.
 		fmt.Fprintf(h.e.stderr, "orchestrate %s: no %s in %s or above it; the agent may stop\n", h.name, h.e.dir, cwd)
+		return in, ""
+	}
+	if h.plugin {
+		if f := pluginDefersTo(loop.Workspace{Dir: dir}.Root(), h.sub); f != "" {
+			// Said on stderr only: the hook in f answers the agent.
+			fmt.Fprintf(h.e.stderr, "orchestrate %s: %s runs orchestrate's hook; the plugin's leaves it to that one\n", h.name, f)
+			return in, ""
+		}
 	}
 	return in, dir
 }
@@ -210,7 +239,18 @@ func (h *hookCall) sessionStart() {
 	if dir == "" {
 		return
 	}
-	if _, err := (loop.Workspace{Dir: dir, Notify: h.e.notify}).SessionStart(h.e.ctx, h.e.now(), in.Session(), in.Source); err != nil {
+	ws := loop.Workspace{Dir: dir, Notify: h.e.notify}
+	if _, err := ws.SessionStart(h.e.ctx, h.e.now(), in.Session(), in.Source); err != nil {
 		h.allow("%v", err)
+		return
+	}
+	if in.Source == "compact" && (h.agent == loop.AgentClaude || h.agent == loop.AgentCodex) {
+		// After a compaction the agent keeps its open issues in mind.
+		text, err := ws.SessionContext(in.Session())
+		if err != nil {
+			h.allow("%v", err)
+			return
+		}
+		h.context = text
 	}
 }

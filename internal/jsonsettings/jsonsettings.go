@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -264,4 +265,60 @@ func encodeObject(ms []member) json.RawMessage {
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// Found is an orchestrate hook found in a hooks file: its event, the
+// hook subcommand it runs, its command line and its timeout (0: none set).
+type Found struct {
+	Event   string
+	Sub     string
+	Command string
+	Timeout float64
+}
+
+// FindHooks lists the orchestrate hooks of an agent's hooks file, in
+// either shape MergeHooks writes (groups of hooks, or with flat, hooks).
+func FindHooks(data []byte, flat bool) ([]Found, error) {
+	var file struct {
+		Hooks map[string][]json.RawMessage `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, err
+	}
+	type hook struct {
+		Command string  `json:"command"`
+		Timeout float64 `json:"timeout"`
+	}
+	var found []Found
+	add := func(event string, h hook) {
+		for _, sub := range []string{"stop", "session-start"} {
+			if isOurHook(h.Command, sub) {
+				found = append(found, Found{Event: event, Sub: sub, Command: h.Command, Timeout: h.Timeout})
+			}
+		}
+	}
+	for event, entries := range file.Hooks {
+		for _, e := range entries {
+			if flat {
+				var h hook
+				if json.Unmarshal(e, &h) == nil {
+					add(event, h)
+				}
+				continue
+			}
+			var g struct {
+				Hooks []hook `json:"hooks"`
+			}
+			if json.Unmarshal(e, &g) == nil {
+				for _, h := range g.Hooks {
+					add(event, h)
+				}
+			}
+		}
+	}
+	sort.Slice(found, func(i, j int) bool {
+		a, b := found[i], found[j]
+		return a.Event < b.Event || a.Event == b.Event && a.Command < b.Command
+	})
+	return found, nil
 }

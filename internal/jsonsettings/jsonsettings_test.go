@@ -136,3 +136,77 @@ func TestMergeHooks(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFindHooks: any file is an error or a list of our hooks; after a
+// merge, FindHooks finds exactly the hooks merged in.
+func FuzzFindHooks(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}`,
+		`{"hooks": {"stop": [{"command": "orchestrate hook stop --agent cursor", "timeout": 5}]}}`,
+		`{"hooks": {"Stop": {}}}`, `[]`, `{"hooks": {"Stop": [1, "x", null, {"hooks": 3}]}}`,
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	specs := []Hook{
+		{Event: "SessionStart", Sub: "session-start", Command: "orchestrate hook session-start"},
+		{Event: "Stop", Sub: "stop", Command: "orchestrate hook stop", Nums: []Number{{"timeout", 600}}},
+	}
+	f.Fuzz(func(t *testing.T, data []byte, flat bool) {
+		found, err := FindHooks(data, flat)
+		if err != nil {
+			return
+		}
+		for _, h := range found {
+			if !isOurHook(h.Command, h.Sub) {
+				t.Fatalf("FindHooks(%q) found %+v, not ours", data, h)
+			}
+		}
+		out, _, err := MergeHooks(data, flat, specs)
+		if err != nil {
+			return
+		}
+		after, err := FindHooks(out, flat)
+		if err != nil {
+			t.Fatalf("FindHooks of a merged file %q: %v", out, err)
+		}
+		subs := map[string]bool{}
+		for _, h := range after {
+			subs[h.Sub] = true
+			if h.Event == "Stop" && h.Timeout < 600 {
+				t.Fatalf("merged %q: the stop hook's timeout is %v", out, h.Timeout)
+			}
+		}
+		if !subs["stop"] || !subs["session-start"] {
+			t.Fatalf("FindHooks(%q) = %+v: a merged hook is missing", out, after)
+		}
+	})
+}
+
+// TestFindHooks: our hooks, whatever the path to orchestrate, with their
+// timeouts; no one else's; both shapes.
+func TestFindHooks(t *testing.T) {
+	groups := `{"hooks": {
+	  "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}, {"type": "command", "command": "/opt/bin/orchestrate hook stop", "timeout": 750}]}],
+	  "SessionStart": [{"hooks": [{"type": "command", "command": "orchestrate hook session-start"}]}],
+	  "PreToolUse": [{"hooks": [{"type": "command", "command": "orchestrate hook stopped"}]}]}}`
+	found, err := FindHooks([]byte(groups), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Found{
+		{Event: "SessionStart", Sub: "session-start", Command: "orchestrate hook session-start"},
+		{Event: "Stop", Sub: "stop", Command: "/opt/bin/orchestrate hook stop", Timeout: 750},
+	}
+	if len(found) != len(want) || found[0] != want[0] || found[1] != want[1] {
+		t.Errorf("FindHooks = %+v; want %+v", found, want)
+	}
+	flat := `{"version": 1, "hooks": {"stop": [{"command": "orchestrate hook stop --agent cursor", "loop_limit": 10}]}}`
+	found, err = FindHooks([]byte(flat), true)
+	if err != nil || len(found) != 1 || found[0].Sub != "stop" || found[0].Event != "stop" {
+		t.Errorf("FindHooks(cursor's) = %+v, %v", found, err)
+	}
+	if _, err := FindHooks([]byte(`{"hooks": 1}`), false); err == nil {
+		t.Errorf("FindHooks of hooks that are not an object: no error")
+	}
+}
