@@ -63,6 +63,8 @@
 //     commitSuccess, commitMessage).
 //   - preflight.go: a run with no gate is refused before any agent is
 //     launched (checkGates, ErrNoGates).
+//   - compact.go: what an agent session is told of its open issues after
+//     its conversation was compacted (SessionContext).
 //   - resume.go: a resumed agent told the workspace is unchanged only when
 //     git shows it so, else the files changed since it stopped (noteLeft,
 //     resumeState).

@@ -50,7 +50,13 @@ human.wait: exit (the default) the run stops (11), and the next one goes
 on once the request is decided (orchestrate approve or reject); with
 block it waits, then runs the gates again. With on_exhaustion: stash, a run that stops for issues that wait for a
 person keeps the last attempt's changes in a git stash entry
-("orchestrate: ISSUE-… exhausted") and restores the tree.
+("orchestrate: ISSUE-… exhausted") and restores the tree. When every
+blocking gate passes, on_success: commit (the default) commits the agent's
+work (the task's first line, the resolved issues, an Orchestrate-Run
+trailer), only when the run started from a clean tree outside
+.orchestrator/; otherwise it says why not and how ("commit" and
+"not_committed" with --json); on_success: leave leaves it in the tree.
+With no gate (gates: []) it refuses before launching the agent.
 
 The agent gets ORCHESTRATE_PROMPT_FILE, ORCHESTRATE_RUN_ID,
 ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed),
