@@ -23,20 +23,24 @@ type startTree struct {
 	// commit it instead; "" when the tree was clean.
 	notClean string
 	head     string // HEAD when the run started; "" for none
+	git      bool   // the repository is a git work tree: later steps need not ask again
+	leave    bool   // on_success: leave
 }
 
 // noteStartTree looks at the tree as the run starts: the agent's work is
 // committed on success only when the tree outside the workspace directory
 // was clean, so that no one else's changes go into the commit.
 func (w Workspace) noteStartTree(ctx context.Context, cfg *config.Config) startTree {
-	if cfg.OnSuccess != config.SuccessCommit {
-		return startTree{notClean: "on_success: leave"}
+	st := startTree{leave: cfg.OnSuccess != config.SuccessCommit}
+	if st.git = w.inGit(ctx); !st.git {
+		st.notClean = "not a git repository"
+		return st
 	}
-	if !w.inGit(ctx) {
-		return startTree{notClean: "not a git repository"}
+	if st.leave {
+		return st
 	}
 	head, _ := w.git(ctx, "rev-parse", "--verify", "-q", "HEAD")
-	st := startTree{head: strings.TrimSpace(head)}
+	st.head = strings.TrimSpace(head)
 	status, err := w.git(ctx, append([]string{"status", "--porcelain", "--untracked-files=all"}, w.outsideWorkspace()...)...)
 	if err != nil {
 		st.notClean = err.Error()
@@ -73,7 +77,7 @@ func listSome(names []string, n int) string {
 // and the issues the run resolved. It returns the commit, or why there is
 // none and how to make it.
 func (w Workspace) commitSuccess(ctx context.Context, st startTree, runID, task string, resolved []Resolution) (*Commit, string) {
-	if st.notClean == "on_success: leave" {
+	if st.leave {
 		return nil, ""
 	}
 	if st.notClean != "" {

@@ -15,7 +15,7 @@ type leftTree struct {
 // noteLeft notes the tree as the agent that just ran left it, when a later
 // loop may resume it.
 func (r *runner) noteLeft(ctx context.Context) {
-	if r.cfg.Agent.ResumeCommand == "" {
+	if r.cfg.Agent.ResumeCommand == "" || !r.start.git {
 		return
 	}
 	r.left.state, r.left.ok = r.w.treeState(ctx)
