@@ -254,3 +254,91 @@ func BenchmarkPluginHookIdle(b *testing.B) {
 		}
 	}
 }
+
+// The Gemini CLI extension's hooks (gemini-extension/hooks/hooks.json),
+// each command run as Gemini CLI runs it (bash -c, the payload on stdin,
+// in the session's directory).
+func TestGeminiExtensionHooks(t *testing.T) {
+	var file struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string `json:"command"`
+				Timeout int    `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	readJSON(t, "gemini-extension/hooks/hooks.json", &file)
+	var manifest struct{ Name, Version string }
+	readJSON(t, "gemini-extension/gemini-extension.json", &manifest)
+	if manifest.Name != "orchestrate" || manifest.Version == "" {
+		t.Errorf("gemini-extension.json: %+v", manifest)
+	}
+	command := func(event string) string {
+		if len(file.Hooks[event]) != 1 || len(file.Hooks[event][0].Hooks) != 1 {
+			t.Fatalf("hooks.json: want one %s hook", event)
+		}
+		return file.Hooks[event][0].Hooks[0].Command
+	}
+	start, stop := command("SessionStart"), command("AfterAgent")
+	if ms := file.Hooks["AfterAgent"][0].Hooks[0].Timeout; ms < 600000 {
+		t.Errorf("AfterAgent timeout %d ms: shorter than a test suite", ms)
+	}
+	runHook := func(t *testing.T, dir, bin, cmd string) string {
+		c := exec.Command("bash", "-c", cmd)
+		c.Dir, c.Env = dir, []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + dir}
+		c.Stdin = strings.NewReader(`{"session_id":"g1","hook_event_name":"AfterAgent"}`)
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return string(out)
+	}
+	newDir := func(t *testing.T, workspace bool) (dir, bin string) {
+		dir, bin = t.TempDir(), t.TempDir()
+		if workspace {
+			if err := os.Mkdir(filepath.Join(dir, ".orchestrator"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir, bin
+	}
+	t.Run("no binary, no workspace: nothing said", func(t *testing.T) {
+		dir, bin := newDir(t, false)
+		for _, cmd := range []string{start, stop} {
+			if out := runHook(t, dir, bin, cmd); out != "{}\n" {
+				t.Errorf("stdout %q; want {}", out)
+			}
+		}
+	})
+	t.Run("no binary in a workspace: said at the start", func(t *testing.T) {
+		dir, bin := newDir(t, true)
+		var msg struct{ SystemMessage string }
+		if err := json.Unmarshal([]byte(runHook(t, dir, bin, start)), &msg); err != nil || !strings.Contains(msg.SystemMessage, "not on PATH") || !strings.Contains(msg.SystemMessage, "go install ./cmd/orchestrate") {
+			t.Errorf("SessionStart: %q, %v", msg.SystemMessage, err)
+		}
+		if out := runHook(t, dir, bin, stop); out != "{}\n" {
+			t.Errorf("AfterAgent: %q; want {}", out)
+		}
+	})
+	t.Run("orchestrate hook EVENT --agent gemini --plugin", func(t *testing.T) {
+		dir, bin := newDir(t, true)
+		log := filepath.Join(dir, "log")
+		fakeOrchestrate(t, bin, log, `{"decision":"deny","reason":"x"}`, 0)
+		if out := runHook(t, dir, bin, stop); out != `{"decision":"deny","reason":"x"}` {
+			t.Errorf("AfterAgent: %q; want orchestrate's answer", out)
+		}
+		if got, _ := os.ReadFile(log); !strings.HasPrefix(string(got), "hook stop --agent gemini --plugin\n{") {
+			t.Errorf("orchestrate got %q", got)
+		}
+	})
+	t.Run("too old an orchestrate: said at the start, never a deny", func(t *testing.T) {
+		dir, bin := newDir(t, true)
+		fakeOrchestrate(t, bin, filepath.Join(dir, "log"), "", 2)
+		if out := runHook(t, dir, bin, start); !strings.Contains(out, "too old for this extension") {
+			t.Errorf("SessionStart: %q", out)
+		}
+		if out := runHook(t, dir, bin, stop); out != "{}\n" {
+			t.Errorf("AfterAgent: %q; want {}", out)
+		}
+	})
+}

@@ -85,12 +85,14 @@ one line each, as {"hookSpecificOutput": {"hookEventName": "SessionStart",
 "additionalContext": …}}: it keeps them in mind although the conversation
 that led to them was summarized.
 
---plugin is how the Claude Code plugin calls the hook (hooks/orchestrate-hook
-in the plugin): where the repository's .claude/settings.json or
-.claude/settings.local.json, or the user's ~/.claude/settings.json, holds
-orchestrate's hook of the same event (orchestrate init --agent claude), the
-plugin's call does nothing (a line on stderr) and that hook does the work,
-so that the gates run once per stop.
+--plugin is how the Claude Code plugin (hooks/orchestrate-hook) and the
+Gemini CLI extension (gemini-extension/) call the hook: where the agent's
+settings hold orchestrate's hook of the same event (written by orchestrate
+init --agent NAME: the repository's .claude/settings.json or
+.claude/settings.local.json, or ~/.claude/settings.json; for Gemini CLI
+.gemini/settings.json there or in the home directory), the plugin's call
+does nothing (a line on stderr) and that hook does the work, so that the
+gates run once per stop.
 
 Examples:
   echo '{"session_id":"abc","cwd":"'"$PWD"'","hook_event_name":"Stop"}' | orchestrate hook stop
@@ -186,7 +188,7 @@ func (h *hookCall) read(event string, want func(loop.HookInput) bool) (loop.Hook
 		return in, ""
 	}
 	if h.plugin {
-		if f := pluginDefersTo(loop.Workspace{Dir: dir}.Root(), h.sub); f != "" {
+		if f := pluginDefersTo(h.agent, loop.Workspace{Dir: dir}.Root(), h.sub); f != "" {
 			// Said on stderr only: the hook in f answers the agent.
 			fmt.Fprintf(h.e.stderr, "orchestrate %s: %s runs orchestrate's hook; the plugin's leaves it to that one\n", h.name, f)
 			return in, ""

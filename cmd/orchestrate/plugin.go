@@ -6,6 +6,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/jsonsettings"
+	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 // claudeSettings are the Claude Code settings files that can hold hooks,
@@ -22,31 +23,37 @@ func claudeSettings(repo, home string) []string {
 	return files
 }
 
-// settingsHooks lists the orchestrate hooks that a Claude Code session in
-// repo finds in its settings files; a file that is missing or cannot be
-// read as JSON has none.
-func settingsHooks(repo, home string) map[string][]jsonsettings.Found {
-	out := map[string][]jsonsettings.Found{}
-	for _, f := range claudeSettings(repo, home) {
+// agentSettings are the settings files of an agent that can hold its
+// hooks, for a session in repo: Gemini CLI's project and user
+// settings.json, or Claude Code's (claudeSettings).
+func agentSettings(agent, repo, home string) []string {
+	if agent != loop.AgentGemini {
+		return claudeSettings(repo, home)
+	}
+	files := []string{filepath.Join(repo, ".gemini", "settings.json")}
+	if home != "" {
+		files = append(files, filepath.Join(home, ".gemini", "settings.json"))
+	}
+	return files
+}
+
+// pluginDefersTo names the settings file whose own orchestrate hook runs
+// sub (stop, session-start) in agent's session in repo: the plugin's (or
+// the extension's) hook then leaves the work to it, so that the gates run
+// once per stop. "" when there is none; a file that is missing or cannot
+// be read as JSON has none.
+func pluginDefersTo(agent, repo, sub string) string {
+	home, _ := os.UserHomeDir()
+	for _, f := range agentSettings(agent, repo, home) {
 		data, ok, err := fsx.ReadFile(f)
 		if err != nil || !ok {
 			continue
 		}
-		if found, err := jsonsettings.FindHooks(data, false); err == nil && len(found) > 0 {
-			out[f] = found
+		found, err := jsonsettings.FindHooks(data, false)
+		if err != nil {
+			continue
 		}
-	}
-	return out
-}
-
-// pluginDefersTo names the settings file whose own orchestrate hook runs
-// sub (stop, session-start) in a session in repo: the plugin's hook then
-// leaves the work to it, so that the gates run once per stop. "" when
-// there is none.
-func pluginDefersTo(repo, sub string) string {
-	home, _ := os.UserHomeDir()
-	for _, f := range claudeSettings(repo, home) {
-		for _, h := range settingsHooks(repo, home)[f] {
+		for _, h := range found {
 			if h.Sub == sub {
 				return f
 			}
