@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -82,8 +83,9 @@ func lookup(name string) *command {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, dir: loop.DefaultDir}
+	dirGiven := false
 	if v := os.Getenv("ORCHESTRATOR_DIR"); v != "" {
-		e.dir = v
+		e.dir, dirGiven = v, true
 	}
 	// Global flags may come before the command.
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -98,10 +100,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if len(args) < 2 {
 				return usageError("", "flag needs an argument: %s", a)
 			}
-			e.dir = args[1]
+			e.dir, dirGiven = args[1], true
 			args = args[1:]
 		case strings.HasPrefix(a, "--dir=") || strings.HasPrefix(a, "-dir="):
-			e.dir = a[strings.Index(a, "=")+1:]
+			e.dir, dirGiven = a[strings.Index(a, "=")+1:], true
 		case a == "--version" || a == "-version":
 			return printVersion(e)
 		default:
@@ -117,11 +119,46 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c == nil {
 		return usageError("", "unknown command %q", args[0])
 	}
+	if !dirGiven && !walksNot[c.name] {
+		e.dir = findDir(e.dir)
+	}
 	err := c.run(e, args[1:])
 	if refreshesAnalytics[c.name] {
 		refreshAnalytics(e.ws())
 	}
 	return err
+}
+
+// walksNot are the commands that do not look for the workspace in the
+// parent directories: init makes one where it is asked to, the hooks find
+// theirs from the agent's project directory, demo builds its own.
+var walksNot = map[string]bool{"init": true, "hook": true, "demo": true, "help": true, "version": true, "completion": true}
+
+// findDir finds the workspace directory dir (relative, as .orchestrator
+// is) from a subdirectory, as git finds .git: dir itself when it is in the
+// working directory, else the nearest parent's, up to the repository's
+// root (the first directory with a .git), given relative to the working
+// directory ("../../.orchestrator"). With none found, dir stays, and the
+// command says there is no workspace.
+func findDir(dir string) string {
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		return dir
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return dir
+	}
+	found := loop.FindWorkspace(dir, nil, cwd)
+	if found == "" {
+		return dir
+	}
+	if rel, err := filepath.Rel(cwd, found); err == nil {
+		return rel
+	}
+	return found
 }
 
 // flags makes a flag set for cmd with the common flags (--dir, --json).
@@ -184,7 +221,8 @@ Commands:
 	}
 	b.WriteString(`
 Global flags:
-  --dir DIR   the workspace directory (default .orchestrator, or $ORCHESTRATOR_DIR)
+  --dir DIR   the workspace directory (default .orchestrator here or in the
+              nearest parent up to the repository root, or $ORCHESTRATOR_DIR)
   --json      print one JSON object on stdout
 
 Exit codes:
