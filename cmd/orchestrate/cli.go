@@ -32,16 +32,19 @@ func (e *env) ws() loop.Workspace { return loop.Workspace{Dir: e.dir, Notify: e.
 // waited for, a warning after the command's commit point.
 func (e *env) notify(msg string) { fmt.Fprintf(e.stderr, "orchestrate: %s\n", msg) }
 
-// now is the current time, or ORCHESTRATE_NOW (RFC 3339) for reproducible
-// runs.
+// now is the current time; in a test build, the clock testNow sets.
 func (e *env) now() time.Time {
-	if v := os.Getenv("ORCHESTRATE_NOW"); v != "" {
-		if t, err := time.Parse(time.RFC3339, v); err == nil {
+	if testNow != nil {
+		if t, ok := testNow(); ok {
 			return t
 		}
 	}
 	return time.Now()
 }
+
+// testNow is nil but in a build with the orchestrate_testhooks tag
+// (testhooks.go), where ORCHESTRATE_NOW sets the clock.
+var testNow func() (time.Time, bool)
 
 // stderrIsTerminal reports whether colours and progress may be shown.
 func (e *env) stderrIsTerminal() bool {
