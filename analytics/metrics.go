@@ -245,7 +245,8 @@ type RunStat struct {
 	Tokens        int64     `json:"tokens"`
 	CostUSD       float64   `json:"cost_usd"`
 	// Succeeded: every gate's last row in the run is a pass (or skipped), and one
-	// passed; TimeToSuccessMS is then the time from its start to that pass.
+	// passed; TimeToSuccessMS is then the time from its start to that pass. The
+	// rows after its run_end are not the run's.
 	Succeeded       bool  `json:"succeeded"`
 	TimeToSuccessMS int64 `json:"time_to_success_ms,omitempty"`
 
@@ -591,6 +592,11 @@ func (c *computer) run(id string, at time.Time) *RunStat {
 // gateOutcome follows the run's gates: which fail as of their last row, and the
 // pass that left none failing.
 func (r *RunStat) gateOutcome(ev Event) {
+	if r.Outcome != "" {
+		// The run ended (run_end): a gate run later in its session (orchestrate
+		// gate) is not the run's, and does not change whether it succeeded.
+		return
+	}
 	name := ev.Gate
 	switch ev.Outcome {
 	case OutcomeSkipped:

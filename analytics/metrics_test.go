@@ -386,3 +386,25 @@ func TestWeekKey(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeGateAfterRunEnd: a gate run later in a passed run's session
+// (orchestrate gate) does not turn its success into a failure; in a session
+// with no run_end, the gates' last rows still decide.
+func TestComputeGateAfterRunEnd(t *testing.T) {
+	in := headerLine +
+		"2026-01-01T00:00:00Z,r1,,run_start,,,,,,,,\n" +
+		"2026-01-01T00:00:01Z,r1,1,gate,,unit,,pass,0,5,,\n" +
+		"2026-01-01T00:00:02Z,r1,1,run_end,,,,passed,,,,every blocking quality gate passes\n" +
+		"2026-01-01T00:00:09Z,r1,,gate,,unit,,fail,1,5,abc,\n" +
+		"2026-01-02T00:00:00Z,s2,,gate,,unit,,fail,1,5,abc,\n" +
+		"2026-01-02T00:00:05Z,s2,,gate,,unit,,pass,0,5,,\n" +
+		"2026-01-03T00:00:00Z,s3,,gate,,unit,,pass,0,5,,\n" +
+		"2026-01-03T00:00:05Z,s3,,gate,,unit,,fail,1,5,abc,\n"
+	m, err := Compute(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Runs != 3 || m.SucceededRuns != 2 || m.TimeToSuccess.Count != 2 {
+		t.Errorf("Compute = %d runs, %d succeeded, %d times to success; want 3, 2 (r1 and s2), 2", m.Runs, m.SucceededRuns, m.TimeToSuccess.Count)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -192,9 +193,17 @@ func inlineable(js []byte) error {
 	return nil
 }
 
+// count is n and the word, in the plural unless n is 1: "1 issue", "2 issues".
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
 func summary(m *Metrics) string {
 	if m.IssuesFiled == 0 {
-		return fmt.Sprintf("No issue filed yet: %d runs, %d gate runs, %d failed.", m.Runs, m.GateRuns, m.GateFailures)
+		return fmt.Sprintf("No issue filed yet: %s, %s, %d failed.", count(m.Runs, "run"), count(int(m.GateRuns), "gate run"), m.GateFailures)
 	}
 	var parts []string
 	for _, c := range m.IssueOutcomes {
@@ -202,7 +211,7 @@ func summary(m *Metrics) string {
 			parts = append(parts, fmt.Sprintf("%d %s", c.N, outcomeLabel(c.Name)))
 		}
 	}
-	return fmt.Sprintf("Of %d issues filed: %s.", m.IssuesFiled, strings.Join(parts, ", "))
+	return fmt.Sprintf("Of %s filed: %s.", count(m.IssuesFiled, "issue"), strings.Join(parts, ", "))
 }
 
 func cards(m *Metrics) []card {
@@ -235,20 +244,20 @@ func cards(m *Metrics) []card {
 	return []card{{
 		Label: "Autonomous fix rate",
 		Value: dash(m.IssuesFiled > 0, pct(m.AutonomousFixRate)),
-		Note:  fmt.Sprintf("%d of %d issues fixed with no person's help", m.FixedAutonomously, m.IssuesFiled),
+		Note:  fmt.Sprintf("%d of %s fixed with no person's help", m.FixedAutonomously, count(m.IssuesFiled, "issue")),
 	}, {
 		Label: "Time to success",
 		Value: dash(m.TimeToSuccess.Count > 0, formatMS(m.TimeToSuccess.MedianMS)),
-		Note: fmt.Sprintf("median from the task's start to every gate passing; mean %s; %d of %d runs got there",
-			formatMS(m.TimeToSuccess.MeanMS), m.SucceededRuns, m.Runs),
+		Note: fmt.Sprintf("median from the task's start to every gate passing; mean %s; %d of %s got there",
+			formatMS(m.TimeToSuccess.MeanMS), m.SucceededRuns, count(m.Runs, "run")),
 	}, {
 		Label: "Attempts to pass",
 		Value: dash(m.FixedByLoop > 0, fmt.Sprintf("%.1f", m.MeanAttemptsToPass)),
-		Note:  fmt.Sprintf("mean over %d issues the loop fixed; 1 means no retry", m.FixedByLoop),
+		Note:  fmt.Sprintf("mean over %s the loop fixed; 1 means no retry", count(m.FixedByLoop, "issue")),
 	}, {
 		Label: "False-positive rate",
 		Value: dash(m.IssuesFiled > 0, pct(m.FalsePositiveRate)),
-		Note:  fmt.Sprintf("%d of %d issues were not the code's: skipped by a person, or the gate's command could not run", m.FalsePositives, m.IssuesFiled),
+		Note:  fmt.Sprintf("%d of %s were not the code's: skipped by a person, or the gate's command could not run", m.FalsePositives, count(m.IssuesFiled, "issue")),
 	}, {
 		Label: "Token efficiency",
 		Value: usage(dash(m.SucceededRuns > 0, formatCount(int64(m.TokensPerSuccess)))),
@@ -264,7 +273,7 @@ func cards(m *Metrics) []card {
 	}, {
 		Label: "Time to fix",
 		Value: dash(m.TimeToFix.Count > 0, formatMS(m.TimeToFix.MedianMS)),
-		Note:  fmt.Sprintf("median from an issue filed to fixed; mean %s over %d issues", formatMS(m.TimeToFix.MeanMS), m.TimeToFix.Count),
+		Note:  fmt.Sprintf("median from an issue filed to fixed; mean %s over %s", formatMS(m.TimeToFix.MeanMS), count(m.TimeToFix.Count, "issue")),
 	}, {
 		Label: "Halted issues",
 		Value: fmt.Sprint(m.Halted),
@@ -272,11 +281,11 @@ func cards(m *Metrics) []card {
 	}, {
 		Label: "Cap hits",
 		Value: fmt.Sprint(m.CapHits),
-		Note:  fmt.Sprintf("of %d runs reached the global retry cap", m.Runs),
+		Note:  fmt.Sprintf("of %s reached the global retry cap", count(m.Runs, "run")),
 	}, {
 		Label: "Gate failure rate",
 		Value: dash(m.GateRuns > 0, pct(m.GateFailureRate)),
-		Note:  fmt.Sprintf("%d of %d gate runs failed", m.GateFailures, m.GateRuns),
+		Note:  fmt.Sprintf("%d of %s failed", m.GateFailures, count(int(m.GateRuns), "gate run")),
 	}, {
 		Label: "Retries per run",
 		Value: dash(m.Runs > 0, fmt.Sprintf("%.1f", m.RetriesPerRun)),

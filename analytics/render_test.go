@@ -266,3 +266,25 @@ func TestFormatMS(t *testing.T) {
 		}
 	}
 }
+
+// TestPageCounts: one issue is "1 issue", one run "1 run"; two are plural.
+func TestPageCounts(t *testing.T) {
+	one := &Metrics{IssuesFiled: 1, Runs: 1, GateRuns: 1, FixedByLoop: 1}
+	one.TimeToFix.Count = 1
+	text := summary(one)
+	for _, c := range cards(one) {
+		text += "\n" + c.Note
+	}
+	for _, want := range []string{"Of 1 issue filed", "0 of 1 issue fixed with", "mean over 1 issue the loop", "over 1 issue\n",
+		"0 of 1 run got there", "of 1 run reached", "0 of 1 gate run failed"} {
+		if !strings.Contains(text+"\n", want) {
+			t.Errorf("page text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "1 issues") || strings.Contains(text, "1 runs") {
+		t.Errorf("page text has a plural for one:\n%s", text)
+	}
+	if s := summary(&Metrics{Runs: 2, GateRuns: 3}); s != "No issue filed yet: 2 runs, 3 gate runs, 0 failed." {
+		t.Errorf("summary = %q", s)
+	}
+}

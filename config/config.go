@@ -64,6 +64,12 @@ const (
 const (
 	ExhaustionKeep  = "keep"
 	ExhaustionStash = "stash"
+
+	// on_success: what run does with the agent's work when every blocking
+	// gate passes. Commit commits it (only when the run started from a
+	// clean tree); leave leaves it in the tree.
+	SuccessCommit = "commit"
+	SuccessLeave  = "leave"
 )
 
 // Enforcement says what a gate's failure does to the evaluation (seed 002).
@@ -86,6 +92,23 @@ const (
 	PriorityLow      = "low"
 )
 
+// PriorityFor is the priority of the issues a gate files when it sets no
+// priority: seed 002's map read the other way, blocking is critical,
+// advisory high, informational low, so that a blocking gate's failure is a
+// "Critical issue" (seed 004) and a when: condition on priority 1 matches it.
+func PriorityFor(priority string, e Enforcement) string {
+	if priority != "" {
+		return priority
+	}
+	switch e {
+	case Advisory:
+		return PriorityHigh
+	case Informational:
+		return PriorityLow
+	}
+	return PriorityCritical
+}
+
 // enforcementForPriority is seed 002's SEVERITY_TO_ENFORCEMENT mapping:
 // critical is blocking, high and medium are advisory, low is informational.
 // A gate with no priority is blocking, as a gate with no enforcement mode is in
@@ -106,6 +129,7 @@ type Config struct {
 	Agent        Agent
 	Parallelism  int // gates run at once in the parallel phase; 0 = number of CPUs
 	OnExhaustion string
+	OnSuccess    string // commit | leave
 	Output       Output
 	Human        Human
 	KeepRuns     int    // keep_runs: how many runs runs/ keeps (the newest); 0 keeps every run
@@ -249,6 +273,7 @@ func Default() *Config {
 		},
 		Agent:        defaultAgent(),
 		OnExhaustion: ExhaustionKeep,
+		OnSuccess:    SuccessCommit,
 		Output:       DefaultOutput(),
 		Human:        Human{Wait: HumanWaitExit},
 		KeepRuns:     DefaultKeepRuns,

@@ -44,6 +44,7 @@ gates:
   - name: vet
     command: go vet ./...
     priority: low
+on_success: leave
 `
 
 func TestParseFull(t *testing.T) {
@@ -57,6 +58,7 @@ func TestParseFull(t *testing.T) {
 			ReviewCommand: `my-agent --print "$ORCHESTRATE_REVIEW_PROMPT"`, Session: SessionChosen, CommandSet: true, ResumeSet: true},
 		Parallelism:  3,
 		OnExhaustion: "stash",
+		OnSuccess:    "leave",
 		Output:       Output{HeadBytes: 100, TailBytes: 200, FeedbackLines: 10, FeedbackBytes: 1000, LogHeadBytes: DefaultLogHeadBytes, LogTailBytes: DefaultLogTailBytes},
 		KeepRuns:     DefaultKeepRuns,
 		Human:        Human{Wait: HumanWaitExit},
@@ -157,9 +159,19 @@ func TestProblems(t *testing.T) {
 		{"top level not a mapping", "- a\n- b\n", []string{"c.yaml:1: want a mapping of settings (retry, agent, gates, …), got a list"}},
 		{"second document", "retry: {}\n---\nretry: {}\n", []string{"c.yaml:2: a second YAML document: config.yaml holds one"}},
 		{"unknown top-level key", "parallelism: 2\nretries: 3\n", []string{`c.yaml:2: unknown key "retries"; did you mean "retry"?`}},
-		{"unknown key far from all", "zzz: 1\n", []string{`c.yaml:1: unknown key "zzz" (known keys: agent, gates, human, keep_runs, on_exhaustion, output, parallelism, retry)`}},
+		{"unknown key far from all", "zzz: 1\n", []string{`c.yaml:1: unknown key "zzz" (known keys: agent, gates, human, keep_runs, on_exhaustion, on_success, output, parallelism, retry)`}},
 		{"unknown nested key", "retry:\n  max_retry: 3\n", []string{`c.yaml:2: unknown key "max_retry" in retry; did you mean "max_retries"?`}},
 		{"unknown gate key", "gates:\n  - name: t\n    command: x\n    tiemout: 5m\n", []string{`c.yaml:4: unknown key "tiemout" in gates[0]; did you mean "timeout"?`}},
+		{"seed keys", "quality_gates: []\nexecutor:\n  quality_gate_max_retries: 3\nheadless: {max_retries: 3}\nretry:\n  max_iterations: 3\ngates:\n  formula: code-review\n",
+			[]string{
+				`c.yaml:1: unknown key "quality_gates": a seed's key; use gates instead`,
+				`c.yaml:2: unknown key "executor": a seed's key; use retry (its quality_gate_max_retries is retry.max_retries) instead`,
+				`c.yaml:4: unknown key "headless": a seed's key; use retry (its max_retries is retry.max_retries) instead`,
+				`c.yaml:6: unknown key "max_iterations" in retry: a seed's key; use retry.max_retries instead`,
+				`c.yaml:8: unknown key "formula" in gates: a seed's key; use gates.preset instead`,
+			}},
+		{"seed gate type", "gates:\n  - name: r\n    type: parallel_review\n",
+			[]string{`c.yaml:3: gate "r": type: "parallel_review" is a seed's gate type; use type: review instead`, `c.yaml:2: gate "r": a gate needs a command`}},
 		{"duplicate key", "parallelism: 1\nparallelism: 2\n", []string{`c.yaml:2: duplicate key "parallelism" (first on line 1)`}},
 		{"section not a mapping", "retry: 3\n", []string{"c.yaml:1: retry: want a mapping, got the integer 3"}},
 		{"string for integer", "retry:\n  max_retries: ten\n", []string{`c.yaml:2: retry.max_retries: want an integer, got the string "ten"`}},
@@ -216,7 +228,7 @@ func TestProblems(t *testing.T) {
 				`c.yaml:2: retry.max_retries: want an integer, got the string "x"`,
 				`c.yaml:3: retry.strategy: invalid value "y" (want same, fresh, auto)`,
 				`c.yaml:4: parallelism: want an integer, got the string "z"`,
-				`c.yaml:5: unknown key "foo" (known keys: agent, gates, human, keep_runs, on_exhaustion, output, parallelism, retry)`,
+				`c.yaml:5: unknown key "foo" (known keys: agent, gates, human, keep_runs, on_exhaustion, on_success, output, parallelism, retry)`,
 			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

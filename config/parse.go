@@ -261,11 +261,27 @@ func (p *parser) unknownKey(f field, where string, handlers map[string]func(*yam
 	if where != "" {
 		in = " in " + where
 	}
+	if use, ok := seedKeys[f.name]; ok {
+		p.add(f.key.Line, "unknown key %q%s: a seed's key; use %s instead", f.name, in, use)
+		return
+	}
 	if s := closest(f.name, known); s != "" {
 		p.add(f.key.Line, "unknown key %q%s; did you mean %q?", f.name, in, s)
 		return
 	}
 	p.add(f.key.Line, "unknown key %q%s (known keys: %s)", f.name, in, strings.Join(known, ", "))
+}
+
+// seedKeys names, for each key of the seeds' configurations that is not
+// ours, the key to use instead.
+var seedKeys = map[string]string{
+	"quality_gates":            "gates",
+	"executor":                 "retry (its quality_gate_max_retries is retry.max_retries)",
+	"headless":                 "retry (its max_retries is retry.max_retries)",
+	"quality_gate_max_retries": "retry.max_retries",
+	"max_iterations":           "retry.max_retries",
+	"formula":                  "gates.preset",
+	"parallel_review":          "a gate with type: review",
 }
 
 // closest returns the known key within a small edit distance of key, if any.
@@ -504,6 +520,7 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		},
 		"parallelism":   p.setInt(&cfg.Parallelism, "parallelism", 0, 1024),
 		"on_exhaustion": p.setEnum(&cfg.OnExhaustion, "on_exhaustion", ExhaustionKeep, ExhaustionStash),
+		"on_success":    p.setEnum(&cfg.OnSuccess, "on_success", SuccessCommit, SuccessLeave),
 		"keep_runs":     p.setInt(&cfg.KeepRuns, "keep_runs", 0, maxInt),
 		"output": func(v *yaml.Node) {
 			p.section(v, "output", map[string]func(*yaml.Node){
@@ -739,7 +756,9 @@ func (r *gateReader) key(k string) string {
 func (r *gateReader) readType(fields []field) (typeNode *yaml.Node) {
 	for _, f := range fields {
 		if v := resolve(f.val); f.name == "type" && !isNull(v) {
-			if s, good := r.p.enum(v, r.key("type"), TypeCommand, TypeReview, TypeHuman); good {
+			if v.Value == "parallel_review" {
+				r.p.add(v.Line, "%s: %q is a seed's gate type; use type: review instead", r.key("type"), v.Value)
+			} else if s, good := r.p.enum(v, r.key("type"), TypeCommand, TypeReview, TypeHuman); good {
 				r.g.Type, typeNode = s, v
 			}
 		}

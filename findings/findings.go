@@ -1,5 +1,5 @@
 // Package findings reads and writes what code reviewers find: findings with
-// a priority (P0 critical to P3 nit), a place and an issue, in the JSON or
+// a priority (P0 critical to P3 suggestion), a place and an issue, in the JSON or
 // markdown a reviewer prints (seed 003's form). It merges the findings of
 // several reviewers, groups them for the feedback, and gives the text that
 // stands for them in a failure signature.
@@ -26,10 +26,10 @@ const (
 	P0 Priority = iota // critical: must fix
 	P1                 // major: should fix
 	P2                 // minor: nice to fix
-	P3                 // nit: optional
+	P3                 // suggestion: optional
 )
 
-var priorityTitles = [...]string{"Critical", "Major", "Minor", "Nit"}
+var priorityTitles = [...]string{"Critical", "Major", "Minor", "Suggestion"}
 
 // String returns "P0" to "P3".
 func (p Priority) String() string {
@@ -39,7 +39,7 @@ func (p Priority) String() string {
 	return "P" + strconv.Itoa(int(p))
 }
 
-// Title returns the priority's word: Critical, Major, Minor, Nit.
+// Title returns the priority's word, as in seed 003: Critical, Major, Minor, Suggestion.
 func (p Priority) Title() string {
 	if p < P0 || p > P3 {
 		return "?"
@@ -120,7 +120,7 @@ const MaxText = 2000
 //     {"findings": [...]}; "severity" is read when "priority" is missing,
 //     other keys are ignored;
 //   - markdown in seed 003's form: headings "### P0 Critical", "### P1 Major",
-//     "### P2 Minor", "### P3 Nit" (any level; P0…P3 or the word is enough),
+//     "### P2 Minor", "### P3 Suggestion" (any level; P0…P3 or the word is enough),
 //     each with items "- file:line - issue", optionally followed by a line
 //     "Suggestion: …"; text outside those sections is ignored, and so are
 //     items that say "None";
@@ -608,7 +608,7 @@ func Markdown(fs []Finding) string {
 // Group is the findings of one priority, for the feedback.
 type Group struct {
 	Priority string // P0 to P3
-	Title    string // Critical, Major, Minor, Nit
+	Title    string // Critical, Major, Minor, Suggestion
 	Blocking bool   // at fail_on or worse: these fail the gate
 	Items    []Item
 }

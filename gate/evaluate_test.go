@@ -24,6 +24,16 @@ func stamped(dir, name string, sleep string, code int) config.Gate {
 	return gateOf(name, cmd)
 }
 
+// meeting is a gate that stamps its start, then waits until n gates have
+// come to the meeting in dir before it stamps its end: if they do not run
+// at the same time, it fails after a minute, whatever the machine's load.
+func meeting(dir, name string, n int) config.Gate {
+	cmd := fmt.Sprintf(`echo "%[1]s start $(date +%%s%%N)" >> %[2]s/stamps; : > %[2]s/here.%[1]s; i=0; `+
+		`while [ "$(ls %[2]s | grep -c '^here\.')" -lt %[3]d ]; do i=$((i+1)); [ $i -gt 6000 ] && exit 3; sleep 0.01; done; `+
+		`echo "%[1]s end $(date +%%s%%N)" >> %[2]s/stamps`, name, dir, n)
+	return gateOf(name, cmd)
+}
+
 type span struct{ start, end int64 }
 
 func readStamps(t *testing.T, dir string) map[string]span {
@@ -64,12 +74,13 @@ func names(ev *Evaluation) []string {
 func TestSerialThenParallel(t *testing.T) {
 	dir := t.TempDir()
 	serial := func(g config.Gate) config.Gate { g.Serial = true; return g }
+	// The parallel gates meet: they pass only if all three run at once.
 	gates := []config.Gate{
-		stamped(dir, "p1", "0.3", 0),
+		meeting(dir, "p1", 3),
 		serial(stamped(dir, "s1", "0.1", 0)),
-		stamped(dir, "p2", "0.3", 0),
+		meeting(dir, "p2", 3),
 		serial(stamped(dir, "s2", "0.1", 0)),
-		stamped(dir, "p3", "0.3", 0),
+		meeting(dir, "p3", 3),
 	}
 	var inProgress, overlapped atomic.Int32
 	var events []string

@@ -54,7 +54,10 @@ type FailedGate struct {
 	Hints     []string // the gate's improvement hints
 	LogPath   string   // where its whole output is
 	Signature string   // its failure signature, when the caller gave one
-	Seen      int      // how many times that signature came in earlier attempts
+	// TimeLimit is the gate's timeout ("5m0s") when it timed out: the agent
+	// is told the limit and that the end of the output is where it was.
+	TimeLimit string
+	Seen      int // how many times that signature came in earlier attempts
 
 	// Findings are a review gate's findings by priority, worst first, in
 	// place of Error; the groups at fail_on or worse are Blocking.
@@ -104,6 +107,12 @@ func NewFeedback(ev *Evaluation, in FeedbackInput) FeedbackData {
 			Hints:     r.Gate.Hints,
 			LogPath:   r.LogPath,
 			Signature: in.Signatures[r.Name()],
+		}
+		if r.Outcome == TimedOut {
+			f.TimeLimit = "its time limit"
+			if r.Gate.Timeout > 0 {
+				f.TimeLimit = r.Gate.Timeout.String()
+			}
 		}
 		if rev := r.Review; rev != nil && r.Outcome == Fail && len(rev.Findings) > 0 {
 			f.Findings = findings.Groups(rev.Findings, rev.FailOn)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
@@ -83,5 +84,28 @@ func TestFeedbackIsText(t *testing.T) {
 	}
 	if !strings.Contains(text, `got \x00\x01\x02`) || strings.Contains(text, "title") {
 		t.Errorf("feedback =\n%s", text)
+	}
+}
+
+// A timeout tells the agent the time limit and where the output ended;
+// with no output, that there was none: never a bare "please fix".
+func TestFeedbackTimeout(t *testing.T) {
+	for _, tc := range []struct{ output, want string }{
+		{"", "It did not finish within 5m0s (the gate's timeout) and was killed, having printed nothing. Find what hangs"},
+		{"=== RUN TestServe\nlistening on :8080\n", "```\n=== RUN TestServe\nlistening on :8080\n```\nIt did not finish within 5m0s (the gate's timeout) and was killed: the end of its output above is where it was."},
+	} {
+		ev := &Evaluation{Results: []Result{{Gate: config.Gate{Name: "tests", Timeout: 5 * time.Minute}, Outcome: TimedOut, ExitCode: -1, Output: tc.output}}}
+		got, err := RenderFeedback("", NewFeedback(ev, FeedbackInput{Attempt: 1, MaxAttempts: 2}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("RenderFeedback with output %q =\n%s\nwant it to hold %q", tc.output, got, tc.want)
+		}
+	}
+	// A failure that is not a timeout says nothing of a time limit.
+	ev := &Evaluation{Results: []Result{{Gate: config.Gate{Name: "tests", Timeout: 5 * time.Minute}, Outcome: Fail, ExitCode: 1, Output: "boom\n"}}}
+	if got, _ := RenderFeedback("", NewFeedback(ev, FeedbackInput{Attempt: 1, MaxAttempts: 2})); strings.Contains(got, "did not finish") {
+		t.Errorf("RenderFeedback of a failure =\n%s\nsays it did not finish", got)
 	}
 }

@@ -51,9 +51,12 @@ func TestDaemonsOfAPassingGateAreKilled(t *testing.T) {
 // TestDaemonsOfATimedOutGateAreKilled: the same at a timeout.
 func TestDaemonsOfATimedOutGateAreKilled(t *testing.T) {
 	requireSetsid(t)
+	t.Parallel()
 	dir := t.TempDir()
 	g := gateOf("g", daemonScript+"sleep 300\n")
-	g.Timeout = 500 * time.Millisecond
+	// Long enough for a loaded machine to start the daemons before the
+	// timeout ends the gate.
+	g.Timeout = 5 * time.Second
 	r := runOne(t, g, Options{RepoRoot: dir, KillGrace: 500 * time.Millisecond})
 	if r.Outcome != TimedOut {
 		t.Fatalf("Run = %s (%s); want timeout", r.Outcome, r.Reason())

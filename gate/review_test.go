@@ -211,7 +211,7 @@ Error: 2 findings at P1 or worse (1 P0, 1 P1)
 ### P1 Major
 - new.go:3 - the new function is empty
 
-### P3 Nit (optional: these do not fail the review)
+### P3 Suggestion (optional: these do not fail the review)
 - main.go:1 - naming
 
 Please fix`

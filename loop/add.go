@@ -84,6 +84,7 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 	counted := false
 	if f := ni.Failure; f != nil {
 		sig, normalized = w.Signature(*f)
+		f.headlines = w.headlines(f.Output)
 		sections[queue.SectionFailureDetails] = FormatOutput(f.Output)
 		if f.Gate != "" {
 			fields[FieldGate] = f.Gate

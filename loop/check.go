@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,11 @@ type CheckResult struct {
 	Exhausted        []IssueRef `json:"exhausted"`
 	TotalAutoRetries int        `json:"total_auto_retries"`
 	GlobalCap        int        `json:"global_cap"`
+	// Unfinished lists the issues left in_progress by an earlier retry
+	// with no result since: no record of a failed verification, no
+	// resolve. The check does not retry them; a person or the orchestrator
+	// records or resolves them.
+	Unfinished []IssueRef `json:"unfinished,omitempty"`
 }
 
 // Check is the seed's checkAutoRetry, step for step: the no_auto_retry
@@ -128,6 +134,7 @@ func (w Workspace) retryQueue(cfg *config.Config, run string, res *CheckResult) 
 	var intent *checkIntent
 	err = w.updateQueue(func(q *queue.Queue) error {
 		res.Retried, res.Exhausted, held = retryStep(q, cfg, sel, capped)
+		res.Unfinished = unfinished(q, cfg, sel, res.Retried)
 		if len(res.Retried) == 0 {
 			return nil
 		}
@@ -224,6 +231,31 @@ func retryStep(q *queue.Queue, cfg *config.Config, sel func(*queue.Issue) bool, 
 		retried = append(retried, ref)
 	}
 	return retried, exhausted, held
+}
+
+// unfinished returns the selected issues in_progress that this check did
+// not just retry: left by an earlier retry with no result since.
+func unfinished(q *queue.Queue, cfg *config.Config, sel func(*queue.Issue) bool, retried []IssueRef) []IssueRef {
+	var out []IssueRef
+	for _, is := range q.Issues {
+		if is.Status() != queue.StatusInProgress || !sel(is) || slices.ContainsFunc(retried, func(r IssueRef) bool { return r.ID == is.ID }) {
+			continue
+		}
+		out = append(out, IssueRef{ID: is.ID, Summary: summaryOf(is),
+			RetryCount: is.Int(queue.FieldRetryCount, 0), MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries)})
+	}
+	return out
+}
+
+// UnfinishedMessage names the issues left in_progress with no result, and
+// what to do about each; "" for none.
+func UnfinishedMessage(refs []IssueRef) string {
+	var b strings.Builder
+	for _, r := range refs {
+		fmt.Fprintf(&b, "Left in_progress with no result: %s (%s), retry %d of %d: record its verification's failure (orchestrate record %s FILE) or resolve it (orchestrate issue resolve %s); check retries only pending issues.\n",
+			r.ID, r.Summary, r.RetryCount, r.MaxRetries, r.ID, r.ID)
+	}
+	return b.String()
 }
 
 // checkEvents are the history rows of a check that retried issues, or

@@ -45,7 +45,9 @@
 //     (attemptOf); the gate results and the summary of seed 001 for the
 //     whole fix cycle (previousAttempts).
 //   - seen.go: each failure an issue saw, for the feedback's already tried
-//     (noteFailureSeen, failuresSeen).
+//     (noteFailureSeen, failuresSeen): its failing tests in the output's
+//     order (headlines), and what tells two of them apart
+//     (distinctHeadline).
 //   - human.go: human gates: an approval request per gate and diff, given or
 //     rejected by a person (decideHuman, requestApproval, Approve, Reject,
 //     WaitApprovals).
@@ -55,12 +57,31 @@
 //     (exhausted); one run at a time (TryRunLock).
 //   - git.go: the files a loop changed, for the next prompt, and the stash
 //     on_exhaustion keeps (filesChanged, stashExhausted).
+//   - commit.go: on_success: commit, the agent's work committed when every
+//     blocking gate passes, only when the run started from a clean tree,
+//     with a message from the task and the resolved issues (noteStartTree,
+//     commitSuccess, commitMessage).
+//   - preflight.go: a run with no gate is refused before any agent is
+//     launched (checkGates, ErrNoGates).
+//   - compact.go: what an agent session is told of its open issues after
+//     its conversation was compacted (SessionContext).
+//   - resume.go: a resumed agent told the workspace is unchanged only when
+//     git shows it so, else the files changed since it stopped (noteLeft,
+//     resumeState).
+//   - maxloops.go: the check at run's --max-loops limit, asked without
+//     writing, so that no loop is announced or counted that will not run
+//     (wouldRetry).
+//   - advisory.go: the advisory gates that failed while the blocking ones
+//     passed, told to the person (AdvisoryMessage).
 //   - hook.go: an agent's Stop hook (StopHook): the gates with the
 //     session's own issues, attempts counted as check counts them
 //     (retrySession), blocking with the feedback or saying why the agent may
 //     stop (retryHook); a session that changed nothing stops at once
-//     (readBaseline, treeState); a failure that belongs to an issue that
-//     waits for a person is not filed again (waitingFor).
+//     (readBaseline, treeState); a failure whose signature belongs to an
+//     issue that waits for a person is not filed again, nor recorded
+//     against it, under every driver (waitingFor); a halted issue's
+//     evidence is never rewritten: a different failure of its gate files
+//     an issue of its own.
 //
 // And the rest: workspace.go, the files, the lock and runs/ (Lock, RunDir);
 // runlock.go, the run's lock and its agent's process group (runLock,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,8 +39,9 @@ type GateRun struct {
 
 	// Waiting maps each failed auto-retry gate whose failure already
 	// belongs to an issue that waits for a person (stuck, halted or
-	// exhausted) to that issue, with GateOptions.SkipWaiting: such a
-	// failure is not filed again.
+	// exhausted), by its signature, to that issue: such a failure is not
+	// filed again, and that issue's evidence stays as it is. Every driver
+	// (run, gate, the Stop hook) follows this one rule.
 	Waiting map[string]IssueRef
 }
 
@@ -67,9 +69,6 @@ type GateOptions struct {
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
 	Dir string
-	// SkipWaiting leaves unfiled a failure whose signature belongs to an
-	// issue that waits for a person: GateRun.Waiting names it.
-	SkipWaiting bool
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
@@ -131,6 +130,9 @@ func (w Workspace) appendHeld(ctx context.Context, held []analytics.Event) error
 	if len(held) == 0 {
 		return nil
 	}
+	// In time order: the rows of the issues come as their writes did, the
+	// gates' as each ended.
+	slices.SortStableFunc(held, func(a, b analytics.Event) int { return a.Time.Compare(b.Time) })
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	return w.withLock(hctx, func() error { return w.appendHistory(held...) })
@@ -274,15 +276,13 @@ func (s *gateStep) record(ctx context.Context, r *gate.Result, h *human, e *anal
 }
 
 // recordFailure files an auto-retry gate's failure, or records it against
-// the gate's open issue; with SkipWaiting, a failure that belongs to an
-// issue waiting for a person is only named in gr.Waiting.
+// the gate's open issue; a failure whose signature belongs to an issue
+// waiting for a person is only named in gr.Waiting, whatever the driver.
 func (s *gateStep) recordFailure(ctx context.Context, r *gate.Result, e *analytics.Event) error {
-	if s.opt.SkipWaiting {
-		if ref, sig := s.w.waitingFor(s.cfg, r); ref.ID != "" {
-			s.gr.Waiting[r.Name()] = ref
-			e.IssueID, e.Signature = ref.ID, sig
-			return nil
-		}
+	if ref, sig := s.w.waitingFor(s.cfg, r); ref.ID != "" {
+		s.gr.Waiting[r.Name()] = ref
+		e.IssueID, e.Signature = ref.ID, sig
+		return nil
 	}
 	a, err := s.w.fileGateFailure(ctx, s.now(), s.cfg, r, s.opt.Tag)
 	if err != nil {
@@ -403,6 +403,7 @@ func exitCodeOf(r *gate.Result) int {
 // the open issue the gate filed before.
 func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
 	f, findings := gateFailure(r)
+	f.Summary = gateSummary(r)
 	if id := w.openGateIssue(r.Name(), tag); id != "" {
 		rec, err := w.Record(ctx, now, id, f)
 		if err != nil {
@@ -416,13 +417,9 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 		}
 		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}, err
 	}
-	priority := r.Gate.Priority
-	if priority == "" {
-		priority = "high"
-	}
 	fields := map[string]string{
 		queue.FieldType:       "bug",
-		queue.FieldPriority:   priority,
+		queue.FieldPriority:   config.PriorityFor(r.Gate.Priority, r.Enforcement()),
 		queue.FieldSource:     "gate",
 		queue.FieldCategory:   "quality-gate",
 		queue.FieldAutoRetry:  "true",
@@ -433,7 +430,7 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 		fields[k] = v
 	}
 	sections := map[string]string{
-		queue.SectionSummary:      fmt.Sprintf("Quality gate %s failed: %s", r.Name(), r.Reason()),
+		queue.SectionSummary:      gateSummary(r),
 		queue.SectionVerification: "`" + r.Gate.Command + "`",
 	}
 	switch {
@@ -445,7 +442,31 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 	if findings != "" {
 		sections[SectionReviewFindings] = findings
 	}
+	if fix := suggestedFix(r.Gate.Hints); fix != "" {
+		sections[queue.SectionSuggestedFix] = fix
+	}
 	return w.AddIssue(ctx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
+}
+
+// gateSummary is the Summary of a gate's issue: the gate and the cause of
+// its failure.
+func gateSummary(r *gate.Result) string { return gateSummaryPrefix(r.Name()) + r.Reason() }
+
+func gateSummaryPrefix(name string) string { return "Quality gate " + name + " failed: " }
+
+// suggestedFix is the Suggested Fix section of a gate's issue: its hints,
+// one a line; "" for none.
+func suggestedFix(hints []string) string {
+	var b strings.Builder
+	for _, h := range hints {
+		if h = strings.TrimSpace(h); h != "" {
+			if len(hints) > 1 {
+				b.WriteString("- ")
+			}
+			b.WriteString(h + "\n")
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // gateFailure is the failure a gate's result files, and a review gate's
@@ -468,14 +489,16 @@ func gateFailure(r *gate.Result) (f Failure, md string) {
 const SectionReviewFindings = "Review Findings"
 
 // openGateIssue returns the ID of the open issue a gate filed (with the
-// same tags), or "".
+// same tags), or "". A halted issue is not one: its evidence (signature,
+// repeat count) is what a person is to look at, and a different failure
+// of the gate is an issue of its own (the same one is waitingFor's).
 func (w Workspace) openGateIssue(name string, tag map[string]string) string {
 	q, err := w.loadQueue()
 	if err != nil {
 		return ""
 	}
 	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) {
+		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) && !is.Bool(queue.FieldHalted, false) {
 			return is.ID
 		}
 	}

@@ -380,7 +380,7 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			return res, nil
 		}
 	}
-	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName, SkipWaiting: true}
+	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName}
 	for _, x := range extra {
 		opt.AgentFixes = agentFixes(x.AgentFixes)
 	}
@@ -394,6 +394,9 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		var msgs []string
 		for _, r := range w.resolutions(gr.Resolved) {
 			msgs = append(msgs, SucceededMessage(r))
+		}
+		if m := AdvisoryMessage(gr); m != "" {
+			msgs = append(msgs, m)
 		}
 		res.Output.SystemMessage = strings.Join(msgs, "\n")
 		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates passed")

@@ -44,6 +44,12 @@ type PromptData struct {
 	WorkSummary  string
 	FilesChanged string
 	Attempts     []PromptAttempt
+
+	// For a resumed agent, in a git repository: Unchanged when the tree is
+	// as it left it; else ChangedSince names the files changed since.
+	// Outside a repository both are zero: it cannot be told.
+	Unchanged    bool
+	ChangedSince string
 }
 
 // PromptIssue is an open issue in a prompt.

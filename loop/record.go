@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
@@ -67,6 +68,14 @@ type Failure struct {
 	// Digest, when set, is what normalizing the whole output found, where
 	// Output holds only its head and tail: the signature comes from it.
 	Digest *signature.Digest
+	// headlines say what the failure was, in the order of its output (see
+	// Workspace.headlines); set when it is signed for the queue.
+	headlines []string
+	// Summary, when set, is the gate's Summary of this failure ("Quality
+	// gate G failed: timed out after 5m"): an issue whose Summary the gate
+	// wrote takes it, so that the Summary follows the latest cause. A
+	// Summary a person wrote stays.
+	Summary string
 }
 
 // Class returns the failure's exit class.
@@ -123,6 +132,7 @@ func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failu
 		return Recorded{}, err
 	}
 	sig, normalized := w.Signature(f)
+	f.headlines = w.headlines(f.Output)
 	unlock, err := w.Lock(ctx)
 	if err != nil {
 		return Recorded{}, err
@@ -180,6 +190,7 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 		RepeatCount: is.Int(queue.FieldSignatureRepeatCount, 0),
 	}
 	is.SetSection(queue.SectionFailureDetails, FormatOutput(f.Output))
+	followSummary(is, f)
 	if f.Gate != "" {
 		if _, ok := is.Get(FieldGate); !ok {
 			is.Set(FieldGate, f.Gate)
@@ -203,7 +214,11 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 			recent = recent[len(recent)-recentWindow:]
 		}
 		is.Set(FieldRecentSignatures, queue.FormatList(recent))
-		noteFailureSeen(is, sig[:shortSig], normalized, recent)
+		heads := f.headlines
+		if len(heads) == 0 {
+			heads = []string{signature.Headline(normalized)}
+		}
+		noteFailureSeen(is, sig[:shortSig], heads, recent)
 		same := 0
 		for _, s := range recent {
 			if s == sig[:shortSig] {
@@ -240,6 +255,22 @@ func applyFailure(is *queue.Issue, cfg *config.Config, f Failure, sig, normalize
 	r.stopped = r.Status == queue.StatusStuck && !wasStuck
 	is.Set(queue.FieldStatus, r.Status)
 	return r
+}
+
+// followSummary gives an issue whose Summary its gate wrote the gate's
+// Summary of the failure: the latest cause, not the first.
+func followSummary(is *queue.Issue, f Failure) {
+	if f.Summary == "" || f.Gate == "" {
+		return
+	}
+	sec := is.Section(queue.SectionSummary)
+	if sec == nil {
+		return
+	}
+	cur := strings.TrimSpace(sec.Body())
+	if strings.HasPrefix(cur, gateSummaryPrefix(f.Gate)) && cur != f.Summary {
+		is.SetSection(queue.SectionSummary, f.Summary)
+	}
 }
 
 func recordOutcome(f Failure) string {
@@ -304,6 +335,13 @@ func runIDOf(s *session.State) string {
 // appendHistory adds events to history.csv; the caller holds the lock.
 // It leaves analytics.html as it is (see AnalyticsStampFile).
 func (w Workspace) appendHistory(events ...analytics.Event) error {
+	if w.loop > 0 {
+		for i := range events {
+			if events[i].Loop == 0 && events[i].Event != analytics.EventRunStart {
+				events[i].Loop = w.loop
+			}
+		}
+	}
 	if w.rows != nil {
 		*w.rows = append(*w.rows, events...)
 		return nil

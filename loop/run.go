@@ -106,6 +106,11 @@ type RunResult struct {
 	// Stash is the message of the git stash entry that keeps the last
 	// attempt's changes (on_exhaustion: stash).
 	Stash string `json:"stash,omitempty"`
+	// Commit is the commit of the agent's work when the run passed
+	// (on_success: commit); NotCommitted says why there is none, and how
+	// to make it.
+	Commit       *Commit `json:"commit,omitempty"`
+	NotCommitted string  `json:"not_committed,omitempty"`
 }
 
 // TryRunLock takes the workspace's run lock, which orchestrate run holds
@@ -150,6 +155,9 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := w.checkGates(cfg); err != nil {
+		return nil, err
+	}
 	task := opt.Task
 	if task == "" {
 		data, err := os.ReadFile(w.Path(TaskFile))
@@ -178,7 +186,13 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if r.res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
+	r.start = w.noteStartTree(ctx, cfg)
 	res, err := r.loop(ctx)
+	// An abort that came after the run's last decision point is the
+	// run's, which has ended: none stays behind it.
+	if rerr := os.Remove(w.Path(AbortFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
 	// The report shows the run when it ends: made once, here, outside the
 	// workspace's lock, and also after an interruption.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -211,6 +225,9 @@ type runner struct {
 	// only open issues wait on a person's decision (approval requests, human
 	// gates' failures), which the gates read.
 	gatesFirst bool
+	left       leftTree     // the tree as the last agent left it, for a resume
+	start      startTree    // the tree as the run found it, for on_success
+	resolved   []Resolution // the issues the run's gates resolved
 }
 
 // nothingToDo ends the run before it starts when there is no task and no
@@ -269,7 +286,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 				return res, err
 			}
 		}
-		r.res.Loops = n
+		r.res.Loops, r.w.loop = n, n // the history rows of the loop name it
 		var a *AgentRun
 		if n == 1 && r.gatesFirst {
 			r.step(Step{Kind: StepGatesOnly, Loop: n})
@@ -298,6 +315,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			return r.fail(ctx, err)
 		}
 		if gr.Evaluation.Passed {
+			r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved)
 			return r.end(ctx, RunPassed, "every blocking quality gate passes")
 		}
 		r.remember(n, a, gr)
@@ -347,6 +365,15 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 	if r.aborted() {
 		return r.end(ctx, RunAborted, "aborted by orchestrate abort after loop "+strconv.Itoa(n))
 	}
+	if r.opt.MaxLoops > 0 && n >= r.opt.MaxLoops {
+		// The limit of this run: no TRIGGERED for a loop it will not run,
+		// and no retry counted for it; the next run's check retries.
+		if would, err := r.w.wouldRetry(r.cfg); err != nil {
+			return r.fail(ctx, err)
+		} else if would {
+			return r.end(ctx, RunGatesFailed, fmt.Sprintf("quality gates still fail after %s (the limit of this run); the next run retries", plural(n, "loop")))
+		}
+	}
 	chk, err := r.w.Check(ctx, r.opt.Now())
 	if ctx.Err() != nil {
 		return r.interrupted(ctx)
@@ -394,7 +421,9 @@ func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 		return nil, err
 	}
 	r.attempts, r.res.Gates = gr.Attempts, gr
-	r.step(Step{Kind: StepGates, Loop: n, Gates: gr, Resolved: r.w.resolutions(gr.Resolved)})
+	resolved := r.w.resolutions(gr.Resolved)
+	r.resolved = append(r.resolved, resolved...)
+	r.step(Step{Kind: StepGates, Loop: n, Gates: gr, Resolved: resolved})
 	return gr, nil
 }
 
@@ -486,6 +515,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		a.Reason = ""
 	}
 	a.Key = c.key
+	r.noteLeft(ctx)
 	r.takeReport(a, res.Output, session)
 	r.res.Agents = append(r.res.Agents, *a)
 	if err := r.history(ctx, r.agentEvents(n, a, c)...); err != nil {
@@ -534,6 +564,9 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 	}
 	if c.prompt == PromptContinue {
 		d.FilesChanged = r.w.filesChanged(ctx)
+	}
+	if c.prompt == PromptResume {
+		r.resumeState(ctx, &d)
 	}
 	text, err := r.w.renderPrompt(c.prompt, d)
 	if err != nil {

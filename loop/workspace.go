@@ -57,6 +57,10 @@ type Workspace struct {
 	// of the issues it files start with.
 	session, day string
 
+	// loop, when set, is the loop of the run the workspace works for: the
+	// history rows that name no loop of their own get it.
+	loop int
+
 	// rows, when set, holds the history rows appended, for a step that
 	// writes them all with one append at its end (RunGates).
 	rows *[]analytics.Event

@@ -25,10 +25,13 @@ It prints AUTO-RETRY TRIGGERED (with "Attempt N of M" per issue) and
 to fix after N attempts:") for every issue that newly hit a limit (halted,
 out of retries, not retryable), and where to look, once: the issue is
 marked Escalated, and later checks name it in a line, "Still waiting for a
-person".
+person". An issue an earlier retry left in_progress with no result since
+(no record, no resolve) is named in a line, "Left in_progress with no
+result", with how to record or resolve it.
 
 With --json: {"outcome": "triggered|nothing|disabled|cap_reached|exhausted",
-"retried": […], "exhausted": […], "total_auto_retries": N, "global_cap": N}
+"retried": […], "exhausted": […], "total_auto_retries": N, "global_cap": N,
+"unfinished": […] when there are such issues}
 
 Examples:
   orchestrate check && echo "run another improvement loop"

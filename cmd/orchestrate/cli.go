@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -31,16 +32,19 @@ func (e *env) ws() loop.Workspace { return loop.Workspace{Dir: e.dir, Notify: e.
 // waited for, a warning after the command's commit point.
 func (e *env) notify(msg string) { fmt.Fprintf(e.stderr, "orchestrate: %s\n", msg) }
 
-// now is the current time, or ORCHESTRATE_NOW (RFC 3339) for reproducible
-// runs.
+// now is the current time; in a test build, the clock testNow sets.
 func (e *env) now() time.Time {
-	if v := os.Getenv("ORCHESTRATE_NOW"); v != "" {
-		if t, err := time.Parse(time.RFC3339, v); err == nil {
+	if testNow != nil {
+		if t, ok := testNow(); ok {
 			return t
 		}
 	}
 	return time.Now()
 }
+
+// testNow is nil but in a build with the orchestrate_testhooks tag
+// (testhooks.go), where ORCHESTRATE_NOW sets the clock.
+var testNow func() (time.Time, bool)
 
 // stderrIsTerminal reports whether colours and progress may be shown.
 func (e *env) stderrIsTerminal() bool {
@@ -82,8 +86,9 @@ func lookup(name string) *command {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, dir: loop.DefaultDir}
+	dirGiven := false
 	if v := os.Getenv("ORCHESTRATOR_DIR"); v != "" {
-		e.dir = v
+		e.dir, dirGiven = v, true
 	}
 	// Global flags may come before the command.
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -98,10 +103,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if len(args) < 2 {
 				return usageError("", "flag needs an argument: %s", a)
 			}
-			e.dir = args[1]
+			e.dir, dirGiven = args[1], true
 			args = args[1:]
 		case strings.HasPrefix(a, "--dir=") || strings.HasPrefix(a, "-dir="):
-			e.dir = a[strings.Index(a, "=")+1:]
+			e.dir, dirGiven = a[strings.Index(a, "=")+1:], true
 		case a == "--version" || a == "-version":
 			return printVersion(e)
 		default:
@@ -117,11 +122,46 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c == nil {
 		return usageError("", "unknown command %q", args[0])
 	}
+	if !dirGiven && !walksNot[c.name] {
+		e.dir = findDir(e.dir)
+	}
 	err := c.run(e, args[1:])
 	if refreshesAnalytics[c.name] {
 		refreshAnalytics(e.ws())
 	}
 	return err
+}
+
+// walksNot are the commands that do not look for the workspace in the
+// parent directories: init makes one where it is asked to, the hooks find
+// theirs from the agent's project directory, demo builds its own.
+var walksNot = map[string]bool{"init": true, "hook": true, "demo": true, "help": true, "version": true, "completion": true}
+
+// findDir finds the workspace directory dir (relative, as .orchestrator
+// is) from a subdirectory, as git finds .git: dir itself when it is in the
+// working directory, else the nearest parent's, up to the repository's
+// root (the first directory with a .git), given relative to the working
+// directory ("../../.orchestrator"). With none found, dir stays, and the
+// command says there is no workspace.
+func findDir(dir string) string {
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		return dir
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return dir
+	}
+	found := loop.FindWorkspace(dir, nil, cwd)
+	if found == "" {
+		return dir
+	}
+	if rel, err := filepath.Rel(cwd, found); err == nil {
+		return rel
+	}
+	return found
 }
 
 // flags makes a flag set for cmd with the common flags (--dir, --json).
@@ -184,7 +224,8 @@ Commands:
 	}
 	b.WriteString(`
 Global flags:
-  --dir DIR   the workspace directory (default .orchestrator, or $ORCHESTRATOR_DIR)
+  --dir DIR   the workspace directory (default .orchestrator here or in the
+              nearest parent up to the repository root, or $ORCHESTRATOR_DIR)
   --json      print one JSON object on stdout
 
 Exit codes:

@@ -2,8 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,16 +19,45 @@ var update = flag.Bool("update", false, "rewrite the expected output in testdata
 
 func TestMain(m *testing.M) {
 	// A binary built with -race sleeps a second as it exits; the commands
-	// these tests run (this binary, as orchestrate) need not.
+	// these tests run need not.
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	// The command as users run it: main, with its signal handling, which
-	// TestRunInterrupted sends SIGINT to.
-	testscript.Main(m, map[string]func(){"orchestrate": main})
+	os.Exit(runMain(m))
+}
+
+// runMain builds the orchestrate that the scenarios and every test that
+// runs orchestrate as a process use, once for the whole test process, and
+// puts it first on PATH: the command as users run it (main, with its
+// signal handling), built with the orchestrate_testhooks tag, whose fault
+// hooks (ORCHESTRATE_NOW, ORCHESTRATE_KILL_AT_STEP, ORCHESTRATE_FAIL_WRITE)
+// the tests drive. It is built without -race, whatever go test's flags,
+// which makes the scenarios about three times cheaper: the packages' own
+// tests run under -race; ORCHESTRATE_TEST_RACE=1 builds it with -race too.
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "orchestrate-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	args := []string{"build", "-tags", "orchestrate_testhooks", "-o", filepath.Join(dir, "orchestrate")}
+	if os.Getenv("ORCHESTRATE_TEST_RACE") == "1" {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building orchestrate for the tests:", err)
+		return 1
+	}
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return m.Run()
 }
 
 // TestScripts runs the command-line scenarios of testdata/script: each
 // command as a user meets it, its output, its errors and its exit codes.
 func TestScripts(t *testing.T) {
+	// Beside the other tests that wait on processes, not after them.
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,

@@ -47,6 +47,7 @@ func printCheck(w io.Writer, dir string, res loop.CheckResult) {
 	if res.Outcome != loop.CheckTriggered {
 		fmt.Fprint(w, loop.StillWaitingMessage(res.Exhausted))
 	}
+	fmt.Fprint(w, loop.UnfinishedMessage(res.Unfinished))
 }
 
 // plural writes a count of a word: 1 loop, 2 loops.

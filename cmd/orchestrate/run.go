@@ -50,7 +50,13 @@ human.wait: exit (the default) the run stops (11), and the next one goes
 on once the request is decided (orchestrate approve or reject); with
 block it waits, then runs the gates again. With on_exhaustion: stash, a run that stops for issues that wait for a
 person keeps the last attempt's changes in a git stash entry
-("orchestrate: ISSUE-… exhausted") and restores the tree.
+("orchestrate: ISSUE-… exhausted") and restores the tree. When every
+blocking gate passes, on_success: commit (the default) commits the agent's
+work (the task's first line, the resolved issues, an Orchestrate-Run
+trailer), only when the run started from a clean tree outside
+.orchestrator/; otherwise it says why not and how ("commit" and
+"not_committed" with --json); on_success: leave leaves it in the tree.
+With no gate (gates: []) it refuses before launching the agent.
 
 The agent gets ORCHESTRATE_PROMPT_FILE, ORCHESTRATE_RUN_ID,
 ORCHESTRATE_LOOP, ORCHESTRATE_AGENT (fresh or resumed),
@@ -68,7 +74,7 @@ open issue, nothing left to retry, auto-retry disabled), 11 a person is
 needed (issues halted or exhausted, the global cap reached, aborted, a
 human gate awaits approval with human.wait: exit), 12
 gates still fail after --once or --max-loops, 1 error (another run in
-progress, interrupted, a malformed file), 2 usage.
+progress, interrupted, a malformed file, no gate configured), 2 usage.
 `,
 	run: runRun,
 }
@@ -236,6 +242,11 @@ func (p *runPrinter) end(res *loop.RunResult) {
 		} else {
 			fmt.Fprintf(p.w, "The last attempt's changes are kept in a git stash entry, %q, and the tree is restored: git stash list, then git stash pop to get them back.\n", res.Stash)
 		}
+	}
+	if res.Commit != nil {
+		fmt.Fprintf(p.w, "All gates passed! Committed the changes: %s %s\n", res.Commit.Hash, res.Commit.Subject)
+	} else if res.NotCommitted != "" {
+		fmt.Fprintf(p.w, "All gates passed; %s.\n", res.NotCommitted)
 	}
 	run := ""
 	if res.RunID != "" {

@@ -100,7 +100,9 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		counts[is.Status()]++
 		pri, _ := is.Get(queue.FieldPriority)
 		halted := ""
-		if is.Bool(queue.FieldHalted, false) {
+		if st := is.Status(); is.Bool(queue.FieldHalted, false) && st != queue.StatusResolved && st != queue.StatusSkipped {
+			// A resolved or skipped issue is halted no more: its Halted
+			// field stays in the queue as evidence, the table says what is.
 			halted = "halted"
 		}
 		summary := ""

@@ -8,6 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/problem"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
@@ -56,7 +57,15 @@ func renderGateTable(w io.Writer, gr *loop.GateRun, detail bool) error {
 		if issue == "" {
 			issue = gr.Approvals[r.Name()]
 		}
-		row := []string{r.Name(), string(r.Outcome), strconv.Itoa(r.ExitCode), fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue}
+		if ref, ok := gr.Waiting[r.Name()]; ok && issue == "" {
+			issue = ref.ID + " (waits)"
+		}
+		outcome := string(r.Outcome)
+		if e := r.Enforcement(); !detail && r.Failed() && e != config.Blocking {
+			// A failure that does not fail the evaluation says so.
+			outcome += " (" + string(e) + ")"
+		}
+		row := []string{r.Name(), outcome, strconv.Itoa(r.ExitCode), fmt.Sprintf("%.1fs", r.Duration.Seconds()), issue}
 		if detail {
 			row = slices.Insert(row, 2, string(r.Enforcement()))
 		}

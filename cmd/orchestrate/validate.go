@@ -119,6 +119,9 @@ func runValidate(e *env, args []string) error {
 	cfg, configOK := st.config, st.configOK
 	if e.json {
 		out := map[string]any{"ok": len(problems) == 0, "problems": problems}
+		if configOK && len(cfg.Gates) == 0 {
+			out["warnings"] = []string{ws.Path(loop.ConfigFile) + ": " + loop.ErrNoGates.Error() + " (gates: []): orchestrate run refuses to start"}
+		}
 		if *explain && configOK {
 			out["preset"], out["human_wait"], out["gates"] = cfg.Preset, cfg.Human.Wait, gatesJSON(cfg.Gates)
 			a := cfg.Agent
@@ -134,6 +137,10 @@ func runValidate(e *env, args []string) error {
 		}
 		if len(problems) == 0 {
 			fmt.Fprintf(e.stdout, "ok: %s, no problems\n", plural(issues, "issue"))
+			if configOK && len(cfg.Gates) == 0 {
+				fmt.Fprintf(e.stdout, "warning: %s: %v (gates: []): orchestrate run refuses to start; %s\n",
+					ws.Path(loop.ConfigFile), loop.ErrNoGates, loop.NoGatesAdvice)
+			}
 			if configOK && cfg.Agent.ResumeCommand == "" && cfg.Retry.Strategy != config.StrategyFresh {
 				fmt.Fprintf(e.stdout, "note: %s: agent.resume_command is not set: every loop starts a fresh agent (the %s profile has no resume of its own)\n",
 					ws.Path(loop.ConfigFile), cfg.Agent.Profile)

@@ -35,6 +35,7 @@ func TestVersionFromBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command")
 	}
+	t.Parallel()
 	for _, tool := range []string{"git", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not found", tool)

@@ -4,25 +4,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"syscall"
 )
 
-// KillAtEnv names the environment variable that makes the process kill
-// itself (SIGKILL) at its Nth write step: the crash tests use it to stop a
-// command at every point where a file could be left half-done.
+// KillAtEnv names the environment variable that, in a build with the
+// orchestrate_testhooks tag only, makes the process kill itself (SIGKILL)
+// at its Nth write step: the crash tests use it to stop a command at every
+// point where a file could be left half-done. A build without the tag
+// never reads it.
 const KillAtEnv = "ORCHESTRATE_KILL_AT_STEP"
 
+// FailWriteEnv names the environment variable that, in a build with the
+// orchestrate_testhooks tag only, makes every write of the file of that
+// name fail as on a full disk (ENOSPC): the tests use it to hold what a
+// command leaves when a write fails.
+const FailWriteEnv = "ORCHESTRATE_FAIL_WRITE"
+
+// The fault hooks: set from the environment by testhooks.go, in a build
+// with the orchestrate_testhooks tag; zero, and so off, in any other.
 var (
-	killAt = func() int64 {
-		n, err := strconv.ParseInt(os.Getenv(KillAtEnv), 10, 64)
-		if err != nil || n <= 0 {
-			return 0
-		}
-		return n
-	}()
-	steps atomic.Int64
+	killAt    int64
+	steps     atomic.Int64
+	failWrite string
 )
 
 // Step marks a point at which a write has reached the disk, and a crash
@@ -37,13 +41,6 @@ func Step(what string) {
 		select {}
 	}
 }
-
-// FailWriteEnv names the environment variable that makes every write of
-// the file of that name fail as on a full disk (ENOSPC): the tests use it
-// to hold what a command leaves when a write fails.
-const FailWriteEnv = "ORCHESTRATE_FAIL_WRITE"
-
-var failWrite = os.Getenv(FailWriteEnv)
 
 // injected returns the error of a write of path that FailWriteEnv makes
 // fail, or nil.

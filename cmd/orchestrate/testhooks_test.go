@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A release build (go build ./cmd/orchestrate, no tags) does not react to
+// the test switches, which an agent client's project settings could set
+// for its hooks: the clock stays the clock, a write is a write, and no
+// step kills the command.
+func TestReleaseBuildIgnoresTestSwitches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "orchestrate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws := t.TempDir()
+	run := func(env string, args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), "ORCHESTRATE_NO_BACKGROUND=1", env)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("", "init"); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	today := "ISSUE-" + time.Now().UTC().Format("20060102") + "-"
+	for _, tc := range []struct{ env, why string }{
+		{"ORCHESTRATE_NOW=1999-12-31T10:00:00Z", "forges the date of the issue's ID"},
+		{"ORCHESTRATE_FAIL_WRITE=issue_queue.md", "fakes a full disk"},
+		{"ORCHESTRATE_KILL_AT_STEP=1", "kills the command at its first write"},
+	} {
+		out, err := run(tc.env, "issue", "add", "--summary", "x")
+		if err != nil || !strings.HasPrefix(strings.TrimSpace(out), today) {
+			t.Errorf("%s: issue add = %q, %v; a release build %s", tc.env, out, err, tc.why)
+		}
+	}
+}
