@@ -49,16 +49,12 @@ func (w Workspace) outsideWorkspace() []string {
 }
 
 // filesChanged returns git diff --stat against HEAD and the new files not
-// ignored, outside the workspace directory; "" outside a git repository.
-// Two git processes in a repository with commits: the diff's failure is
-// what tells, once, whether to ask if there is a repository at all.
+// ignored, outside the workspace directory, in a repository that is a git
+// work tree (the run asked once, at its start): two git processes.
 func (w Workspace) filesChanged(ctx context.Context) string {
 	var b strings.Builder
-	out, err := w.git(ctx, append([]string{"diff", "--stat", "HEAD"}, w.outsideWorkspace()...)...)
-	if err == nil {
+	if out, err := w.git(ctx, append([]string{"diff", "--stat", "HEAD"}, w.outsideWorkspace()...)...); err == nil {
 		b.WriteString(strings.TrimRight(out, "\n"))
-	} else if !w.inGit(ctx) {
-		return ""
 	}
 	if out, err := w.git(ctx, append([]string{"ls-files", "--others", "--exclude-standard"}, w.outsideWorkspace()...)...); err == nil {
 		for _, f := range strings.Fields(out) {
