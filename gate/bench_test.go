@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,4 +80,56 @@ func BenchmarkHugeOutput(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 	b.SetBytes(size)
+}
+
+// BenchmarkGateCPU measures the CPU time of 20 gates running `true`, each
+// under its supervisor, against 20 bare `sh -c true`, in the same run,
+// interleaved, counting this process and every process it starts (the
+// supervisors, the shells): the supervisor's start must stay cheap. The
+// bound guards the early start of the supervisor (before the program's
+// heavy package initializations, see package supervise): a supervisor
+// that runs them all costs about 9× a bare shell.
+//
+//	go test -run '^$' -bench GateCPU -benchtime 5x ./gate
+func BenchmarkGateCPU(b *testing.B) {
+	const gates, most = 20, 7.0
+	g := gateOf("true", "true")
+	dir := b.TempDir()
+	var bare, gated time.Duration
+	for b.Loop() {
+		c0 := cpuNow()
+		for range gates {
+			if err := exec.Command("sh", "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c1 := cpuNow()
+		for range gates {
+			r, err := Run(context.Background(), g, Options{}, dir+"/true.log")
+			if err != nil || r.Outcome != Pass {
+				b.Fatalf("Run = %s, %v", r.Outcome, err)
+			}
+		}
+		c2 := cpuNow()
+		bare, gated = bare+c1-c0, gated+c2-c1
+	}
+	ratio := float64(gated) / float64(bare)
+	n := float64(b.N * gates)
+	b.ReportMetric(float64(bare.Microseconds())/1000/n, "sh-CPU-ms")
+	b.ReportMetric(float64(gated.Microseconds())/1000/n, "gate-CPU-ms")
+	b.ReportMetric(ratio, "gate/sh")
+	if SupervisorProblem() != "" {
+		b.Skip("no supervisor here:", SupervisorProblem())
+	}
+	if ratio > most {
+		b.Fatalf("a gate costs %.2f× a bare sh -c true in CPU; want at most %.1f×", ratio, most)
+	}
+}
+
+// cpuNow is the CPU time of this process and of its children waited for.
+func cpuNow() time.Duration {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + children.Utime.Nano() + children.Stime.Nano())
 }

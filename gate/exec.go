@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -237,7 +238,8 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 	// the cleanup kills the rest of the group.
 	cmd.WaitDelay = waitDelay
 
-	if err := cmd.Start(); err != nil {
+	cg, err := start(cmd)
+	if err != nil {
 		p.closeWriters()
 		p.closeReaders()
 		return procEnd{}, fmt.Errorf("could not start: %v", err)
@@ -250,8 +252,27 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 	}
 	copied := copyOutput(p, sp.stdout, out)
 	waitErr := waitGroupLeader(cmd, func() { group.cleanup(copied, p.readers(), grace) })
+	if cg != nil {
+		cg.kill()
+	}
 	p.closeReaders()
 	return endOf(cmd.ProcessState, waitErr, !group.terminatedAt().IsZero()), nil
+}
+
+// start starts cmd, in a cgroup of its own where the machine allows it
+// (see cgroup), which it returns (nil for none).
+func start(cmd *exec.Cmd) (*cgroup, error) {
+	cg := newCgroup()
+	if cg != nil {
+		cg.place(cmd)
+	}
+	if err := cmd.Start(); err != nil {
+		if cg != nil {
+			cg.remove()
+		}
+		return nil, err
+	}
+	return cg, nil
 }
 
 // copyOutput copies the output pipes to out, and the stdout pipe to

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"unsafe"
+
+	"github.com/orchestrate-dev/orchestrate/internal/supervise"
 )
 
 // waitGroupLeader waits for cmd's process to exit, calls cleanup while the
@@ -60,7 +62,7 @@ func GroupAlive(pgid int, env string) bool {
 		if err != nil {
 			continue
 		}
-		_, pgrp, state, ok := procStat(pid)
+		_, pgrp, state, ok := supervise.ProcStat(pid)
 		if !ok || pgrp != pgid || state == 'Z' {
 			continue
 		}

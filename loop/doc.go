@@ -89,7 +89,10 @@
 // what an agent reports of its usage (ParseAgentOutput); transcript.go, a
 // Claude Code session's last words (LastAssistantText); retention.go, the
 // runs kept (pruneRuns); analytics.go, analytics.html kept up to date
-// (RefreshAnalytics); watch.go, the workspace watched for changes (Watch).
+// (RefreshAnalytics); watch.go, the workspace watched for changes (Watch);
+// supervisor.go, the warning that commands run without their supervisor
+// (noteSupervisor); compact.go, what a compacted session is told of its
+// open issues (SessionContext).
 //
 // # API
 //

@@ -151,6 +151,7 @@ func (w Workspace) newGateRun(run, dir string) (*GateRun, error) {
 	if gr.Dir, err = w.RunDir(dir); err != nil {
 		return nil, err
 	}
+	w.noteSupervisor(gr.Dir)
 	return gr, nil
 }
 

@@ -49,11 +49,9 @@ func (w Workspace) outsideWorkspace() []string {
 }
 
 // filesChanged returns git diff --stat against HEAD and the new files not
-// ignored, outside the workspace directory; "" outside a git repository.
+// ignored, outside the workspace directory, in a repository that is a git
+// work tree (the run asked once, at its start): two git processes.
 func (w Workspace) filesChanged(ctx context.Context) string {
-	if !w.inGit(ctx) {
-		return ""
-	}
 	var b strings.Builder
 	if out, err := w.git(ctx, append([]string{"diff", "--stat", "HEAD"}, w.outsideWorkspace()...)...); err == nil {
 		b.WriteString(strings.TrimRight(out, "\n"))

@@ -558,17 +558,27 @@ func (w Workspace) treeState(ctx context.Context) (TreeState, bool) {
 	if !w.inGit(ctx) {
 		return TreeState{}, false
 	}
+	return w.gitTreeState(ctx)
+}
+
+// gitTreeState is treeState in a repository known to be a git work tree:
+// three git processes.
+func (w Workspace) gitTreeState(ctx context.Context) (TreeState, bool) {
 	var st TreeState
-	if out, err := w.git(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
-		st.Head = strings.TrimSpace(out)
-	}
-	// The index's copy goes next to the index, in the git directory, which
-	// git add never adds (a temporary directory might be in the tree).
-	p, err := w.git(ctx, "rev-parse", "--git-path", "index")
-	if err != nil {
+	// The index's path, then HEAD's commit, which an unborn HEAD lacks
+	// (git exits 1, having printed the path). The index's copy goes next
+	// to the index, in the git directory, which git add never adds (a
+	// temporary directory might be in the tree).
+	out, err := w.git(ctx, "rev-parse", "--git-path", "index", "-q", "--verify", "HEAD^{commit}")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	p := strings.TrimSpace(lines[0])
+	if p == "" {
 		return TreeState{}, false
 	}
-	if p = strings.TrimSpace(p); !filepath.IsAbs(p) {
+	if err == nil && len(lines) == 2 {
+		st.Head = strings.TrimSpace(lines[1])
+	}
+	if !filepath.IsAbs(p) {
 		p = filepath.Join(w.Root(), p)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(p), "orchestrate-index-*")
@@ -608,11 +618,11 @@ func (w Workspace) treeState(ctx context.Context) (TreeState, bool) {
 	if _, err := gitEnv(append([]string{"add", "-A", "--ignore-errors"}, w.outsideWorkspace()...)...); err != nil {
 		return TreeState{}, false
 	}
-	out, err := gitEnv("write-tree")
+	tree, err := gitEnv("write-tree")
 	if err != nil {
 		return TreeState{}, false
 	}
-	st.Tree = strings.TrimSpace(out)
+	st.Tree = strings.TrimSpace(tree)
 	return st, st.Tree != ""
 }
 

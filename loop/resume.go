@@ -18,7 +18,7 @@ func (r *runner) noteLeft(ctx context.Context) {
 	if r.cfg.Agent.ResumeCommand == "" || !r.start.git {
 		return
 	}
-	r.left.state, r.left.ok = r.w.treeState(ctx)
+	r.left.state, r.left.ok = r.w.gitTreeState(ctx)
 }
 
 // resumeState fills in what a resumed agent is told of its workspace:
@@ -29,7 +29,7 @@ func (r *runner) resumeState(ctx context.Context, d *PromptData) {
 	if !r.left.ok {
 		return
 	}
-	cur, ok := r.w.treeState(ctx)
+	cur, ok := r.w.gitTreeState(ctx)
 	switch {
 	case !ok:
 	case cur == r.left.state:

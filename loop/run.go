@@ -562,7 +562,7 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 	for _, g := range r.cfg.Gates {
 		d.Gates = append(d.Gates, g.Name)
 	}
-	if c.prompt == PromptContinue {
+	if c.prompt == PromptContinue && r.start.git {
 		d.FilesChanged = r.w.filesChanged(ctx)
 	}
 	if c.prompt == PromptResume {
@@ -576,6 +576,7 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 	if err != nil {
 		return nil, err
 	}
+	r.w.noteSupervisor(dir)
 	a := &AgentRun{
 		Loop: n, Fresh: c.fresh, Command: c.command,
 		Prompt: filepath.Join(dir, fmt.Sprintf("prompt-%d.md", n)),

@@ -1,0 +1,177 @@
+package gate
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Where the machine allows it (cgroup v2, and a cgroup this process may
+// make cgroups below: a delegated subtree, such as a systemd user
+// session's), each command starts in a cgroup of its own, and once it is
+// done whatever is left in that cgroup is killed at once: every process
+// it started, whether or not the supervisor saw it, and also when the
+// supervisor itself was killed.
+
+var cgroups struct {
+	once sync.Once
+	dir  string // where commands' cgroups are made; "" for nowhere
+	seq  atomic.Int64
+}
+
+// cgroupBase returns the cgroup v2 directory this process is in, when it
+// may make cgroups there and move processes into them; "" when not. It is
+// found once, from /proc/self/cgroup and /proc/self/mountinfo.
+func cgroupBase() string {
+	cgroups.once.Do(func() {
+		own, err1 := os.ReadFile("/proc/self/cgroup")
+		mounts, err2 := os.ReadFile("/proc/self/mountinfo")
+		if err1 != nil || err2 != nil {
+			return
+		}
+		dir := findCgroup(string(mounts), string(own))
+		if dir == "" || unix.Access(filepath.Join(dir, "cgroup.procs"), unix.W_OK) != nil {
+			return
+		}
+		probe := filepath.Join(dir, "orchestrate-"+strconv.Itoa(os.Getpid())+"-probe")
+		if os.Mkdir(probe, 0o755) != nil {
+			return
+		}
+		if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err == nil && startsIn(probe) {
+			cgroups.dir = dir
+			removeStaleCgroups(dir)
+		}
+		os.Remove(probe)
+	})
+	return cgroups.dir
+}
+
+// removeStaleCgroups removes the empty cgroups that processes now gone
+// left in dir: an orchestrate killed with SIGKILL cannot remove its
+// commands' cgroups (their processes are gone: the supervisor saw to it).
+func removeStaleCgroups(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "orchestrate-")
+		pid, err := strconv.Atoi(strings.Split(rest, "-")[0])
+		if !ok || err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		os.Remove(filepath.Join(dir, e.Name())) // only if empty
+	}
+}
+
+// startsIn reports whether a process can be started in the cgroup dir
+// (clone3 with CLONE_INTO_CGROUP, which a seccomp policy may refuse).
+func startsIn(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
+	return cmd.Run() == nil
+}
+
+// findCgroup returns the directory of the cgroup v2 that cgroupFile
+// (/proc/self/cgroup) names, in the cgroup2 file system mountinfo
+// (/proc/self/mountinfo) shows mounted; "" when there is none.
+func findCgroup(mountinfo, cgroupFile string) string {
+	path := ""
+	for _, line := range strings.Split(cgroupFile, "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path = p
+		}
+	}
+	if !strings.HasPrefix(path, "/") {
+		return ""
+	}
+	for _, line := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 1 || g[0] != "cgroup2" {
+			continue
+		}
+		root, mount := unescapeMount(f[3]), unescapeMount(f[4])
+		if rel, ok := strings.CutPrefix(path, root); ok && (root == "/" || rel == "" || rel[0] == '/') {
+			return filepath.Join(mount, rel)
+		}
+	}
+	return ""
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// cgroup is a command's cgroup.
+type cgroup struct {
+	path string
+	dir  *os.File // open for clone3's CLONE_INTO_CGROUP
+}
+
+// newCgroup makes a cgroup for a command; nil where there are none.
+func newCgroup() *cgroup {
+	base := cgroupBase()
+	if base == "" {
+		return nil
+	}
+	name := "orchestrate-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(cgroups.seq.Add(1), 10)
+	path := filepath.Join(base, name)
+	if err := os.Mkdir(path, 0o755); err != nil {
+		return nil
+	}
+	dir, err := os.Open(path)
+	if err != nil {
+		os.Remove(path)
+		return nil
+	}
+	return &cgroup{path: path, dir: dir}
+}
+
+// place makes cmd start in the cgroup.
+func (c *cgroup) place(cmd *exec.Cmd) {
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(c.dir.Fd())
+}
+
+// kill kills every process left in the cgroup, then removes it.
+func (c *cgroup) kill() {
+	if err := os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0); err != nil {
+		return
+	}
+	c.remove()
+}
+
+// remove removes the cgroup once it is empty: the processes a kill
+// reached take a moment to be gone.
+func (c *cgroup) remove() {
+	c.dir.Close()
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+		err := os.Remove(c.path)
+		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return
+		}
+	}
+}

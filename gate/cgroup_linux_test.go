@@ -1,0 +1,91 @@
+package gate
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFindCgroup(t *testing.T) {
+	const mounts = `24 30 0:22 / /sys rw,nosuid - sysfs sysfs rw
+35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec - cgroup2 cgroup2 rw,nsdelegate
+36 24 0:31 /user.slice /mnt/my\040cgroups rw - cgroup2 cgroup2 rw
+`
+	for _, tt := range []struct{ mounts, own, want string }{
+		{mounts, "0::/user.slice/user-1000.slice/session-2.scope\n", "/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope"},
+		{mounts, "0::/\n", "/sys/fs/cgroup"},
+		// cgroup v1 only: no 0:: line.
+		{mounts, "4:memory:/x\n1:cpu:/\n", ""},
+		// No cgroup2 mounted.
+		{"24 30 0:22 / /sys rw - sysfs sysfs rw\n", "0::/a\n", ""},
+		// Mounted from a subtree: the path below it.
+		{"36 24 0:31 /user.slice /mnt/my\\040cgroups rw - cgroup2 cgroup2 rw\n", "0::/user.slice/a.scope\n", "/mnt/my cgroups/a.scope"},
+		{"36 24 0:31 /user.slice /mnt/c rw - cgroup2 cgroup2 rw\n", "0::/user.slicex/a\n", ""},
+	} {
+		if got := findCgroup(tt.mounts, tt.own); got != tt.want {
+			t.Errorf("findCgroup(…, %q) = %q; want %q", tt.own, got, tt.want)
+		}
+	}
+}
+
+// TestCgroupKillsWhatEscapes: where commands get a cgroup of their own,
+// a setsid daemon is gone once its gate is done, even without the
+// supervisor, and the cgroup is removed. It runs where this process may
+// make cgroups (a delegated cgroup v2 subtree, or root with cgroup2
+// mounted); elsewhere it skips.
+func TestCgroupKillsWhatEscapes(t *testing.T) {
+	base := cgroupBase()
+	if base == "" {
+		t.Skip("no cgroup v2 this process may make cgroups in")
+	}
+	requireSetsid(t)
+	old := selfExe
+	selfExe = filepath.Join(t.TempDir(), "no-proc", "self", "exe")
+	defer func() { selfExe = old }()
+	dir := t.TempDir()
+	g := gateOf("g", `setsid sh -c 'echo $$ > daemon; exec sleep 300' </dev/null >/dev/null 2>&1 &
+while [ ! -s daemon ]; do sleep 0.01; done; cat /proc/self/cgroup`)
+	r := runOne(t, g, Options{RepoRoot: dir, KillGrace: 500 * time.Millisecond})
+	if r.Outcome != Pass || !strings.Contains(r.Output, "/orchestrate-") {
+		t.Fatalf("Run = %s (%s), output %q; want pass in a cgroup of its own", r.Outcome, r.Reason(), r.Output)
+	}
+	waitGone(t, readPIDs(t, filepath.Join(dir, "daemon"))...)
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), fmt.Sprintf("orchestrate-%d-", os.Getpid())) {
+			t.Errorf("cgroup %s left behind", e.Name())
+		}
+	}
+}
+
+// TestStaleCgroupsRemoved: the empty cgroup a process now gone left is
+// removed; one of a live process is not.
+func TestStaleCgroupsRemoved(t *testing.T) {
+	base := cgroupBase()
+	if base == "" {
+		t.Skip("no cgroup v2 this process may make cgroups in")
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(base, fmt.Sprintf("orchestrate-%d-1", gone.Process.Pid))
+	live := filepath.Join(base, fmt.Sprintf("orchestrate-%d-999999", os.Getpid()))
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(d)
+	}
+	removeStaleCgroups(base)
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("%s is still there", stale)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("%s: %v", live, err)
+	}
+}

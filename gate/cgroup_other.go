@@ -1,0 +1,13 @@
+//go:build unix && !linux
+
+package gate
+
+import "os/exec"
+
+// cgroup is a command's cgroup, which only Linux has: here, none.
+type cgroup struct{}
+
+func newCgroup() *cgroup              { return nil }
+func (c *cgroup) place(cmd *exec.Cmd) {}
+func (c *cgroup) kill()               {}
+func (c *cgroup) remove()             {}
