@@ -89,7 +89,8 @@
 // what an agent reports of its usage (ParseAgentOutput); transcript.go, a
 // Claude Code session's last words (LastAssistantText); retention.go, the
 // runs kept (pruneRuns); analytics.go, analytics.html kept up to date
-// (RefreshAnalytics); watch.go, the workspace watched for changes (Watch).
+// (RefreshAnalytics); watch.go, the workspace watched for changes (Watch);
+// limits.go, the most of a file read whole (MaxTaskFile).
 //
 // # API
 //

@@ -160,8 +160,8 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	}
 	task := opt.Task
 	if task == "" {
-		data, err := os.ReadFile(w.Path(TaskFile))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		data, _, err := fsx.ReadFileMax(w.Path(TaskFile), MaxTaskFile)
+		if err != nil {
 			return nil, err
 		}
 		task = strings.TrimSpace(string(data))
