@@ -31,7 +31,7 @@ func Generate(historyPath, outPath string) error {
 
 // computeFile is Compute on a file; a missing file gives nil Metrics.
 func computeFile(path string) (*Metrics, error) {
-	f, err := os.Open(path)
+	f, err := fsx.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
 // Event names: the values of history.csv's event column (see the package doc).
@@ -141,6 +143,9 @@ func AppendHistory(path string, events ...Event) error {
 		f.Close()
 		return fmt.Errorf("appending history to %s: %w", path, err)
 	}
+	// The rows go in all the same, but a header that is not ours means the
+	// page cannot be made from the file: said after the append.
+	damaged := checkHeader(f, path)
 	buf := append(prefix, rows...)
 	if testHookWrite != nil {
 		testHookWrite(buf)
@@ -163,7 +168,77 @@ func AppendHistory(path string, events ...Event) error {
 			return fmt.Errorf("appending history: %w", err)
 		}
 	}
-	return nil
+	return damaged
+}
+
+// checkHeader returns an error naming line 1 of the history file when its
+// first line is not the header orchestrate writes; nil for an empty file.
+func checkHeader(f *os.File, path string) error {
+	buf := make([]byte, len(headerLine))
+	n, err := f.ReadAt(buf, 0)
+	if n == 0 || (err != nil && !errors.Is(err, io.EOF)) {
+		return nil
+	}
+	if string(buf[:n]) == headerLine || (n < len(headerLine) && strings.HasPrefix(headerLine, string(buf[:n]))) {
+		return nil
+	}
+	return fmt.Errorf("%s:1: the header is not the columns orchestrate writes (%s): the rows were appended, but analytics.html cannot be made from the file; fix the first line, or move the file away to start a new one", path, strings.TrimSpace(headerLine))
+}
+
+// CheckHistory reads the history file at path through and returns what
+// is wrong with it, a line each: a header that is not orchestrate's, a
+// row with another number of columns, a time or a number that does not
+// parse. A missing file has nothing wrong.
+func CheckHistory(path string) ([]problem.Problem, error) {
+	f, err := fsx.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []problem.Problem
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxHistoryLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		if msg := checkRow(line, sc.Text()); msg != "" {
+			out = append(out, problem.Problem{File: path, Line: line, Msg: msg})
+			if len(out) == 100 {
+				break
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		out = append(out, problem.Problem{File: path, Line: line + 1, Msg: fmt.Sprintf("a line longer than %d bytes: %v", maxHistoryLine, err)})
+	}
+	return out, nil
+}
+
+// maxHistoryLine bounds one line of history.csv as CheckHistory reads it.
+const maxHistoryLine = 16 << 20
+
+// checkRow says what is wrong with line n of the history file, or "".
+func checkRow(n int, text string) string {
+	if n == 1 {
+		if text+"\n" != headerLine {
+			return "the header is not the columns orchestrate writes (" + strings.TrimSpace(headerLine) + ")"
+		}
+		return ""
+	}
+	rec, err := csv.NewReader(strings.NewReader(text)).Read()
+	switch {
+	case err != nil:
+		return "not a CSV row: " + err.Error()
+	case len(rec) != numColumns:
+		return fmt.Sprintf("%d columns, want %d", len(rec), numColumns)
+	}
+	if _, err := time.Parse(TimeFormat, rec[colTime]); err != nil {
+		return "the time is not " + TimeFormat
+	}
+	return ""
 }
 
 // encodeRows renders events as CSV lines.

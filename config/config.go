@@ -15,13 +15,11 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
@@ -300,17 +298,21 @@ func DefaultOutput() Output {
 	}
 }
 
+// MaxConfigSize is the most of config.yaml that Load reads: a larger file
+// is an error, never parsed.
+const MaxConfigSize = 1 << 20
+
 // Load reads and parses the config file at path. A missing file means the
 // defaults. The returned error is for I/O errors only; everything wrong in the
 // file's content is a Problem. The Config is meant to be used only when there
 // are no problems.
 func Load(path string) (*Config, []Problem, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Default(), nil, nil
-	}
+	data, exists, err := fsx.ReadFileMax(path, MaxConfigSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading config: %w", err)
+	}
+	if !exists {
+		return Default(), nil, nil
 	}
 	// The repository is the directory that holds the workspace directory,
 	// where a preset looks for the language's test and type-check commands.

@@ -156,7 +156,7 @@ func TestProblems(t *testing.T) {
 		want []string // the problems, as Problem.String gives them
 	}{
 		{"syntax", "retry: {}\nparallelism: 2\nagent 2\non_exhaustion: keep\n", []string{"c.yaml:3: could not find expected ':'"}},
-		{"top level not a mapping", "- a\n- b\n", []string{"c.yaml:1: want a mapping of settings (retry, agent, gates, …), got a list"}},
+		{"top level not a mapping", "- a\n- b\n", []string{"c.yaml:1: want a mapping of settings (retry, agent, gates, …), got a list; is this file orchestrate's config?"}},
 		{"second document", "retry: {}\n---\nretry: {}\n", []string{"c.yaml:2: a second YAML document: config.yaml holds one"}},
 		{"unknown top-level key", "parallelism: 2\nretries: 3\n", []string{`c.yaml:2: unknown key "retries"; did you mean "retry"?`}},
 		{"unknown key far from all", "zzz: 1\n", []string{`c.yaml:1: unknown key "zzz" (known keys: agent, gates, human, keep_runs, on_exhaustion, on_success, output, parallelism, retry)`}},
@@ -380,4 +380,44 @@ func TestDesignExample(t *testing.T) {
 // parse is ParseIn with no repository: a preset finds no language's commands.
 func parse(file string, data []byte) (*Config, []Problem) {
 	return ParseIn(file, data, "")
+}
+
+// A config.yaml that is some other file (a link to a private file, say)
+// is refused without quoting it, and a long value in the wrong place is
+// quoted by a short excerpt only.
+func TestProblemsQuoteNoSecret(t *testing.T) {
+	for _, src := range []string{
+		"aws_secret_access_key = AKIASECRETSECRET1234\n",
+		"retry:\n  max_retries: AKIASECRETSECRET1234abcdefgh\n",
+	} {
+		_, problems := parse("c.yaml", []byte(src))
+		if len(problems) == 0 {
+			t.Fatalf("Parse(%q): no problem", src)
+		}
+		for _, p := range problems {
+			if strings.Contains(p.String(), "SECRETSECRET") {
+				t.Errorf("Parse(%q): %s quotes the secret", src, p)
+			}
+		}
+	}
+}
+
+// A config.yaml over MaxConfigSize is an error naming the cap, never
+// parsed; a link or a FIFO is refused.
+func TestLoadRefuses(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, make([]byte, MaxConfigSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Errorf("Load(a file over the cap) = %v", err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink("/dev/zero", link); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Load(a link to /dev/zero) = %v", err)
+	}
 }

@@ -112,9 +112,10 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
+		// A short excerpt only: a value in the wrong place may be a secret.
 		v := n.Value
-		if len(v) > 40 {
-			v = v[:40] + "…"
+		if r := []rune(v); len(r) > 24 {
+			return fmt.Sprintf("a string of %d characters (%q…)", len(r), string(r[:4]))
 		}
 		switch n.ShortTag() {
 		case "!!null":
@@ -129,6 +130,14 @@ func describe(n *yaml.Node) string {
 		return fmt.Sprintf("the string %q", v)
 	}
 	return "an unknown node"
+}
+
+// kindOf is what a node is, without its value.
+func kindOf(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return "a single value"
+	}
+	return describe(n)
 }
 
 type field struct {
@@ -479,7 +488,9 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		p.add(n.Line, "want a mapping of settings (retry, agent, gates, …), got %s", describe(n))
+		// Not a config at all (a link to another file, say): nothing of
+		// its content is quoted.
+		p.add(n.Line, "want a mapping of settings (retry, agent, gates, …), got %s; is this file orchestrate's config?", kindOf(n))
 		return
 	}
 	r, a, o := &cfg.Retry, &cfg.Agent, &cfg.Output

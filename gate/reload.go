@@ -3,14 +3,18 @@ package gate
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/findings"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 
 	"github.com/orchestrate-dev/orchestrate/config"
 )
+
+// maxResults is the most of a gate-results.json that ReadAttempts reads.
+const maxResults = 64 << 20
 
 // ReadAttempts reads back the attempts a gate-results.json at path keeps,
 // so that a driver that evaluates once per process (orchestrate gate, the
@@ -19,9 +23,12 @@ import (
 // name, outcome, enforcement, exit code, duration, output, log, findings
 // and approval.
 func ReadAttempts(path string) ([]Attempt, error) {
-	data, err := os.ReadFile(path)
+	data, exists, err := fsx.ReadFileMax(path, maxResults)
 	if err != nil {
 		return nil, err
+	}
+	if !exists {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
 	}
 	var in jsonResults
 	if err := json.Unmarshal(data, &in); err != nil {

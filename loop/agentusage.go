@@ -5,14 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // AgentReport is what an agent's output says of its launch: its session, its
@@ -231,11 +230,8 @@ const maxAgentOutput = 32 << 20
 // kept in memory when there is no log.
 func agentOutput(logPath, kept string) []byte {
 	if logPath != "" {
-		if f, err := os.Open(logPath); err == nil {
-			defer f.Close()
-			if data, err := io.ReadAll(io.LimitReader(f, maxAgentOutput)); err == nil {
-				return data
-			}
+		if data, _, err := fsx.ReadFileMax(logPath, maxAgentOutput); err == nil {
+			return data
 		}
 	}
 	return []byte(kept)

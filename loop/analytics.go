@@ -56,7 +56,7 @@ func (w Workspace) AnalyticsCurrent() bool {
 	if _, err := os.Stat(w.Path(AnalyticsFile)); err != nil {
 		return errors.Is(err, fs.ErrNotExist) && stamp == "none\n"
 	}
-	data, err := os.ReadFile(w.Path(AnalyticsStampFile))
+	data, _, err := fsx.ReadFileMax(w.Path(AnalyticsStampFile), 4<<10)
 	return err == nil && string(data) == stamp
 }
 

@@ -89,7 +89,7 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		return res, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckDisabled, Detail: reason})
 	}
 
-	held, err := w.retryQueue(cfg, run, &res)
+	held, err := w.retryQueue(cfg, now, run, &res)
 	if err != nil {
 		return res, err
 	}
@@ -106,7 +106,12 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		if err := w.countRetry(res.Retried); err != nil {
 			return res, err
 		}
-		events = checkEvents(now, run, res.Retried, nil)
+		// The intent goes once the history has the check: a crash before
+		// leaves it, and the next command writes the rows (recoverHistory).
+		if err := w.appendHistory(checkEvents(now, run, res.Retried, nil)...); err != nil {
+			return res, err
+		}
+		return res, w.warn(w.dropIntent())
 	case len(res.Exhausted) > 0:
 		res.Outcome = CheckExhausted
 		events = checkEvents(now, run, nil, res.Exhausted)
@@ -120,7 +125,7 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 // retryQueue is the check's step on the queue (retryStep), its intent
 // written first, into res: the issues retried and those that wait for a
 // person. It returns how many candidates the global cap held back.
-func (w Workspace) retryQueue(cfg *config.Config, run string, res *CheckResult) (held int, err error) {
+func (w Workspace) retryQueue(cfg *config.Config, now time.Time, run string, res *CheckResult) (held int, err error) {
 	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
 	sel := func(is *queue.Issue) bool {
 		// An agent session's own issues are retried by its Stop hook.
@@ -138,7 +143,7 @@ func (w Workspace) retryQueue(cfg *config.Config, run string, res *CheckResult) 
 		if len(res.Retried) == 0 {
 			return nil
 		}
-		in := newIntent(run, res.TotalAutoRetries, res.Retried)
+		in := newIntent(now, run, res.TotalAutoRetries, res.Retried)
 		if in.same(intent) {
 			return nil
 		}
@@ -161,8 +166,8 @@ func (w Workspace) retryQueue(cfg *config.Config, run string, res *CheckResult) 
 
 // countRetry is the check's step on the session state once the queue,
 // the commit point, is written: total_auto_retries + 1 and
-// last_retry_reason, then the intent dropped. A failure of either is past
-// the commit point: it is a warning (see warn).
+// last_retry_reason. A failure is past the commit point: it is a warning
+// (see warn), and the intent left makes the next command complete it.
 func (w Workspace) countRetry(retried []IssueRef) error {
 	reason := retryReason(retried)
 	err := session.Update(w.Path(StateFile), func(s *session.State) error {
@@ -174,10 +179,6 @@ func (w Workspace) countRetry(retried []IssueRef) error {
 		// The queue, the commit point, is written: the intent makes
 		// the next command write the state.
 		err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
-		if werr := w.warn(err); werr != nil {
-			return werr
-		}
-	} else if err := w.dropIntent(); err != nil {
 		return w.warn(err)
 	}
 	return nil

@@ -629,7 +629,7 @@ func (w Workspace) gitTreeState(ctx context.Context) (TreeState, bool) {
 // readBaseline reads a hook session's baseline; false when it has none
 // (or an unreadable one: the gates then run).
 func (w Workspace) readBaseline(dirName string) (Baseline, bool) {
-	data, err := os.ReadFile(filepath.Join(w.Path(RunsDir), dirName, BaselineFile))
+	data, _, err := fsx.ReadFileMax(filepath.Join(w.Path(RunsDir), dirName, BaselineFile), maxArtifact)
 	if err != nil {
 		return Baseline{}, false
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
@@ -356,7 +356,7 @@ func (w Workspace) settleApproval(ctx context.Context, id string) error {
 
 // lastFeedback returns the last feedback of the run, or "".
 func (w Workspace) lastFeedback() string {
-	data, err := os.ReadFile(filepath.Join(w.Path(RunsDir), w.runID(), FeedbackFile))
+	data, _, err := fsx.ReadFileMax(filepath.Join(w.Path(RunsDir), w.runID(), FeedbackFile), maxArtifact)
 	if err != nil {
 		return ""
 	}

@@ -1,13 +1,18 @@
 package loop
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"sort"
 	"strconv"
+	"time"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/session"
@@ -23,6 +28,8 @@ const intentFile = ".check-intent.json"
 // checkIntent is what a check that triggers a retry is about to write.
 type checkIntent struct {
 	RunID string `json:"run_id"`
+	// Time is the check's, for the history rows a recovery writes.
+	Time string `json:"time,omitempty"`
 	// From and To are total_auto_retries before and after.
 	From   int    `json:"from"`
 	To     int    `json:"to"`
@@ -31,8 +38,9 @@ type checkIntent struct {
 	Retried map[string]int `json:"retried"`
 }
 
-func newIntent(run string, from int, retried []IssueRef) *checkIntent {
-	in := &checkIntent{RunID: run, From: from, To: from + 1, Reason: retryReason(retried), Retried: map[string]int{}}
+func newIntent(now time.Time, run string, from int, retried []IssueRef) *checkIntent {
+	in := &checkIntent{RunID: run, Time: now.UTC().Format(analytics.TimeFormat), From: from, To: from + 1,
+		Reason: retryReason(retried), Retried: map[string]int{}}
 	for _, r := range retried {
 		in.Retried[r.ID] = r.RetryCount
 	}
@@ -100,6 +108,9 @@ func (w Workspace) recoverCheck() error {
 			if err != nil {
 				return fmt.Errorf("completing the check a crash interrupted (%s): %w", w.Path(intentFile), err)
 			}
+			if err := w.recoverHistory(&in); err != nil {
+				return w.warn(err)
+			}
 		}
 	}
 	return w.dropIntent()
@@ -116,3 +127,42 @@ func queueHolds(q *queue.Queue, retried map[string]int) bool {
 	}
 	return true
 }
+
+// recoverHistory writes the history rows of the check that in holds, at
+// its own time and marked recovered, unless history.csv has its check row
+// already (the crash came after it).
+func (w Workspace) recoverHistory(in *checkIntent) error {
+	t, err := time.Parse(analytics.TimeFormat, in.Time)
+	if err != nil {
+		return nil // an intent from before its time was kept: no row to date
+	}
+	path := w.Path(HistoryFile)
+	f, err := fsx.OpenFile(path, os.O_RDONLY, 0)
+	if err == nil {
+		defer f.Close()
+		prefix := []byte("\n" + in.Time + "," + in.RunID + ",")
+		if st, err := f.Stat(); err == nil {
+			off := max(st.Size()-historyTail, 0)
+			tail, _ := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
+			for _, line := range bytes.SplitAfter(tail, []byte("\n")) {
+				if bytes.HasPrefix(append([]byte("\n"), line...), prefix) && bytes.Contains(line, []byte(","+analytics.EventCheck+",")) {
+					return nil
+				}
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var retried []IssueRef
+	for id, n := range in.Retried {
+		retried = append(retried, IssueRef{ID: id, RetryCount: n})
+	}
+	sort.Slice(retried, func(i, j int) bool { return retried[i].ID < retried[j].ID })
+	events := checkEvents(t, in.RunID, retried, nil)
+	events[0].Detail += " (recovered)"
+	return w.appendHistory(events...)
+}
+
+// historyTail is how far back in history.csv a recovery looks for the
+// rows of the check it completes.
+const historyTail = 1 << 20

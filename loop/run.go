@@ -160,8 +160,8 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	}
 	task := opt.Task
 	if task == "" {
-		data, err := os.ReadFile(w.Path(TaskFile))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		data, _, err := fsx.ReadFileMax(w.Path(TaskFile), MaxTaskFile)
+		if err != nil {
 			return nil, err
 		}
 		task = strings.TrimSpace(string(data))
@@ -198,7 +198,9 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if _, aerr := w.RefreshAnalytics(actx, false); aerr != nil {
-		err = errors.Join(err, aerr)
+		// Past the run's commit point (its queue and history are
+		// written): the page is a warning, never the run's exit code.
+		err = errors.Join(err, w.warn(fmt.Errorf("making analytics.html: %w", aerr)))
 	}
 	return res, err
 }

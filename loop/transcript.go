@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // maxTranscriptTail is how much of a transcript's end LastAssistantText
@@ -23,7 +25,9 @@ func LastAssistantText(path string) string {
 	if path == "" {
 		return ""
 	}
-	f, err := os.Open(path)
+	// The agent client names the file: never a FIFO that would hang the
+	// hook, nor a link, nor more than its tail.
+	f, err := fsx.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return ""
 	}

@@ -7,14 +7,14 @@ package prompts
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
 // The templates, and commands/: the slash commands for agent clients
@@ -23,6 +23,9 @@ import (
 //
 //go:embed *.md commands
 var embedded embed.FS
+
+// MaxOverride is the most of a prompt override that Load reads.
+const MaxOverride = 1 << 20
 
 // Load returns the template called name (a slash-separated path such as
 // "feedback.md" or "commands/orchestrate.md"; the ".md" may be left out):
@@ -36,12 +39,12 @@ func Load(overrideDir, name string) (string, error) {
 		return "", err
 	}
 	if overrideDir != "" {
-		data, err := os.ReadFile(filepath.Join(overrideDir, filepath.FromSlash(name)))
+		data, exists, err := fsx.ReadFileMax(filepath.Join(overrideDir, filepath.FromSlash(name)), MaxOverride)
 		switch {
-		case err == nil:
-			return string(data), nil
-		case !errors.Is(err, fs.ErrNotExist):
+		case err != nil:
 			return "", fmt.Errorf("reading prompt override: %w", err)
+		case exists:
+			return string(data), nil
 		}
 	}
 	data, err := fs.ReadFile(embedded, name)

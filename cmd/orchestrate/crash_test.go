@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -128,6 +129,11 @@ func TestCrashAtEveryWrite(t *testing.T) {
 					if queueNew != (total(t, next) == total(t, after)) || !queueNew && total(t, next) != total(t, before) {
 						t.Errorf("killed at step %d: after the next command the queue is %s (Retry-Counts %d) and total_auto_retries %d; before %d, after a whole check %d",
 							k, map[bool]string{true: "new", false: "old"}[queueNew], retries(t, next), total(t, next), total(t, before), total(t, after))
+					}
+					// A check that retried its issues is in the history, at its
+					// own time, once the next command has completed it.
+					if queueNew && !regexp.MustCompile(`(?m)^2024-12-13T10:00:00\.000Z,[^,]*,[^,]*,check,.*,triggered,`).MatchString(next[loop.HistoryFile]) {
+						t.Errorf("killed at step %d: the check retried its issues, and history.csv has no row of it after the next command:\n%s", k, next[loop.HistoryFile])
 					}
 				}
 			}

@@ -218,7 +218,7 @@ func writeCIReports(e *env, gr *loop.GateRun, junit, sarif string) error {
 		fmt.Fprint(e.stdout, gate.Annotations(gr.Evaluation, e.ws().Root(), cfg.Output))
 	}
 	if path := os.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		summary, err := os.ReadFile(filepath.Join(gr.Dir, gate.SummaryFile))
+		summary, _, err := fsx.ReadFileMax(filepath.Join(gr.Dir, gate.SummaryFile), 64<<20)
 		if err != nil {
 			return err
 		}

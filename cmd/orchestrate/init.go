@@ -80,6 +80,9 @@ func runInit(e *env, args []string) error {
 		agents.add(loop.AgentClaude)
 	}
 	// Everything that can be refused is checked before anything is written.
+	if err := checkLinkedWorkspace(e.dir); err != nil {
+		return err
+	}
 	var setups []*agentSetup
 	for _, a := range agents {
 		s, err := planAgent(e.ws(), a)
@@ -277,4 +280,31 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// checkLinkedWorkspace refuses a workspace directory that is a symbolic
+// link to a directory outside the repository that holds it (a cloned
+// repository can commit .orchestrator -> $HOME): init would write there.
+// Naming the target with --dir is the way to mean it.
+func checkLinkedWorkspace(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	target, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fmt.Errorf("%s is a symbolic link that leads nowhere (%v); init writes nothing through it", dir, err)
+	}
+	repo, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(repo, target); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%s is a symbolic link to %s, outside the repository; init writes nothing through it: to use that directory, run orchestrate init --dir %s", dir, target, target)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
@@ -190,6 +191,13 @@ func validateAll(ws loop.Workspace) (*workspaceState, error) {
 		return nil, err
 	}
 	for _, p := range cps {
+		problems = append(problems, problemJSON{File: p.File, Line: p.Line, Message: p.Msg})
+	}
+	hps, err := analytics.CheckHistory(ws.Path(loop.HistoryFile))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range hps {
 		problems = append(problems, problemJSON{File: p.File, Line: p.Line, Message: p.Msg})
 	}
 	return &workspaceState{queue: q, state: s, config: cfg, configOK: len(cps) == 0, problems: problems}, nil

@@ -16,10 +16,46 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReadFile reads path; a missing file reads as empty with exists false.
-// A path that is not a regular file (a symbolic link, a FIFO) is refused
-// with a *NotRegularError.
+// MaxRead is what ReadFile reads at most: a generous cap for the queue
+// and the session state, whose every issue a person reads.
+const MaxRead = 256 << 20
+
+// ReadFile reads path, at most MaxRead bytes; a missing file reads as
+// empty with exists false. A path that is not a regular file (a symbolic
+// link, a FIFO, a device) is refused with a *NotRegularError, a larger one
+// with a *TooLargeError.
 func ReadFile(path string) (data []byte, exists bool, err error) {
+	return ReadFileMax(path, MaxRead)
+}
+
+// TooLargeError is a file over the cap of what reads it.
+type TooLargeError struct {
+	Path string
+	Max  int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %s, the most orchestrate reads of it", e.Path, byteSize(e.Max))
+}
+
+// byteSize writes n bytes as KiB, MiB or GiB when it is a whole number of
+// them.
+func byteSize(n int64) string {
+	for _, u := range []struct {
+		n    int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.n && n%u.n == 0 {
+			return fmt.Sprintf("%d %s", n/u.n, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// ReadFileMax is ReadFile with a cap of max bytes: opened without
+// following a link or blocking, regular files only, read into a buffer
+// sized from its fstat.
+func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
@@ -28,8 +64,23 @@ func ReadFile(path string) (data []byte, exists bool, err error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	data, err = io.ReadAll(f)
-	return data, err == nil, err
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if fi.Size() > max {
+		return nil, false, &TooLargeError{Path: path, Max: max}
+	}
+	// One byte more than the size, to see a file that grew meanwhile.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+1))
+	n, err := buf.ReadFrom(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if n > max {
+		return nil, false, &TooLargeError{Path: path, Max: max}
+	}
+	return buf.Bytes(), true, nil
 }
 
 // WriteFile replaces path atomically: a temporary file in the same
