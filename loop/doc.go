@@ -91,8 +91,7 @@
 // runs kept (pruneRuns); analytics.go, analytics.html kept up to date
 // (RefreshAnalytics); watch.go, the workspace watched for changes (Watch);
 // supervisor.go, the warning that commands run without their supervisor
-// (noteSupervisor); compact.go, what a compacted session is told of its
-// open issues (SessionContext); limits.go, the most of a file read whole
+// (noteSupervisor); limits.go, the most of a file read whole
 // (MaxTaskFile).
 //
 // # API
