@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 )
 
 // analytics.html is made from the whole history, which grows without end,
@@ -28,9 +31,12 @@ import (
 // modification time history.csv had when the page was made. The page is
 // current while history.csv still has them. AnalyticsLockFile lets one
 // process make the page at a time, and never the workspace's lock.
+// AnalyticsErrorFile says why the last refresh in the background failed
+// (status shows it); the next page made removes it.
 const (
 	AnalyticsLockFile  = ".analytics.lock"
 	AnalyticsStampFile = ".analytics.stamp"
+	AnalyticsErrorFile = ".analytics.error"
 )
 
 // historyStamp identifies the state of history.csv: its size and
@@ -82,8 +88,20 @@ func (w Workspace) RefreshAnalytics(ctx context.Context, force bool) (bool, erro
 // RefreshAnalyticsIfIdle is RefreshAnalytics for a process in the
 // background: it returns at once when another process is refreshing, as
 // that one looks at the history again when it is done, and it goes on
-// until the page is current.
-func (w Workspace) RefreshAnalyticsIfIdle() error {
+// until the page is current, or ctx ends (its deadline, a SIGTERM). A
+// failure is noted in AnalyticsErrorFile, where status finds it.
+func (w Workspace) RefreshAnalyticsIfIdle(ctx context.Context) error {
+	err := w.refreshIfIdle(ctx)
+	if err != nil {
+		note := time.Now().UTC().Format(time.RFC3339) + " " + textclean.Line(err.Error()) + "\n"
+		if werr := fsx.WriteFile(w.Path(AnalyticsErrorFile), []byte(note), 0o644); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	return err
+}
+
+func (w Workspace) refreshIfIdle(ctx context.Context) error {
 	for !w.AnalyticsCurrent() {
 		unlock, err := fsx.TryLock(w.Path(AnalyticsLockFile))
 		if errors.Is(err, fsx.ErrLocked) {
@@ -95,7 +113,15 @@ func (w Workspace) RefreshAnalyticsIfIdle() error {
 		// Looked at again under the lock: another process may have made
 		// the page between the two looks.
 		if !w.AnalyticsCurrent() {
-			err = w.generateAnalytics()
+			done := make(chan error, 1)
+			go func() { done <- w.generateAnalytics() }()
+			select {
+			case err = <-done:
+			case <-ctx.Done():
+				// The page is written whole or not at all: leaving now
+				// loses nothing but this refresh.
+				err = fmt.Errorf("making %s: %w", AnalyticsFile, context.Cause(ctx))
+			}
 		}
 		unlock()
 		if err != nil {
@@ -103,6 +129,16 @@ func (w Workspace) RefreshAnalyticsIfIdle() error {
 		}
 	}
 	return nil
+}
+
+// AnalyticsFailure is why the last refresh in the background failed, with
+// its time, or "" when the page made since has none to report.
+func (w Workspace) AnalyticsFailure() string {
+	data, _, err := fsx.ReadFileMax(w.Path(AnalyticsErrorFile), 4<<10)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // AnalyticsRefreshing reports whether a process is making the page now.
@@ -130,6 +166,9 @@ func (w Workspace) generateAnalytics() error {
 	}
 	if err := fsx.WriteFile(w.Path(AnalyticsStampFile), []byte(stamp), 0o644); err != nil {
 		return fmt.Errorf("generating analytics: %w", err)
+	}
+	if err := os.Remove(w.Path(AnalyticsErrorFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	return nil
 }

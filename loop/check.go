@@ -103,12 +103,14 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 	case len(res.Retried) > 0:
 		res.Outcome = CheckTriggered
 		res.TotalAutoRetries++
-		if err := w.countRetry(res.Retried); err != nil {
+		counted, err := w.countRetry(res.Retried)
+		if err != nil {
 			return res, err
 		}
-		// The intent goes once the history has the check: a crash before
-		// leaves it, and the next command writes the rows (recoverHistory).
-		if err := w.appendHistory(checkEvents(now, run, res.Retried, nil)...); err != nil {
+		// The intent goes once the state and the history have the check: a
+		// crash before, or a state that could not be written, leaves it,
+		// and the next command completes both (recoverCheck).
+		if err := w.appendHistory(checkEvents(now, run, res.Retried, nil)...); err != nil || !counted {
 			return res, err
 		}
 		return res, w.warn(w.dropIntent())
@@ -168,9 +170,9 @@ func (w Workspace) retryQueue(cfg *config.Config, now time.Time, run string, res
 // the commit point, is written: total_auto_retries + 1 and
 // last_retry_reason. A failure is past the commit point: it is a warning
 // (see warn), and the intent left makes the next command complete it.
-func (w Workspace) countRetry(retried []IssueRef) error {
+func (w Workspace) countRetry(retried []IssueRef) (counted bool, err error) {
 	reason := retryReason(retried)
-	err := session.Update(w.Path(StateFile), func(s *session.State) error {
+	err = session.Update(w.Path(StateFile), func(s *session.State) error {
 		s.Set(session.TotalAutoRetries, strconv.Itoa(s.TotalAutoRetries()+1))
 		s.Set(session.LastRetryReason, reason)
 		return nil
@@ -179,9 +181,9 @@ func (w Workspace) countRetry(retried []IssueRef) error {
 		// The queue, the commit point, is written: the intent makes
 		// the next command write the state.
 		err = fmt.Errorf("writing %s (the next command completes it): %w", StateFile, err)
-		return w.warn(err)
+		return false, w.warn(err)
 	}
-	return nil
+	return true, nil
 }
 
 // retryReason is last_retry_reason for a check that retried issues.

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -33,7 +36,10 @@ Flags:
   --out FILE   write the page to FILE instead of .orchestrator/analytics.html
   --if-stale   only if history.csv changed since the page was made, and
                not at all while another process is making it (that one
-               looks at the history again when it is done)
+               looks at the history again when it is done); it gives up
+               after 5 minutes or at SIGTERM, and a failure leaves
+               .orchestrator/.analytics.error, which status shows until
+               the next page is made
 
 Examples:
   orchestrate analytics
@@ -59,7 +65,12 @@ func runAnalytics(e *env, args []string) error {
 		}
 	case *ifStale:
 		*out = ws.Path(loop.AnalyticsFile)
-		if err := ws.RefreshAnalyticsIfIdle(); err != nil {
+		// In the background, no one waits: it gives up at its deadline,
+		// or at a SIGTERM, and says why in .analytics.error.
+		ctx, cancel := context.WithTimeoutCause(e.ctx, backgroundDeadline,
+			fmt.Errorf("gave up after %s, the deadline of a refresh in the background", backgroundDeadline))
+		defer cancel()
+		if err := ws.RefreshAnalyticsIfIdle(ctx); err != nil {
 			return err
 		}
 	default:
@@ -70,6 +81,9 @@ func runAnalytics(e *env, args []string) error {
 	}
 	return e.report(map[string]any{"path": *out}, "wrote %s\n", *out)
 }
+
+// backgroundDeadline bounds orchestrate analytics --if-stale.
+const backgroundDeadline = 5 * time.Minute
 
 // refreshAnalytics starts orchestrate analytics --if-stale for ws in the
 // background when its page is behind its history and no other process is

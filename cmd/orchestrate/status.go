@@ -90,6 +90,9 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		enabled = "disabled (no_auto_retry sentinel)"
 	}
 	fmt.Fprintf(e.stdout, "run %s: %d auto-retries, auto-retry %s\n", run, s.TotalAutoRetries(), enabled)
+	if f := e.ws().AnalyticsFailure(); f != "" {
+		fmt.Fprintf(e.stdout, "analytics.html is not up to date: the refresh in the background failed (%s); orchestrate analytics says why again\n", f)
+	}
 	if len(q.Issues) == 0 {
 		fmt.Fprintln(e.stdout, "no issues")
 		return nil
