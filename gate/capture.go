@@ -71,14 +71,20 @@ func (c *capture) Write(p []byte) (int, error) {
 }
 
 // signatureOptions are the paths a gate's output is normalized with: the
-// repository's root (absolute) and the user's home.
-func (o *Options) signatureOptions() signature.Options {
+// repository's root (absolute), the gate's working directory in it (dir)
+// and the other checkouts the caller names (Options.Roots), all one
+// <workdir>, and the user's home.
+func (o *Options) signatureOptions(dir string) signature.Options {
 	root, err := filepath.Abs(o.RepoRoot)
 	if err != nil {
 		root = ""
 	}
 	home, _ := os.UserHomeDir()
-	return signature.Options{Workdir: root, Home: home}
+	roots := append([]string(nil), o.Roots...)
+	if abs, err := filepath.Abs(dir); err == nil && dir != "" && abs != root {
+		roots = append(roots, abs)
+	}
+	return signature.Options{Workdir: root, Roots: roots, Home: home}
 }
 
 // signing makes c sign the stream, normalized with opt.

@@ -112,7 +112,7 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 			logw = log
 		}
 	}
-	c := newCapture(opts.output(), logw).signing(opts.signatureOptions())
+	c := newCapture(opts.output(), logw).signing(opts.signatureOptions(sp.dir))
 	p, err := openPipes(sp)
 	if err != nil {
 		closeLog(log, &logErr)

@@ -51,6 +51,7 @@ const DefaultKillGrace = 2 * time.Second
 // parallel gates as CPUs.
 type Options struct {
 	RepoRoot    string        // working_dir is relative to it; "" is the current directory
+	Roots       []string      // other checkouts of the code (linked worktrees), masked in signatures as RepoRoot is
 	LogDir      string        // each gate's whole output goes to LogDir/<name>.log; "" for none
 	LogLoop     int           // from 2, the logs are <name>.loop<N>.log: each loop of a run keeps its own
 	Output      config.Output // head and tail kept in memory; the zero Output means the defaults

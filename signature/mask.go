@@ -154,7 +154,9 @@ var rules = []rule{
 	}},
 	{"duration_ms", func(l string) bool { return strings.Contains(l, "duration_ms") }, replace(reDurMs, "$1 "+tokDur)},
 	{"pid", hasFoldPID, maskPIDWords},
-	{"syslog", func(l string) bool { return strings.Contains(l, "]: ") }, maskSyslogPID},
+	{"syslog", func(l string) bool {
+		return strings.Contains(l, "]: ") || strings.HasPrefix(l, tokTime) && strings.Contains(l, "] ")
+	}, maskSyslogPID},
 	{"nodepid", func(l string) bool { return strings.Contains(l, "(node:") }, replace(reNodePID, "(node:"+tokPID+")")},
 	{"sanpid", func(l string) bool { return strings.HasPrefix(l, "==") }, replace(reSanPID, "=="+tokPID+"==")},
 	{"port", hasPortNumber, maskPorts},
@@ -306,7 +308,11 @@ type pathMasker struct {
 func newPathMasker(opt Options) *pathMasker {
 	type pt struct{ path, token string }
 	var list []pt
-	for _, p := range []pt{{opt.Workdir, tokWorkdir}, {opt.Home, tokHome}} {
+	all := []pt{{opt.Workdir, tokWorkdir}, {opt.Home, tokHome}}
+	for _, r := range opt.Roots {
+		all = append(all, pt{r, tokWorkdir})
+	}
+	for _, p := range all {
 		if p.path == "" {
 			continue
 		}
@@ -643,13 +649,17 @@ func maskSyslogPID(l string) string {
 		}
 		end += start
 		tok := l[start:end]
-		if strings.HasSuffix(tok, "]:") {
+		// "name[pid]:", or after the line's time "name[pid]" alone: a
+		// service's log line ("<time> svc[4242] ERROR …").
+		colon := strings.HasSuffix(tok, "]:")
+		if colon || field > 0 && strings.HasPrefix(l, tokTime) && strings.HasSuffix(tok, "]") {
+			cut := map[bool]int{true: 2, false: 1}[colon]
 			open := max(strings.LastIndexByte(tok, '['), 0)
-			digits := tok[open+1 : len(tok)-2]
+			digits := tok[open+1 : len(tok)-cut]
 			name := tok[:open]
 			if open > 0 && digits != "" && strings.Trim(digits, "0123456789") == "" && isSyslogName(name) &&
 				name != "make" && name != "gmake" && !strings.HasSuffix(name, "/make") {
-				return l[:start+open+1] + tokPID + l[end-2:]
+				return l[:start+open+1] + tokPID + l[end-cut:]
 			}
 		}
 		start = end + 1

@@ -167,11 +167,11 @@ func goJSONLine(raw []byte) (lines []string, ok bool) {
 // followed by "/") is random in its last part after ".", "-" or "_" (or
 // whole, from 8 bytes and with a digit) when that part has 6 to 32 letters
 // and digits, a lower-case letter, and an upper-case letter after its first
-// byte: names people choose for directories rarely look like that, and
-// mktemp's mostly do (about 1 in 25 of its names of 8 has no lower-case
-// letter or no such upper-case letter, and is left as it is). At the end
-// of a path only mktemp's default name, "tmp." and 10 letters and digits,
-// is masked: "pkg.TestHang" is a name.
+// byte, or of one case with digits (oneCaseRandom): names people choose
+// for directories rarely look like that, and mktemp's and build tools'
+// mostly do. At the end of a path only mktemp's default name, "tmp." and
+// 10 letters and digits, and a part of capitals and digits after "-", "."
+// or "_", are masked: "pkg.TestHang" is a name.
 func maskRandomDirs(l string) string {
 	var b strings.Builder
 	last := 0
@@ -193,7 +193,10 @@ func maskRandomDirs(l string) string {
 		if j < len(l) && l[j] == '/' {
 			random = looksRandom(part) && (start > 0 || len(part) >= 8 && strings.ContainsAny(part, "0123456789"))
 		} else {
-			random = strings.HasPrefix(comp, "tmp.") && len(part) == 10 && start == 4 && isAlnumString(part)
+			// At a path's end, mktemp's default name, or a part of capitals
+			// and digits after "-", "." or "_" ("build-0GP586NN").
+			random = strings.HasPrefix(comp, "tmp.") && len(part) == 10 && start == 4 && isAlnumString(part) ||
+				start > 0 && capsRandom(part)
 		}
 		if !random {
 			i = j - 1
@@ -220,18 +223,44 @@ func looksRandom(s string) bool {
 	if len(s) < 6 || len(s) > 32 {
 		return false
 	}
-	lower, upper := false, false
+	lower, upper, digits, upperAt0 := 0, 0, 0, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c >= 'a' && c <= 'z':
-			lower = true
+			lower++
 		case c >= 'A' && c <= 'Z':
-			upper = upper || i > 0
+			upper++
+			upperAt0 = upperAt0 || i == 0
 		case isDigit(c):
+			digits++
 		default:
 			return false
 		}
 	}
-	return lower && upper
+	mixed := lower > 0 && (upper > 1 || upper == 1 && !upperAt0)
+	return mixed || oneCaseRandom(len(s), lower, upper, digits)
+}
+
+// oneCaseRandom reports whether a name of n letters and digits, of one
+// case only, looks random as names of capitals and digits do ("0XIPUPMY"):
+// 8 or more, a digit among three or more letters.
+func oneCaseRandom(n, lower, upper, digits int) bool {
+	return n >= 8 && n <= 32 && digits > 0 && (lower == 0 && upper >= 3 || upper == 0 && lower >= 3 && digits >= 2)
+}
+
+// capsRandom reports whether s is a random name of capitals and digits.
+func capsRandom(s string) bool {
+	upper, digits := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z':
+			upper++
+		case isDigit(c):
+			digits++
+		default:
+			return false
+		}
+	}
+	return oneCaseRandom(len(s), 0, upper, digits)
 }

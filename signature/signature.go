@@ -10,15 +10,17 @@
 //     sequences and other control characters go, invalid UTF-8 becomes U+FFFD;
 //   - masks times and dates (<time>, <date>), measured durations (<dur>) and
 //     throughputs (<rate>);
-//   - masks Options.Workdir (<workdir>), Options.Home (~) and temporary
+//   - masks Options.Workdir and Options.Roots (<workdir>), Options.Home (~) and temporary
 //     directories with the random name in them (<tmp>);
 //   - masks PIDs (<pid>), ephemeral ports (<port>), addresses (<addr>),
 //     stack-frame PC offsets (+<off>) and Go frame arguments ((...)),
 //     UUIDs (<uuid>), long hex IDs (<hex>), goroutine IDs (N);
 //   - masks the line and column numbers of file references (N), keeping
 //     the file name;
-//   - masks syslog's "name[pid]:" (<pid>), the random part of directory
-//     names that mktemp makes outside the temporary directory (<rand>),
+//   - masks syslog's "name[pid]:", and a service's "<time> name[pid]"
+//     (<pid>), the random part of directory names that mktemp and build
+//     tools make outside the temporary directory, of mixed case or of
+//     capitals and digits (<rand>),
 //     Rust's thread IDs (<tid>), pytest-xdist's workers, tsc's "(line,col)"
 //     and eslint's "line:col" and its column padding;
 //   - keeps of a test runner's counts only those of failures: pytest's and
@@ -32,7 +34,7 @@
 // and parallelism do not matter.
 //
 // Every rule comes from real output of real tools, kept in testdata/corpus
-// with the scripts that made it (gen.sh, gen2.sh), and testdata/pairs.txt says which captures
+// with the scripts that made it (gen.sh, gen2.sh, gen3.sh), and testdata/pairs.txt says which captures
 // are one failure and which are not. The rules never look across a line but
 // to find blocks, and the cost is linear in the size of the output: a
 // Writer normalizes a stream window by window, in bounded memory. Version
@@ -56,7 +58,7 @@ import (
 // Version names the normalization rules and the hash layout. It is the first
 // part of every signature's header, so that signatures made by other rules
 // never compare equal by accident.
-const Version = "sig-v2"
+const Version = "sig-v3"
 
 // Class is the exit class of a failure, part of the signature's header.
 type Class string
@@ -95,6 +97,11 @@ type Options struct {
 	// Workdir is the repository root or working directory of the command,
 	// an absolute path; it is masked as <workdir>.
 	Workdir string
+	// Roots are more checkouts of the same code, absolute paths, each
+	// masked as <workdir> as Workdir is: a gate's working directory, the
+	// linked worktrees of the repository, the roots given to signature
+	// --root. The same failure in two checkouts is one signature.
+	Roots []string
 	// Home is the user's home directory, an absolute path; it is masked as ~.
 	Home string
 }
@@ -339,7 +346,7 @@ type Digest struct {
 }
 
 // Signature returns the failure signature: the hex SHA256 of a header
-// naming the rules and the exit class ("sig-v2 fail\n") followed by the
+// naming the rules and the exit class ("sig-v3 fail\n") followed by the
 // SHA256 of the normalized text. An empty class counts as Fail.
 func (d Digest) Signature(class Class) string {
 	if class == "" {

@@ -353,11 +353,11 @@ func TestEmpty(t *testing.T) {
 	}
 }
 
-// hashOf is the signature layout: SHA256 of "sig-v2 CLASS\n" and the SHA256
+// hashOf is the signature layout: SHA256 of "sig-v3 CLASS\n" and the SHA256
 // of the normalized text.
 func hashOf(class Class, normalized string) string {
 	inner := sha256.Sum256([]byte(normalized))
-	outer := sha256.Sum256(append([]byte("sig-v2 "+string(class)+"\n"), inner[:]...))
+	outer := sha256.Sum256(append([]byte(Version+" "+string(class)+"\n"), inner[:]...))
 	return hex.EncodeToString(outer[:])
 }
 
