@@ -153,6 +153,7 @@ var rules = []rule{
 		return l
 	}},
 	{"duration_ms", func(l string) bool { return strings.Contains(l, "duration_ms") }, replace(reDurMs, "$1 "+tokDur)},
+	{"vitest", isVitestTimed, maskVitestTimes},
 	{"pid", hasFoldPID, maskPIDWords},
 	{"syslog", func(l string) bool {
 		return strings.Contains(l, "]: ") || strings.HasPrefix(l, tokTime) && strings.Contains(l, "] ")
@@ -778,3 +779,44 @@ func hasDigitAfter(l string, c byte) bool {
 	}
 	return false
 }
+
+// vitestMarks start the lines of vitest's (and similar runners') report
+// that end in the time a test or a file took: "✓ mul 5ms", "× add 28ms",
+// "❯ calc.test.mjs (3 tests | 1 failed) 113ms".
+var vitestMarks = []string{"✓ ", "× ", "❯ ", "↓ ", "✕ "}
+
+// isVitestTimed reports whether l is such a line, or vitest's "Duration"
+// summary, whose every figure is a time.
+func isVitestTimed(l string) bool {
+	t := strings.TrimLeft(l, " ")
+	if strings.HasPrefix(t, "Duration ") {
+		return true
+	}
+	if !strings.HasSuffix(l, "ms") && !strings.HasSuffix(l, "s") {
+		return false
+	}
+	for _, m := range vitestMarks {
+		if strings.HasPrefix(t, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskVitestTimes masks the time at the end of a test's or a file's line,
+// and every time of the Duration line ("Duration 2.66s (transform 352ms,
+// setup 0ms, …)").
+func maskVitestTimes(l string) string {
+	if strings.HasPrefix(strings.TrimLeft(l, " "), "Duration ") {
+		return reVitestTime.ReplaceAllString(l, tokDur)
+	}
+	if loc := reVitestTail.FindStringIndex(l); loc != nil {
+		return l[:loc[0]] + " " + tokDur
+	}
+	return l
+}
+
+var (
+	reVitestTime = regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ms|s)\b`)
+	reVitestTail = regexp.MustCompile(` \d+(?:\.\d+)?(?:ms|s)$`)
+)

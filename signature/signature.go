@@ -23,6 +23,8 @@
 //     capitals and digits (<rand>),
 //     Rust's thread IDs (<tid>), pytest-xdist's workers, tsc's "(line,col)"
 //     and eslint's "line:col" and its column padding;
+//   - masks the times at the end of vitest's test and file lines and in
+//     its Duration line;
 //   - keeps of a test runner's counts only those of failures: pytest's and
 //     cargo's summaries lose "N passed", node's its test and pass counts,
 //     pytest its collected count and its progress lines; go test -json
@@ -34,7 +36,7 @@
 // and parallelism do not matter.
 //
 // Every rule comes from real output of real tools, kept in testdata/corpus
-// with the scripts that made it (gen.sh, gen2.sh, gen3.sh), and testdata/pairs.txt says which captures
+// with the scripts that made it (gen.sh to gen4.sh), and testdata/pairs.txt says which captures
 // are one failure and which are not. The rules never look across a line but
 // to find blocks, and the cost is linear in the size of the output: a
 // Writer normalizes a stream window by window, in bounded memory. Version
