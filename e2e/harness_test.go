@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 // orchestrateBin is the orchestrate binary the tests build once.
@@ -135,7 +137,29 @@ func newProject(t *testing.T, m *model, files map[string]string) *project {
 	p.git("init", "-q", "-b", "main")
 	p.git("add", "-A")
 	p.git("commit", "-q", "-m", "start")
+	// The hooks leave orchestrate analytics --if-stale at work in the
+	// background: the directory waits for it (registered after t.TempDir,
+	// this runs before the directory goes).
+	t.Cleanup(func() { waitAnalytics(p.path(".orchestrator")) })
 	return p
+}
+
+// waitAnalytics waits until no background refresh is making the page of
+// the workspace at ws: once the page is current and no process holds its
+// lock, or, for a page that cannot be made, once the lock has been free
+// for a while; at most a minute.
+func waitAnalytics(ws string) {
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return
+	}
+	w := loop.Workspace{Dir: ws}
+	start := time.Now()
+	for time.Since(start) < time.Minute {
+		if !w.AnalyticsRefreshing() && (w.AnalyticsCurrent() || time.Since(start) > 3*time.Second) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // cleanEnv is the test's environment without what would point the CLI or
