@@ -16,24 +16,7 @@ mv "$out/runs.tsv.new" "$out/runs.tsv"
 rm -f "$out"/svc-iso*.txt "$out"/upper-dirs*.txt
 PYTHON=${PYTHON:-/usr/bin/python3}
 
-dirs=()
-cleanup() { rm -rf "${dirs[@]}"; }
-trap cleanup EXIT
-
-newdir() {
-	local d
-	if (($1 % 2)); then d=$(mktemp -d /tmp/sigcorpus.XXXXXX); else d=$(mktemp -d "$HOME/sigcorpus.XXXXXX"); fi
-	dirs+=("$d")
-	echo "$d"
-}
-
-capture() {
-	local name=$1 dir=$2 cmd=$3 rc
-	(cd "$dir" && sh -c "$cmd") >"$out/$name.txt" 2>&1
-	rc=$?
-	printf '%s\t%d\t%s\t%s\n' "$name" "$rc" "$dir" "$HOME" >>"$out/runs.tsv"
-	echo "$name: exit $rc" >&2
-}
+. ./capture.sh
 
 # svc DIR ERROR: a service that binds an ephemeral port, takes a request
 # and fails it with ERROR, logging as services do.

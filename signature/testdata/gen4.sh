@@ -17,24 +17,14 @@ rm -f "$out"/jest*.txt "$out"/vitest*.txt "$out"/clang-werror*.txt "$out"/gcc-we
 : "${TOOLS:?TOOLS=DIR, where npm install jest@29 vitest@3 was run}"
 export CI=1 NO_COLOR=1 FORCE_COLOR=0
 
-dirs=()
-cleanup() { rm -rf "${dirs[@]}"; }
-trap cleanup EXIT
+. ./capture.sh
 
-newdir() {
+# tooldir N: newdir with the npm tools linked in.
+tooldir() {
 	local d
-	if (($1 % 2)); then d=$(mktemp -d /tmp/sigcorpus.XXXXXX); else d=$(mktemp -d "$HOME/sigcorpus.XXXXXX"); fi
-	dirs+=("$d")
+	d=$(newdir "$1")
 	ln -s "$TOOLS/node_modules" "$d/node_modules"
 	echo "$d"
-}
-
-capture() {
-	local name=$1 dir=$2 cmd=$3 rc
-	(cd "$dir" && sh -c "$cmd") >"$out/$name.txt" 2>&1
-	rc=$?
-	printf '%s\t%d\t%s\t%s\n' "$name" "$rc" "$dir" "$HOME" >>"$out/runs.tsv"
-	echo "$name: exit $rc" >&2
 }
 
 # jsproj DIR WANT EXT: a failing test of add (which subtracts) among
@@ -58,20 +48,20 @@ EOF
 }
 
 for i in 1 2; do
-	d=$(newdir $i)
+	d=$(tooldir $i)
 	jsproj "$d" 5 test.js
 	capture "jest.$i" "$d" "node node_modules/jest/bin/jest.js --ci calc.test.js"
 done
-d=$(newdir 3)
+d=$(tooldir 3)
 jsproj "$d" 6 test.js
 capture "jest-other.1" "$d" "node node_modules/jest/bin/jest.js --ci calc.test.js"
 
 for i in 1 2; do
-	d=$(newdir $i)
+	d=$(tooldir $i)
 	jsproj "$d" 5 test.mjs
 	capture "vitest.$i" "$d" "node node_modules/vitest/vitest.mjs run calc.test.mjs"
 done
-d=$(newdir 3)
+d=$(tooldir 3)
 jsproj "$d" 6 test.mjs
 capture "vitest-other.1" "$d" "node node_modules/vitest/vitest.mjs run calc.test.mjs"
 
