@@ -156,10 +156,12 @@ func (p Profile) AgentCommands(checks []string) (command, resume string) {
 
 // claudeAllowedTools returns the --allowedTools argument (with its leading
 // space) that lets Claude Code run each check command, and the same command
-// with more arguments, in Bash: "Bash(go test *)" for "go test ./...". A
-// command of one word, or one whose second word is an option ("sh -c …"),
-// is allowed exactly as it is; one that would need quoting is left out.
-// "" when there are none.
+// with more arguments, in Bash: "Bash(go test *)" for "go test ./...",
+// "Bash(pytest *)" for "pytest" (Claude Code's "X *" allows X alone too,
+// and "pytest -q tests/test_x.py", which an agent runs to check one file).
+// A command whose second word is an option ("sh -c …") is allowed exactly
+// as it is; one that would need quoting is left out. "" when there are
+// none.
 func claudeAllowedTools(checks []string) string {
 	var rules []string
 	seen := map[string]bool{}
@@ -168,7 +170,7 @@ func claudeAllowedTools(checks []string) string {
 		if len(f) == 0 {
 			continue
 		}
-		rule := "Bash(" + f[0] + ")"
+		rule := "Bash(" + f[0] + " *)"
 		switch {
 		case len(f) > 1 && strings.HasPrefix(f[1], "-"):
 			// "sh -c …", "python -m …": a wildcard after an option would allow

@@ -13,8 +13,8 @@ func TestProfiles(t *testing.T) {
 		profile, command, resume, review, session, usage string
 	}{
 		{ProfileClaude,
-			`claude -p --session-id "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits --allowedTools "Bash(go test *)" "Bash(make)"`,
-			`claude -p --resume "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits --allowedTools "Bash(go test *)" "Bash(make)"`,
+			`claude -p --session-id "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits --allowedTools "Bash(go test *)" "Bash(make *)"`,
+			`claude -p --resume "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits --allowedTools "Bash(go test *)" "Bash(make *)"`,
 			`claude -p --no-session-persistence --tools Read,Grep,Glob -- "$ORCHESTRATE_REVIEW_PROMPT"`, SessionChosen, UsageClaudeJSON},
 		{ProfileCodex, `codex exec --json --sandbox workspace-write -`,
 			`codex exec --json --sandbox workspace-write resume "$ORCHESTRATE_SESSION_ID" -`,
@@ -108,12 +108,12 @@ func TestClaudeAllowedTools(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{""}, ""},
-		{[]string{"make"}, ` --allowedTools "Bash(make)"`},
+		{[]string{"make"}, ` --allowedTools "Bash(make *)"`},
 		{[]string{"go test ./...", "go vet ./...", "go test -race ./..."}, ` --allowedTools "Bash(go test *)" "Bash(go vet *)"`},
 		{[]string{`sh -c "exit 1"`}, ""},
 		{[]string{`sh -c true`, "python3 -m pytest -q"}, ` --allowedTools "Bash(sh -c true)" "Bash(python3 -m pytest -q)"`},
 		{[]string{`"$HOME/bin/check"`}, ""},
-		{[]string{"npm test", "pytest"}, ` --allowedTools "Bash(npm test *)" "Bash(pytest)"`},
+		{[]string{"npm test", "pytest"}, ` --allowedTools "Bash(npm test *)" "Bash(pytest *)"`},
 	} {
 		if got := claudeAllowedTools(tc.checks); got != tc.want {
 			t.Errorf("claudeAllowedTools(%q) = %q; want %q", tc.checks, got, tc.want)

@@ -223,8 +223,10 @@ func (s *agentSetup) apply() (written, kept []string, err error) {
 // agentNames lists the agents init --agent knows, sorted.
 func agentNames() []string {
 	var names []string
-	for n := range hookFiles {
-		names = append(names, n)
+	for _, n := range config.Profiles {
+		if n != config.ProfileCustom {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names

@@ -30,7 +30,9 @@ out: the claude profile's (edits accepted, the gates' commands allowed in
 Bash, a pinned session), or the first --agent's.
 
 With --agent NAME (claude, codex, gemini, cursor; repeat it for more than
-one), also installs that agent's hooks in the repository: a session-start
+one), also installs that agent's hooks in the repository (aider and
+opencode have no hook that runs when they stop: --agent aider|opencode
+only chooses the profile orchestrate run drives): a session-start
 hook (orchestrate hook session-start) and a stop hook (orchestrate hook
 stop), which run the gates when the agent says it is done (see orchestrate
 help hook). --claude is --agent claude.
@@ -84,7 +86,14 @@ func runInit(e *env, args []string) error {
 		return err
 	}
 	var setups []*agentSetup
+	var notes []string
 	for _, a := range agents {
+		if _, hooks := hookFiles[a]; !hooks {
+			// An agent with no stop hook of its own: orchestrate run
+			// drives it, with the profile's commands.
+			notes = append(notes, a+": no hooks to install (it has no hook that runs when it stops): orchestrate run drives it")
+			continue
+		}
 		s, err := planAgent(e.ws(), a)
 		if err != nil {
 			return err
@@ -133,7 +142,7 @@ func runInit(e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "orchestrate: warning: %s\n", w)
 	}
 	if e.json {
-		return e.printJSON(map[string]any{"dir": e.dir, "written": nonNil(written), "kept": nonNil(kept), "warnings": nonNil(warnings)})
+		return e.printJSON(map[string]any{"dir": e.dir, "written": nonNil(written), "kept": nonNil(kept), "warnings": nonNil(warnings), "notes": nonNil(notes)})
 	}
 	for _, p := range written {
 		fmt.Fprintf(e.stdout, "wrote %s\n", p)
@@ -141,7 +150,7 @@ func runInit(e *env, args []string) error {
 	for _, p := range kept {
 		fmt.Fprintf(e.stdout, "kept  %s (already there)\n", p)
 	}
-	for _, t := range timeouts {
+	for _, t := range append(timeouts, notes...) {
 		fmt.Fprintln(e.stdout, t)
 	}
 	return nil
@@ -181,7 +190,7 @@ func (a *agentList) String() string { return strings.Join(*a, ",") }
 func (a *agentList) Set(v string) error {
 	for _, name := range strings.Split(v, ",") {
 		name = strings.TrimSpace(name)
-		if _, ok := hookFiles[name]; !ok {
+		if _, ok := config.LookupProfile(name); !ok || name == config.ProfileCustom {
 			return fmt.Errorf("no agent %q: want one of %s", name, strings.Join(agentNames(), ", "))
 		}
 		a.add(name)
