@@ -85,20 +85,9 @@ func runInit(e *env, args []string) error {
 	if err := checkLinkedWorkspace(e.dir); err != nil {
 		return err
 	}
-	var setups []*agentSetup
-	var notes []string
-	for _, a := range agents {
-		if _, hooks := hookFiles[a]; !hooks {
-			// An agent with no stop hook of its own: orchestrate run
-			// drives it, with the profile's commands.
-			notes = append(notes, a+": no hooks to install (it has no hook that runs when it stops): orchestrate run drives it")
-			continue
-		}
-		s, err := planAgent(e.ws(), a)
-		if err != nil {
-			return err
-		}
-		setups = append(setups, s)
+	setups, notes, err := planAgents(e.ws(), agents)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return err
@@ -180,6 +169,24 @@ func writeExample(e *env, profile string) (written, kept []string, err error) {
 		return nil
 	})
 	return written, kept, err
+}
+
+// planAgents plans the setup of each agent that has hooks; an agent with
+// no stop hook of its own (opencode, aider) gets a note instead:
+// orchestrate run drives it, with its profile's commands.
+func planAgents(ws loop.Workspace, agents []string) (setups []*agentSetup, notes []string, err error) {
+	for _, a := range agents {
+		if _, hooks := hookFiles[a]; !hooks {
+			notes = append(notes, a+": no hooks to install (it has no hook that runs when it stops): orchestrate run drives it")
+			continue
+		}
+		s, err := planAgent(ws, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		setups = append(setups, s)
+	}
+	return setups, notes, nil
 }
 
 // agentList is --agent, repeated.
