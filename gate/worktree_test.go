@@ -83,3 +83,18 @@ func TestTwoWorktreesOneSignature(t *testing.T) {
 		t.Errorf("unmasked, the two outputs sign alike: the test proves nothing")
 	}
 }
+
+// A gate's working directory is one <workdir> with the repository's root:
+// a path under it signs the same whichever directory the gate runs in.
+func TestWorkingDirIsWorkdir(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := gateOf("lint", `echo "$PWD/x.go:3: boom"; exit 1`)
+	g.WorkingDir = "sub"
+	r := runOne(t, g, Options{RepoRoot: root})
+	if r.Digest == nil || r.Digest.Normalized != "<workdir>/x.go:N: boom\n" {
+		t.Errorf("normalized %q; want the working directory masked as <workdir>", r.Digest.Normalized)
+	}
+}

@@ -13,11 +13,14 @@ import (
 // open issues its Stop hook filed, one line each, so that it keeps them in
 // mind. "" when it has none.
 func (w Workspace) SessionContext(session string) (string, error) {
-	q, err := queue.Load(w.Path(QueueFile))
+	// As the Stop hook reads it: only the issues that hold the session's
+	// key, so that neither the queue's size nor a problem in another
+	// issue is this session's business.
+	key := SessionKey(session)
+	q, err := queue.LoadSome(w.Path(QueueFile), key)
 	if err != nil {
 		return "", err
 	}
-	key := SessionKey(session)
 	var lines []string
 	for _, is := range q.Issues {
 		if s, _ := is.Get(FieldSession); s != key || !open(is) {

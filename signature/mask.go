@@ -654,7 +654,10 @@ func maskSyslogPID(l string) string {
 		// service's log line ("<time> svc[4242] ERROR …").
 		colon := strings.HasSuffix(tok, "]:")
 		if colon || field > 0 && strings.HasPrefix(l, tokTime) && strings.HasSuffix(tok, "]") {
-			cut := map[bool]int{true: 2, false: 1}[colon]
+			cut := 1
+			if colon {
+				cut = 2
+			}
 			open := max(strings.LastIndexByte(tok, '['), 0)
 			digits := tok[open+1 : len(tok)-cut]
 			name := tok[:open]

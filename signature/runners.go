@@ -223,44 +223,45 @@ func looksRandom(s string) bool {
 	if len(s) < 6 || len(s) > 32 {
 		return false
 	}
-	lower, upper, digits, upperAt0 := 0, 0, 0, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z':
-			lower++
-		case c >= 'A' && c <= 'Z':
-			upper++
-			upperAt0 = upperAt0 || i == 0
-		case isDigit(c):
-			digits++
-		default:
-			return false
-		}
-	}
-	mixed := lower > 0 && (upper > 1 || upper == 1 && !upperAt0)
-	return mixed || oneCaseRandom(len(s), lower, upper, digits)
+	n, ok := countName(s)
+	mixed := n.lower > 0 && (n.upper > 1 || n.upper == 1 && !n.upperAt0)
+	return ok && (mixed || oneCaseRandom(len(s), n))
 }
 
-// oneCaseRandom reports whether a name of n letters and digits, of one
+// nameCounts are the letters and digits of a name.
+type nameCounts struct {
+	lower, upper, digits int
+	upperAt0             bool // its first byte is a capital
+}
+
+// countName counts s's letters and digits; ok is false when s has any
+// other byte.
+func countName(s string) (n nameCounts, ok bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z':
+			n.lower++
+		case c >= 'A' && c <= 'Z':
+			n.upper++
+			n.upperAt0 = n.upperAt0 || i == 0
+		case isDigit(c):
+			n.digits++
+		default:
+			return n, false
+		}
+	}
+	return n, true
+}
+
+// oneCaseRandom reports whether a name of size letters and digits, of one
 // case only, looks random as names of capitals and digits do ("0XIPUPMY"):
 // 8 or more, a digit among three or more letters.
-func oneCaseRandom(n, lower, upper, digits int) bool {
-	return n >= 8 && n <= 32 && digits > 0 && (lower == 0 && upper >= 3 || upper == 0 && lower >= 3 && digits >= 2)
+func oneCaseRandom(size int, n nameCounts) bool {
+	return size >= 8 && size <= 32 && n.digits > 0 && (n.lower == 0 && n.upper >= 3 || n.upper == 0 && n.lower >= 3 && n.digits >= 2)
 }
 
 // capsRandom reports whether s is a random name of capitals and digits.
 func capsRandom(s string) bool {
-	upper, digits := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= 'A' && c <= 'Z':
-			upper++
-		case isDigit(c):
-			digits++
-		default:
-			return false
-		}
-	}
-	return oneCaseRandom(len(s), 0, upper, digits)
+	n, ok := countName(s)
+	return ok && n.lower == 0 && oneCaseRandom(len(s), n)
 }

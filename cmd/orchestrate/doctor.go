@@ -71,6 +71,7 @@ type doctor struct {
 	repo     string         // the repository root: the workspace's parent, or the working directory
 	ws       string         // the workspace found, "" when none
 	cfg      *config.Config // nil without a valid config
+	plugged  bool           // the Claude Code plugin is enabled
 	findings []finding
 }
 
@@ -188,14 +189,10 @@ func pluginID(file string) string {
 	return ids[0]
 }
 
-// pluginFiles are the settings files where the plugin can be enabled.
-func (d *doctor) pluginFiles() []string {
-	return claudeSettings(d.repo, d.home)
-}
-
 func (d *doctor) plugin() {
-	for _, f := range d.pluginFiles() {
+	for _, f := range claudeSettings(d.repo, d.home) {
 		if id := pluginID(f); id != "" {
+			d.plugged = true
 			d.add("plugin", "ok", "the Claude Code plugin "+id+" is enabled in "+f, "")
 			return
 		}
@@ -256,13 +253,8 @@ func (d *doctor) hooks() {
 				"remove orchestrate's hooks from all but one of them")
 		}
 	}
-	if len(stops[loop.AgentClaude]) > 0 {
-		for _, f := range d.pluginFiles() {
-			if pluginID(f) != "" {
-				d.add("hooks", "ok", "the plugin leaves the stop to "+stops[loop.AgentClaude][0]+": the gates run once per stop", "")
-				break
-			}
-		}
+	if len(stops[loop.AgentClaude]) > 0 && d.plugged {
+		d.add("hooks", "ok", "the plugin leaves the stop to "+stops[loop.AgentClaude][0]+": the gates run once per stop", "")
 	}
 	if len(stops) == 0 && d.ws != "" {
 		d.add("hooks", "note", "no agent's stop hook runs orchestrate here: only orchestrate run checks the agent's work", "claude plugin install orchestrate@orchestrate, or orchestrate init --agent claude")

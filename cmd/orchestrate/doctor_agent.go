@@ -66,7 +66,6 @@ func cliVersion(ctx context.Context, path string) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Stdin = nil
 	cmd.Env = append(os.Environ(), "ORCHESTRATE_CHILD=1")
 	out, _ := cmd.Output()
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")

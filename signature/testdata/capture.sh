@@ -1,4 +1,4 @@
-# capture.sh: what gen3.sh and gen4.sh share (sourced, with $out set to
+# capture.sh: what gen2.sh, gen3.sh and gen4.sh share (sourced, with $out set to
 # corpus/): a scratch directory per run, removed at the end, and a capture
 # of a command's output with its exit code, directory and home in
 # corpus/runs.tsv.

@@ -28,24 +28,7 @@ export GOFLAGS=-count=1 GOTOOLCHAIN=local LANG=C.UTF-8 CARGO_TERM_COLOR=never
 unset NO_COLOR FORCE_COLOR PYTEST_ADDOPTS
 PYTHON=${PYTHON:-/usr/bin/python3}
 
-dirs=()
-cleanup() { rm -rf "${dirs[@]}"; }
-trap cleanup EXIT
-
-newdir() {
-	local d
-	if (($1 % 2)); then d=$(mktemp -d /tmp/sigcorpus.XXXXXX); else d=$(mktemp -d "$HOME/sigcorpus.XXXXXX"); fi
-	dirs+=("$d")
-	echo "$d"
-}
-
-capture() {
-	local name=$1 dir=$2 cmd=$3 rc
-	(cd "$dir" && sh -c "$cmd") >"$out/$name.txt" 2>&1
-	rc=$?
-	printf '%s\t%d\t%s\t%s\n' "$name" "$rc" "$dir" "$HOME" >>"$out/runs.tsv"
-	echo "$name: exit $rc" >&2
-}
+. ./capture.sh
 
 # ---------------------------------------------------------------- pytest
 
