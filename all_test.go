@@ -32,6 +32,7 @@ var floors = map[string]int{
 	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings, file problems
 	"signature/": 0, // failure signatures
 	"findings/":  0, // findings parsed from tools' output
+	"worktree/":  0, // an issue's git worktree: made, merged back, removed
 	"prompts/":   0, // the prompt templates
 	// 1: the files of .orchestrator/ and the settings.
 	"config/":    1,
@@ -40,6 +41,8 @@ var floors = map[string]int{
 	"analytics/": 1,
 	// 2: running the quality gates.
 	"gate/": 2,
+	// 2: the claims of several agents on the queue.
+	"claim/": 2,
 	// 3: the loop: records, checks, runs, hooks, watch.
 	"loop/": 3,
 	// 4: the command, and the tests that drive it from outside.

@@ -35,6 +35,9 @@ const (
 	EventSkip           = "skip"
 	EventRetry          = "retry"
 	EventAbort          = "abort"
+	EventClaim          = "claim"   // an agent claimed an issue: detail holder=…, epoch in attempt
+	EventRelease        = "release" // a claim ended: detail holder=…
+	EventMerge          = "merge"   // an issue's branch merged (pass) or not (fail: conflict, gates)
 )
 
 // Outcome and detail values that the report interprets (see the package doc for all).

@@ -130,9 +130,18 @@ type Config struct {
 	OnSuccess    string // commit | leave
 	Output       Output
 	Human        Human
+	Agents       Agents // run --agents
 	KeepRuns     int    // keep_runs: how many runs runs/ keeps (the newest); 0 keeps every run
 	Preset       string // gates.preset: the preset the gates were expanded from; "" for none
 	Gates        []Gate // the preset's gates, changed and extended by gates.list, or the plain list
+}
+
+// Agents tunes orchestrate run --agents.
+type Agents struct {
+	// PortBase, when not 0, gives agent N of a run the environment variable
+	// PORT=PortBase+N (agents.port_base): servers the agents start do not
+	// collide.
+	PortBase int
 }
 
 // What orchestrate run does while a human gate awaits a person's approval.

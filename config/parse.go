@@ -543,6 +543,11 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 				"log_tail_bytes": p.setInt(&o.LogTailBytes, "output.log_tail_bytes", 0, MaxCaptureBytes),
 			})
 		},
+		"agents": func(v *yaml.Node) {
+			p.section(v, "agents", map[string]func(*yaml.Node){
+				"port_base": p.setInt(&cfg.Agents.PortBase, "agents.port_base", 0, 65000),
+			})
+		},
 		"human": func(v *yaml.Node) {
 			p.section(v, "human", map[string]func(*yaml.Node){
 				"wait": p.setEnum(&cfg.Human.Wait, "human.wait", HumanWaitExit, HumanWaitBlock),

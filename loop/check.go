@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/session"
@@ -65,6 +66,21 @@ type CheckResult struct {
 // reported with it. Issues a Stop hook filed for an agent session (a
 // Session field) are that session's to retry, and left out.
 func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error) {
+	return w.check(ctx, now, func(is *queue.Issue) bool {
+		// An agent session's own issues are retried by its Stop hook, a
+		// claimed issue by its holder.
+		s, _ := is.Get(FieldSession)
+		return s == "" && claim.Of(is).Holder == ""
+	})
+}
+
+// CheckIssue is Check for one issue: the step of the agent that claimed it
+// (run --agents). The global cap is the run's, shared by all its agents.
+func (w Workspace) CheckIssue(ctx context.Context, now time.Time, id string) (CheckResult, error) {
+	return w.check(ctx, now, func(is *queue.Issue) bool { return is.ID == id })
+}
+
+func (w Workspace) check(ctx context.Context, now time.Time, sel func(*queue.Issue) bool) (CheckResult, error) {
 	cfg, err := w.Config()
 	if err != nil {
 		return CheckResult{}, err
@@ -89,7 +105,7 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 		return res, w.appendHistory(analytics.Event{Time: now, RunID: run, Event: analytics.EventCheck, Outcome: CheckDisabled, Detail: reason})
 	}
 
-	held, err := w.retryQueue(cfg, now, run, &res)
+	held, err := w.retryQueue(cfg, now, run, &res, sel)
 	if err != nil {
 		return res, err
 	}
@@ -127,13 +143,8 @@ func (w Workspace) Check(ctx context.Context, now time.Time) (CheckResult, error
 // retryQueue is the check's step on the queue (retryStep), its intent
 // written first, into res: the issues retried and those that wait for a
 // person. It returns how many candidates the global cap held back.
-func (w Workspace) retryQueue(cfg *config.Config, now time.Time, run string, res *CheckResult) (held int, err error) {
+func (w Workspace) retryQueue(cfg *config.Config, now time.Time, run string, res *CheckResult, sel func(*queue.Issue) bool) (held int, err error) {
 	capped := res.TotalAutoRetries >= cfg.Retry.GlobalCap
-	sel := func(is *queue.Issue) bool {
-		// An agent session's own issues are retried by its Stop hook.
-		s, _ := is.Get(FieldSession)
-		return s == ""
-	}
 	// Two files, one step: the intent, written before the queue is, lets
 	// the next command finish the step should this one die between the
 	// two. It is written for what is about to be written, each time the

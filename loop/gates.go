@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // GateRun is what one evaluation of the gates did.
@@ -66,6 +68,11 @@ type GateOptions struct {
 	// runs/<run-id>/ and the feedback are still written.
 	NoRecord bool
 	Tag      map[string]string // extra fields for issues filed (a Stop hook's session)
+	// Issue, when set, is the issue an agent claimed (run --agents): the
+	// blocking gates' failures are recorded against it, as one failure,
+	// instead of filing issues of their own, and a passing gate resolves
+	// nothing (the merge does).
+	Issue string
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
 	Dir string
@@ -206,6 +213,11 @@ func (s *gateStep) recordResults(ctx context.Context) ([]analytics.Event, error)
 		r := &ev.Results[i]
 		h := s.humans[r.Name()]
 		e := gateEvent(s.now(), s.run, r, h)
+		if s.opt.Issue != "" {
+			e.IssueID = s.opt.Issue
+			events = append(events, e)
+			continue
+		}
 		if s.opt.NoRecord {
 			if r.Outcome == gate.AwaitingApproval {
 				s.gr.AwaitingApproval = append(s.gr.AwaitingApproval, r.Name())
@@ -220,7 +232,47 @@ func (s *gateStep) recordResults(ctx context.Context) ([]analytics.Event, error)
 		}
 		events = append(events, e)
 	}
+	if s.opt.Issue != "" {
+		return events, s.recordClaimed(ctx)
+	}
 	return events, nil
+}
+
+// recordClaimed records the blocking gates' failures against the claimed
+// issue as one failure (see GateOptions.Issue): their outputs in config
+// order, so that the same gates failing the same way are the same
+// signature, and one loop is one attempt.
+func (s *gateStep) recordClaimed(ctx context.Context) error {
+	failed := s.gr.Evaluation.Failures()
+	if len(failed) == 0 {
+		return nil
+	}
+	f, _ := gateFailure(&failed[0])
+	f.Summary = ""
+	if len(failed) > 1 {
+		var out bytes.Buffer
+		var code *int
+		for i := range failed {
+			g, _ := gateFailure(&failed[i])
+			fmt.Fprintf(&out, "== gate %s ==\n%s\n", failed[i].Name(), g.Output)
+			if code == nil && g.Class() != signature.Infra {
+				code = g.ExitCode
+			}
+		}
+		if code == nil {
+			code = f.ExitCode
+		}
+		f = Failure{Output: out.Bytes(), ExitCode: code}
+	}
+	rec, err := s.w.Record(ctx, s.now(), s.opt.Issue, f)
+	if err != nil {
+		return err
+	}
+	for i := range failed {
+		s.gr.Issues[failed[i].Name()] = Added{ID: rec.ID, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}
+		s.sigs[failed[i].Name()] = rec.Signature
+	}
+	return nil
 }
 
 // gateEvent is the history row of a gate's result, before its issue.

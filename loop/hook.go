@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/orchestrate-dev/orchestrate/worktree"
 	"io"
 	"io/fs"
 	"os"
@@ -187,14 +188,30 @@ func IsChild(getenv func(string) string) bool {
 // of projectDirs (e.g. $CLAUDE_PROJECT_DIR) that holds one, else in cwd or
 // the nearest parent of it that does, up to the repository's root (the
 // first directory with a .git), or the file system's outside a repository.
-// It returns "" when there is none.
+// In a linked git worktree (git worktree add, claude --worktree, an agent
+// of run --agents), it is the main worktree's: one queue for all. It
+// returns "" when there is none.
 func FindWorkspace(name string, projectDirs []string, cwd string) string {
 	isDir := func(p string) bool {
 		fi, err := os.Stat(p)
 		return err == nil && fi.IsDir()
 	}
+	// A linked worktree's workspace is its main worktree's, whatever copy
+	// of it the worktree's own checkout holds.
+	inMain := func(d string) string {
+		if main := worktree.MainRoot(d); main != "" && !filepath.IsAbs(name) && isDir(filepath.Join(main, name)) {
+			return filepath.Join(main, name)
+		}
+		return ""
+	}
 	for _, d := range projectDirs {
-		if d != "" && filepath.IsAbs(d) && isDir(filepath.Join(d, name)) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		if ws := inMain(d); ws != "" {
+			return ws
+		}
+		if isDir(filepath.Join(d, name)) {
 			return filepath.Join(d, name)
 		}
 	}
@@ -202,10 +219,16 @@ func FindWorkspace(name string, projectDirs []string, cwd string) string {
 		return ""
 	}
 	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
+		_, gitErr := os.Lstat(filepath.Join(d, ".git"))
+		if gitErr == nil {
+			if ws := inMain(d); ws != "" {
+				return ws
+			}
+		}
 		if isDir(filepath.Join(d, name)) {
 			return filepath.Join(d, name)
 		}
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil || filepath.Dir(d) == d {
+		if gitErr == nil || filepath.Dir(d) == d {
 			return "" // the repository's root, or the file system's
 		}
 	}

@@ -369,7 +369,19 @@ func (w Workspace) loadQueue() (*queue.Queue, error) {
 // hook's workspace reads and changes only the pieces of it that hold its
 // session's key, or the IDs of its day, for the issues it files
 // (queue.UpdateSome): a problem in another issue does not stop it.
+//
+// A workspace a claim's holder uses (Fenced) changes nothing once the
+// claim was taken over.
 func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
+	if w.fence != nil {
+		inner := fn
+		fn = func(q *queue.Queue) error {
+			if err := w.fence.check(q); err != nil {
+				return err
+			}
+			return inner(q)
+		}
+	}
 	if w.session != "" {
 		return queue.UpdateSome(w.Path(QueueFile), []string{w.session, "ISSUE-" + w.day + "-"}, fn)
 	}

@@ -64,12 +64,18 @@ const (
 
 // Step is one step of a run, reported as it happens.
 type Step struct {
-	Kind     string
-	Loop     int
+	Kind string
+	// Worker and Issue name the agent of run --agents the step is of, and
+	// its issue; "" for a single agent.
+	Worker, Issue string
+	Loop          int
 	Agent    *AgentRun
 	Gates    *GateRun
 	Resolved []Resolution // the issues the gates resolved
 	Check    *CheckResult
+	Claim    *Claimed // StepClaim
+	Merge    string   // StepMerge: its outcome and why
+	Result   *Worked  // StepDone
 }
 
 // AgentRun is one launch of the agent.
@@ -230,6 +236,20 @@ type runner struct {
 	left       leftTree     // the tree as the last agent left it, for a resume
 	start      startTree    // the tree as the run found it, for on_success
 	resolved   []Resolution // the issues the run's gates resolved
+
+	// agent, when set, is the claim, worktree and merge queue of one of
+	// several agents (RunAgents): the loop works on its issue alone, in
+	// its worktree, and merges its work back when the gates pass.
+	agent *agentCtx
+}
+
+// artifacts is the directory under runs/ of the loop's prompts, logs and
+// gate artifacts: the run's, or for one of several agents its issue's.
+func (r *runner) artifacts() string {
+	if r.agent != nil {
+		return r.res.RunID + "-" + r.agent.claim.ID
+	}
+	return r.res.RunID
 }
 
 // nothingToDo ends the run before it starts when there is no task and no
@@ -316,11 +336,32 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		if err != nil {
 			return r.fail(ctx, err)
 		}
+		var mergeFeedback string
 		if gr.Evaluation.Passed {
-			r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved)
-			return r.end(ctx, RunPassed, "every blocking quality gate passes")
+			if r.agent == nil {
+				r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved)
+				return r.end(ctx, RunPassed, "every blocking quality gate passes")
+			}
+			after, feedback, err := r.mergeBack(ctx, n)
+			if ctx.Err() != nil {
+				return r.interrupted(ctx)
+			}
+			if err != nil {
+				return r.fail(ctx, err)
+			}
+			if r.agent.merged != "" {
+				return r.end(ctx, RunPassed, "its gates pass, and it is merged into "+r.agent.branch)
+			}
+			if after != nil {
+				gr = after // the gates failed after the rebase
+			}
+			mergeFeedback = feedback
 		}
 		r.remember(n, a, gr)
+		if mergeFeedback != "" {
+			r.feedback = mergeFeedback
+			r.tried[len(r.tried)-1].Failed = append(r.tried[len(r.tried)-1].Failed, "merge")
+		}
 
 		if res, err := r.check(ctx, n, gr); res != nil || err != nil {
 			return res, err
@@ -376,7 +417,13 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 			return r.end(ctx, RunGatesFailed, fmt.Sprintf("quality gates still fail after %s (the limit of this run); the next run retries", plural(n, "loop")))
 		}
 	}
-	chk, err := r.w.Check(ctx, r.opt.Now())
+	var chk CheckResult
+	var err error
+	if r.agent != nil {
+		chk, err = r.w.CheckIssue(ctx, r.opt.Now(), r.agent.claim.ID)
+	} else {
+		chk, err = r.w.Check(ctx, r.opt.Now())
+	}
 	if ctx.Err() != nil {
 		return r.interrupted(ctx)
 	}
@@ -412,6 +459,9 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 // last words are the fixes the attempt checks.
 func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 	opt := GateOptions{Progress: r.opt.Progress, Previous: r.attempts}
+	if r.agent != nil {
+		opt.Dir, opt.Issue = r.artifacts(), r.agent.claim.ID
+	}
 	if r.attempts == nil {
 		opt.Previous = []gate.Attempt{} // a run's fix cycle starts with it
 	}
@@ -557,7 +607,7 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 	}
 	d := PromptData{
 		Task: r.task, Loop: n, MaxLoops: r.opt.MaxLoops, Fresh: c.fresh,
-		Workspace: filepath.Base(r.w.Dir), Issues: openIssues(q, r.cfg.Retry.MaxRetries),
+		Workspace: filepath.Base(r.w.Dir), Issues: r.issues(q),
 		Feedback: r.feedback, WorkSummary: r.summary, Attempts: r.tried,
 	}
 	d.Title = titleOf(r.task, d.Issues)
@@ -574,7 +624,7 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 	if err != nil {
 		return nil, err
 	}
-	dir, err := r.w.RunDir(r.res.RunID)
+	dir, err := r.w.RunDir(r.artifacts())
 	if err != nil {
 		return nil, err
 	}
@@ -602,14 +652,35 @@ func (r *runner) agentEnv(n int, a *AgentRun, c agentCall) (map[string]string, e
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{
+	env := map[string]string{
 		"ORCHESTRATE_PROMPT_FILE": promptAbs,
 		"ORCHESTRATE_RUN_ID":      r.res.RunID,
 		"ORCHESTRATE_LOOP":        strconv.Itoa(n),
 		"ORCHESTRATE_AGENT":       c.how,
 		"ORCHESTRATOR_DIR":        wsAbs,
 		gate.EnvChild:             "1",
-	}, nil
+	}
+	if a := r.agent; a != nil {
+		// Its claim, carried by every change it makes; its own temporary
+		// files; its own port, when the config asks for ports.
+		env["ORCHESTRATE_CLAIM"] = a.claim.ID + ":" + strconv.Itoa(a.claim.Epoch)
+		env["ORCHESTRATE_AGENT_NAME"] = a.name
+		env["TMPDIR"] = a.repo.TempDir(a.claim.ID)
+		if base := r.cfg.Agents.PortBase; base > 0 {
+			env["PORT"] = strconv.Itoa(base + a.index())
+		}
+	}
+	return env, nil
+}
+
+// issues are the issues loop's prompt names: the open ones, or the
+// claimed one of one of several agents.
+func (r *runner) issues(q *queue.Queue) []PromptIssue {
+	all := openIssues(q, r.cfg.Retry.MaxRetries)
+	if r.agent == nil {
+		return all
+	}
+	return slices.DeleteFunc(all, func(p PromptIssue) bool { return p.ID != r.agent.claim.ID })
 }
 
 // agentOutcome is an agent run's outcome for the history.
@@ -721,7 +792,10 @@ func (r *runner) aborted() bool {
 	if _, err := os.Stat(r.w.Path(AbortFile)); err != nil {
 		return false
 	}
-	_ = os.Remove(r.w.Path(AbortFile))
+	if r.agent == nil {
+		// Several agents each see it; RunAgents takes it away at its end.
+		_ = os.Remove(r.w.Path(AbortFile))
+	}
 	return true
 }
 
@@ -742,6 +816,9 @@ func (r *runner) history(ctx context.Context, events ...analytics.Event) error {
 // end records why the run stopped.
 func (r *runner) end(ctx context.Context, outcome, reason string) (*RunResult, error) {
 	r.res.Outcome, r.res.Reason = outcome, reason
+	if r.agent != nil {
+		return r.res, nil // RunAgents writes the run's one run_end row
+	}
 	detail := reason
 	if r.res.Stash != "" {
 		detail += "; stash: " + r.res.Stash

@@ -61,6 +61,13 @@ type Workspace struct {
 	// history rows that name no loop of their own get it.
 	loop int
 
+	// fence, when set, is the claim the workspace's writes carry (Fenced).
+	fence *fence
+
+	// root, when set, is the tree the gates run in and failures are signed
+	// against: an agent's worktree (see Root).
+	root string
+
 	// rows, when set, holds the history rows appended, for a step that
 	// writes them all with one append at its end (RunGates).
 	rows *[]analytics.Event
@@ -69,8 +76,19 @@ type Workspace struct {
 // Path returns the path of a file of the workspace.
 func (w Workspace) Path(name string) string { return filepath.Join(w.Dir, name) }
 
-// Root returns the repository the workspace belongs to: its parent.
+// InTree returns the workspace seen from a worktree of its repository:
+// the gates run there, and failures are signed against it.
+func (w Workspace) InTree(dir string) Workspace {
+	w.root = dir
+	return w
+}
+
+// Root returns the repository the workspace belongs to: its parent; or
+// the worktree of the agent it works for (InTree).
 func (w Workspace) Root() string {
+	if w.root != "" {
+		return w.root
+	}
 	abs, err := filepath.Abs(w.Dir)
 	if err != nil {
 		return filepath.Dir(w.Dir)

@@ -43,6 +43,17 @@ const (
 	FieldBlocking             = "Blocking"
 )
 
+// The fields of a claim (see package claim): who holds the issue, since
+// when, the fencing epoch of the claim, and when its lease ends; and the
+// globs of the files an issue touches, which keep overlapping issues apart.
+const (
+	FieldClaimedBy  = "Claimed-By"
+	FieldClaimedAt  = "Claimed-At"
+	FieldLeaseEpoch = "Lease-Epoch"
+	FieldLeaseUntil = "Lease-Until"
+	FieldTouches    = "Touches"
+)
+
 // SeedFields lists the seed's fields in the order a new issue gets them.
 var SeedFields = []string{
 	FieldType, FieldPriority, FieldStatus, FieldSource, FieldCategory, FieldCreated,
@@ -80,13 +91,13 @@ const DefaultMaxRetries = 10
 
 var (
 	idPattern     = regexp.MustCompile(`^ISSUE-(\d{8})-(\d{3,})$`)
-	intFields     = map[string]bool{"retrycount": true, "maxretries": true, "signaturerepeatcount": true}
+	intFields     = map[string]bool{"retrycount": true, "maxretries": true, "signaturerepeatcount": true, "leaseepoch": true}
 	boolFields    = map[string]bool{"autoretry": true, "halted": true, "blocking": true}
 	canonicalName = map[string]string{}
 )
 
 func init() {
-	for _, f := range SeedFields {
+	for _, f := range append(SeedFields, FieldClaimedBy, FieldClaimedAt, FieldLeaseEpoch, FieldLeaseUntil, FieldTouches) {
 		canonicalName[mdpatch.Norm(f)] = f
 	}
 }
@@ -364,6 +375,10 @@ func (q *Queue) validate() {
 			case n == "status":
 				if !validStatus(unquote(v)) {
 					q.problem(f.Line, "%s: unknown status %q (want one of %s)", is.ID, f.Value, strings.Join(Statuses, ", "))
+				}
+			case n == "leaseuntil" || n == "claimedat":
+				if _, err := ParseTime(v); err != nil {
+					q.problem(f.Line, "%s: %s %q is not a time (want RFC 3339, such as 2026-01-02T15:04:05Z)", is.ID, f.Name, f.Value)
 				}
 			}
 		})
@@ -836,8 +851,17 @@ func CheckValue(name, value string) error {
 		if !validStatus(unquote(v)) {
 			return fmt.Errorf("unknown status %q (want one of %s)", value, strings.Join(Statuses, ", "))
 		}
+	case n == "leaseuntil" || n == "claimedat":
+		if _, err := ParseTime(v); err != nil {
+			return fmt.Errorf("%s %q is not a time (want RFC 3339, such as 2026-01-02T15:04:05Z)", CanonicalName(name), value)
+		}
 	}
 	return nil
+}
+
+// ParseTime reads a time field: RFC 3339, in backquotes or not.
+func ParseTime(v string) (time.Time, error) {
+	return time.Parse(time.RFC3339, unquote(strings.TrimSpace(v)))
 }
 
 // safeBody returns a section's body as text that creates no structure in

@@ -24,9 +24,20 @@ type env struct {
 
 	dir  string // the workspace directory
 	json bool   // --json
+
+	// fenceID and fenceEpoch are the claim the command's changes carry
+	// ($ORCHESTRATE_CLAIM, --epoch): refused once it was taken over.
+	fenceID    string
+	fenceEpoch int
 }
 
-func (e *env) ws() loop.Workspace { return loop.Workspace{Dir: e.dir, Notify: e.notify} }
+func (e *env) ws() loop.Workspace {
+	w := loop.Workspace{Dir: e.dir, Notify: e.notify}
+	if e.fenceID != "" {
+		w = w.Fenced(e.fenceID, e.fenceEpoch)
+	}
+	return w
+}
 
 // notify tells the person at the terminal what happens meanwhile: a lock
 // waited for, a warning after the command's commit point.
@@ -68,9 +79,9 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		abortCmd, analyticsCmd, approveCmd, checkCmd, completionCmd, demoCmd, doctorCmd,
+		abortCmd, analyticsCmd, approveCmd, checkCmd, claimCmd, completionCmd, demoCmd, doctorCmd,
 		gateCmd, helpCmd, hookCmd, initCmd, issueCmd, promptCmd, recordCmd,
-		rejectCmd, runCmd, sessionCmd, signatureCmd, statusCmd, validateCmd,
+		rejectCmd, releaseCmd, renewCmd, runCmd, sessionCmd, signatureCmd, statusCmd, validateCmd,
 		versionCmd, watchCmd,
 	}
 }
@@ -125,6 +136,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if !dirGiven && !walksNot[c.name] {
 		e.dir = findDir(e.dir)
 	}
+	if err := e.claimFromEnv(); err != nil {
+		return err
+	}
 	err := c.run(e, args[1:])
 	if refreshesAnalytics[c.name] {
 		refreshAnalytics(e.ws())
@@ -141,13 +155,11 @@ var walksNot = map[string]bool{"init": true, "hook": true, "demo": true, "help":
 // is) from a subdirectory, as git finds .git: dir itself when it is in the
 // working directory, else the nearest parent's, up to the repository's
 // root (the first directory with a .git), given relative to the working
-// directory ("../../.orchestrator"). With none found, dir stays, and the
-// command says there is no workspace.
+// directory ("../../.orchestrator"). In a linked git worktree it is the
+// main worktree's. With none found, dir stays, and the command says there
+// is no workspace.
 func findDir(dir string) string {
 	if filepath.IsAbs(dir) {
-		return dir
-	}
-	if _, err := os.Lstat(dir); err == nil {
 		return dir
 	}
 	cwd, err := os.Getwd()

@@ -16,7 +16,7 @@ var issueCmd = &command{
 	usage: `Usage:
   orchestrate issue add [FIELD FLAGS] --summary TEXT [--details FILE|- [--exit-code N] [--gate NAME]]
   orchestrate issue show ID [--json]
-  orchestrate issue set ID FIELD=VALUE...
+  orchestrate issue set ID FIELD=VALUE... [--epoch N]
   orchestrate issue retry ID     (a person's choice: counts back to 0, pending)
   orchestrate issue skip ID      (a person's choice: skipped)
   orchestrate issue resolve ID [--manual]
@@ -40,6 +40,10 @@ orchestrate record does, and its ID is printed instead of a new one.
 issue set changes only the cells it names; a field the issue lacks gets a
 new row in its table's own style. Field names match loosely: Auto-Retry,
 auto_retry and "auto retry" are one field.
+
+set, retry, skip and resolve take --epoch N, the epoch of the caller's
+claim of the issue (see orchestrate help claim): the change is refused
+(exit 11) when another holds the issue now.
 
 Examples:
   orchestrate issue add --priority critical --auto-retry true \
@@ -225,6 +229,7 @@ func runIssueShow(e *env, args []string) error {
 
 func runIssueSet(e *env, args []string) error {
 	fs := e.flags("issue")
+	fence := e.epochFlag(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -232,6 +237,7 @@ func runIssueSet(e *env, args []string) error {
 	if len(pos) < 2 {
 		return usageError("issue", "issue set needs an issue ID and FIELD=VALUE pairs")
 	}
+	fence(pos[0])
 	var kv fieldFlags
 	for _, a := range pos[1:] {
 		if err := kv.Set(a); err != nil {
@@ -260,6 +266,7 @@ func runIssueSet(e *env, args []string) error {
 func runIssueDecide(e *env, cmd string, args []string) error {
 	fs := e.flags("issue")
 	manualFlag := fs.Bool("manual", false, "")
+	fence := e.epochFlag(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -267,6 +274,7 @@ func runIssueDecide(e *env, cmd string, args []string) error {
 	if len(pos) != 1 {
 		return usageError("issue", "issue %s needs one issue ID", cmd)
 	}
+	fence(pos[0])
 	id, manual := pos[0], *manualFlag
 	ws := e.ws()
 	switch cmd {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"io"
 	"os"
 	"os/signal"
@@ -73,6 +74,8 @@ func exitCode(err error, stderr io.Writer) int {
 		if ce.err == nil {
 			return code
 		}
+	} else if errors.Is(err, claim.ErrFenced) {
+		code = exitPerson // a claim taken over: its holder is to stop
 	}
 	fmt.Fprintf(stderr, "orchestrate: %v\n", err)
 	return code

@@ -10,7 +10,7 @@ import (
 var recordCmd = &command{
 	name:    "record",
 	summary: "record a failed verification's output against an issue",
-	usage: `Usage: orchestrate record ID [FILE|-] [--exit-code N] [--gate NAME] [--json]
+	usage: `Usage: orchestrate record ID [FILE|-] [--exit-code N] [--gate NAME] [--epoch N] [--json]
 
 Records a failed verification of issue ID, with its output from FILE or
 stdin (the default, or -; at most 1 GiB, signed whole as it streams), by
@@ -33,12 +33,16 @@ the rules of the auto-retry mechanism:
 
 The issue goes back to pending unless it is stuck.
 
+--epoch N is the epoch of the caller's claim of ID (see orchestrate help
+claim): the record is refused if another holds the issue now.
+
 Examples:
   go test ./... 2>&1 | orchestrate record ISSUE-20241213-001 --exit-code $?
   orchestrate record ISSUE-20241213-001 test.log --gate tests
 
 Exit codes: 0 recorded, 11 recorded and the issue now needs a person (halted,
-exhausted or not retryable), 1 error (an unknown ID, a malformed queue: no
+exhausted or not retryable), or refused as the caller's claim was taken
+over, 1 error (an unknown ID, a malformed queue: no
 file is changed), 2 usage.
 `,
 	run: runRecord,
@@ -48,6 +52,7 @@ func runRecord(e *env, args []string) error {
 	fs := e.flags("record")
 	exitCode := fs.Int("exit-code", 0, "")
 	gate := fs.String("gate", "", "")
+	fence := e.epochFlag(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -55,6 +60,7 @@ func runRecord(e *env, args []string) error {
 	if len(pos) < 1 || len(pos) > 2 {
 		return usageError("record", "record needs an issue ID and at most one file")
 	}
+	fence(pos[0])
 	src := "-"
 	if len(pos) == 2 {
 		src = pos[1]

@@ -81,12 +81,23 @@ progress, interrupted, a malformed file, no gate configured), 2 usage.
 
 func runRun(e *env, args []string) error {
 	fs := e.flags("run")
-	task := fs.String("task", "", "what the agent is to do")
+	var tasks taskList
+	fs.Var(&tasks, "task", "what the agent is to do")
 	taskFile := fs.String("task-file", "", "read the task from this file (- for stdin)")
 	once := fs.Bool("once", false, "one loop, then stop")
 	maxLoops := fs.Int("max-loops", 0, "stop after N loops")
+	agents := fs.Int("agents", 1, "agents at once, each in its own worktree")
 	if err := e.parseNone(fs, args); err != nil {
 		return err
+	}
+	task := new(string)
+	switch {
+	case *agents < 1 || *agents > 64:
+		return usageError("run", "--agents %d: want 1 to 64", *agents)
+	case len(tasks) > 1 && *agents == 1:
+		return usageError("run", "one --task per agent: %d tasks for --agents 1", len(tasks))
+	case len(tasks) == 1:
+		*task = tasks[0]
 	}
 	switch {
 	case *task != "" && *taskFile != "":
@@ -106,6 +117,12 @@ func runRun(e *env, args []string) error {
 		if *task = strings.TrimSpace(string(data)); *task == "" {
 			return usageError("run", "the task file %s is empty", *taskFile)
 		}
+	}
+	if *agents > 1 {
+		if *task != "" && len(tasks) == 0 {
+			tasks = taskList{*task} // from --task-file
+		}
+		return runAgents(e, loop.AgentsOptions{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks})
 	}
 	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}
 	p := &runPrinter{w: e.stdout, dir: e.dir}

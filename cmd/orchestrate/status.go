@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
@@ -18,7 +20,9 @@ var statusCmd = &command{
 
 Prints the session state and a table of the issues: ID, status, priority,
 retries (Retry-Count/Max-Retries), the identical-failure count, whether it is
-halted, and its summary.
+halted, and its summary. Then the claims, if any (see orchestrate help
+claim): each claimed issue, who holds it, since and until when, its epoch,
+and whether the lease lapsed.
 
 With --json, prints one object:
   {"session": {"<field>": <value>, …},
@@ -138,7 +142,40 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		parts = append(parts, fmt.Sprintf("%d with an unknown status", n))
 	}
 	fmt.Fprintf(e.stdout, "%s: %s\n", plural(len(q.Issues), "issue"), strings.Join(parts, ", "))
-	return nil
+	return printClaims(e, q)
+}
+
+// printClaims shows who holds which issue, since and until when, at which
+// epoch, and whether the lease lapsed.
+func printClaims(e *env, q *queue.Queue) error {
+	now := e.now()
+	var rows [][]string
+	for _, is := range q.Issues {
+		l := claim.Of(is)
+		if l.Holder == "" {
+			continue
+		}
+		state := "held"
+		switch {
+		case l.Lapsed(now) && claim.Gone(l.Holder):
+			state = "lapsed: the next claim takes it over"
+		case l.Lapsed(now):
+			state = "lapsed: its holder still runs"
+		}
+		rows = append(rows, []string{is.ID, textclean.Line(l.Holder), stamp(l.Since), stamp(l.Until), strconv.Itoa(l.Epoch), state})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(e.stdout)
+	return renderTable(e.stdout, []string{"Claimed", "By", "Since", "Until", "Epoch", "Lease"}, rows)
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func firstLine(s string, max int) string {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -106,12 +107,15 @@ type Held struct {
 	// Previous is what the lock file held when it was taken: empty after a
 	// clean release, the last holder's record (see Note) after a crash.
 	Previous string
+	mu       sync.Mutex // Note is called by every agent of a run
 	rec      string
 }
 
 // Note adds a line to the holder's record in the lock file, for the next
 // holder to find in Previous should this process die holding it.
 func (h *Held) Note(line string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.rec += strings.TrimRight(line, "\n") + "\n"
 	if err := h.f.Truncate(0); err != nil {
 		return err

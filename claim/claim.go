@@ -1,0 +1,308 @@
+// Package claim keeps the claims of several agents on one queue: leases
+// with a fencing epoch, kept in each issue's table (Claimed-By,
+// Lease-Epoch, Lease-Until). Finding the next ready issue and claiming it
+// is one step (Next) on a queue the caller holds under the workspace's
+// lock, so two agents never get the same issue. A holder renews its lease
+// while it works; another takes it over only when the lease has lapsed and
+// the holder is known to be gone, and the takeover increments the epoch.
+// Every write a holder makes carries its epoch (Fence): an older one is
+// refused, so a paused-then-resumed holder cannot undo its successor's
+// work.
+package claim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+// Lease is an issue's claim as its fields say.
+type Lease struct {
+	Holder string    `json:"holder"` // Claimed-By; "" when no one holds it
+	Since  time.Time `json:"since"`  // Claimed-At: when this holder took it
+	Epoch  int       `json:"epoch"`  // Lease-Epoch: grows with each new holder
+	Until  time.Time `json:"until"`  // Lease-Until; zero when none
+}
+
+// Of reads an issue's lease. A bad epoch or time reads as none (0, zero):
+// the queue's validation reports it with its line.
+func Of(is *queue.Issue) Lease {
+	l := Lease{Epoch: is.Int(queue.FieldLeaseEpoch, 0)}
+	if v, ok := is.Get(queue.FieldClaimedBy); ok {
+		l.Holder = strings.Trim(strings.TrimSpace(v), "`")
+	}
+	if v, ok := is.Get(queue.FieldLeaseUntil); ok && strings.TrimSpace(v) != "" {
+		l.Until, _ = queue.ParseTime(v)
+	}
+	if v, ok := is.Get(queue.FieldClaimedAt); ok && strings.TrimSpace(v) != "" {
+		l.Since, _ = queue.ParseTime(v)
+	}
+	return l
+}
+
+// Lapsed reports whether the lease has ended at now. A holder with no
+// Lease-Until (a person's hand-written claim) never lapses.
+func (l Lease) Lapsed(now time.Time) bool {
+	return !l.Until.IsZero() && !now.Before(l.Until)
+}
+
+// Free reports whether another may claim the issue at now: no one holds
+// it, or the lease lapsed and its holder is gone.
+func (l Lease) Free(now time.Time) bool {
+	return l.Holder == "" || l.Lapsed(now) && Gone(l.Holder)
+}
+
+func (l Lease) String() string {
+	if l.Holder == "" {
+		return fmt.Sprintf("no one (epoch %d)", l.Epoch)
+	}
+	s := fmt.Sprintf("%s at epoch %d", l.Holder, l.Epoch)
+	if !l.Until.IsZero() {
+		s += " until " + l.Until.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// HeldError says an issue is held by another.
+type HeldError struct {
+	ID    string
+	Lease Lease
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("%s is claimed by %s: wait for the lease to end, or release it (orchestrate release %s)", e.ID, e.Lease, e.ID)
+}
+
+// FencedError refuses a write made with an epoch older than the issue's.
+type FencedError struct {
+	ID    string
+	Yours int
+	Lease Lease
+}
+
+func (e *FencedError) Error() string {
+	return fmt.Sprintf("%s: your claim (epoch %d) was taken over; this write is refused: %s holds the issue now (epoch %d)", e.ID, e.Yours, orNoOne(e.Lease.Holder), e.Lease.Epoch)
+}
+
+func orNoOne(holder string) string {
+	if holder == "" {
+		return "no one"
+	}
+	return holder
+}
+
+// ErrFenced matches every FencedError.
+var ErrFenced = errors.New("claim taken over")
+
+func (e *FencedError) Is(target error) bool { return target == ErrFenced }
+
+// Take claims is for holder until now+ttl. Claiming what one already holds
+// renews it (the same epoch); claiming a free issue (see Lease.Free)
+// increments the epoch. force takes it from any holder: a person
+// reassigning a claim.
+func Take(is *queue.Issue, holder string, now time.Time, ttl time.Duration, force bool) (Lease, error) {
+	cur := Of(is)
+	if cur.Holder == holder && holder != "" {
+		cur.Until = until(now, ttl)
+		set(is, cur)
+		return cur, nil
+	}
+	if !force && !cur.Free(now) {
+		return cur, &HeldError{ID: is.ID, Lease: cur}
+	}
+	l := Lease{Holder: holder, Since: now.UTC().Truncate(time.Second), Epoch: cur.Epoch + 1, Until: until(now, ttl)}
+	set(is, l)
+	return l, nil
+}
+
+// Renew extends the lease of its holder at epoch to now+ttl.
+func Renew(is *queue.Issue, holder string, epoch int, now time.Time, ttl time.Duration) (Lease, error) {
+	cur := Of(is)
+	if cur.Holder != holder || cur.Epoch != epoch {
+		return cur, &FencedError{ID: is.ID, Yours: epoch, Lease: cur}
+	}
+	cur.Until = until(now, ttl)
+	set(is, cur)
+	return cur, nil
+}
+
+// Release ends the claim of the holder at epoch; epoch 0 releases any
+// claim (a person's release). The epoch stays, so that the next holder's
+// is greater.
+func Release(is *queue.Issue, epoch int) (Lease, error) {
+	cur := Of(is)
+	if epoch != 0 && epoch != cur.Epoch {
+		return cur, &FencedError{ID: is.ID, Yours: epoch, Lease: cur}
+	}
+	set(is, Lease{Epoch: cur.Epoch})
+	return cur, nil
+}
+
+// Fence refuses a write to is made by a holder at epoch when the issue's
+// epoch is greater: its claim was taken over.
+func Fence(is *queue.Issue, epoch int) error {
+	if cur := Of(is); epoch < cur.Epoch {
+		return &FencedError{ID: is.ID, Yours: epoch, Lease: cur}
+	}
+	return nil
+}
+
+func until(now time.Time, ttl time.Duration) time.Time {
+	if ttl <= 0 {
+		return time.Time{}
+	}
+	return now.Add(ttl).UTC().Truncate(time.Second)
+}
+
+func set(is *queue.Issue, l Lease) {
+	is.Set(queue.FieldClaimedBy, l.Holder)
+	is.Set(queue.FieldClaimedAt, timeField(l.Holder, l.Since))
+	is.SetInt(queue.FieldLeaseEpoch, l.Epoch)
+	is.Set(queue.FieldLeaseUntil, timeField(l.Holder, l.Until))
+}
+
+// timeField is a time as a claim's field holds it: "" when there is no
+// holder or no time.
+func timeField(holder string, t time.Time) string {
+	if holder == "" || t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// Ready returns the issues that may be claimed at now, in the order they
+// are to be taken: by priority (critical first), then age (Created, then
+// ID). It skips those open is false for (resolved, stuck, waiting for a
+// person: the caller says), those claimed, and those whose Touches overlap
+// a claimed issue's.
+func Ready(q *queue.Queue, now time.Time, open func(*queue.Issue) bool) []*queue.Issue {
+	var ready, held []*queue.Issue
+	for _, is := range q.Issues {
+		if !open(is) {
+			continue
+		}
+		if Of(is).Free(now) {
+			ready = append(ready, is)
+		} else {
+			held = append(held, is)
+		}
+	}
+	slices.SortStableFunc(ready, func(a, b *queue.Issue) int {
+		if c := rank(a) - rank(b); c != 0 {
+			return c
+		}
+		ca, _ := a.Get(queue.FieldCreated)
+		cb, _ := b.Get(queue.FieldCreated)
+		if c := strings.Compare(strings.TrimSpace(ca), strings.TrimSpace(cb)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return slices.DeleteFunc(ready, func(is *queue.Issue) bool {
+		return slices.ContainsFunc(held, func(h *queue.Issue) bool { return Overlap(is, h) })
+	})
+}
+
+// rank orders priorities: critical, high, medium, low, then anything else.
+func rank(is *queue.Issue) int {
+	p, _ := is.Get(queue.FieldPriority)
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(p), "`")) {
+	case "critical":
+		return 0
+	case "high":
+		return 1
+	case "medium", "":
+		return 2
+	case "low":
+		return 3
+	}
+	return 4
+}
+
+// Next claims the first ready issue for holder (see Ready): the finding and
+// the claiming are one step on the queue. A holder that already holds an
+// open issue gets it back, renewed: claiming again is a no-op. nil when
+// nothing is ready.
+func Next(q *queue.Queue, holder string, now time.Time, ttl time.Duration, open func(*queue.Issue) bool) (*queue.Issue, Lease, error) {
+	for _, is := range q.Issues {
+		if open(is) && Of(is).Holder == holder {
+			l, err := Take(is, holder, now, ttl, false)
+			return is, l, err
+		}
+	}
+	for _, is := range Ready(q, now, open) {
+		l, err := Take(is, holder, now, ttl, false)
+		return is, l, err
+	}
+	return nil, Lease{}, nil
+}
+
+// Touches returns the globs an issue's Touches field names.
+func Touches(is *queue.Issue) []string { return is.List(queue.FieldTouches) }
+
+// Overlap reports whether two issues name files in common: a glob of one
+// matches a glob of the other, or one is a directory prefix of the other.
+// Issues that name nothing overlap nothing.
+func Overlap(a, b *queue.Issue) bool {
+	for _, x := range Touches(a) {
+		for _, y := range Touches(b) {
+			if globsMeet(x, y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// globsMeet is a cheap test of whether two globs may match a file in
+// common: their literal prefixes (up to the first wildcard) are equal or
+// one starts with the other.
+func globsMeet(x, y string) bool {
+	px, py := literalPrefix(x), literalPrefix(y)
+	return strings.HasPrefix(px, py) || strings.HasPrefix(py, px)
+}
+
+func literalPrefix(g string) string {
+	g = strings.TrimPrefix(strings.TrimSpace(g), "./")
+	if i := strings.IndexAny(g, "*?[{"); i >= 0 {
+		return g[:i]
+	}
+	return g
+}
+
+// Holder names an agent: name@host/pid. Its process is what Gone looks at.
+func Holder(name string, pid int) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return fmt.Sprintf("%s@%s/%d", name, host, pid)
+}
+
+// Gone reports whether a holder is known to be gone: a process on this
+// machine that is dead, a zombie, or stopped (a paused process is not
+// working). A holder that names no process here (a person, another
+// machine) is gone only in that its lease lapsed: Gone says true, and the
+// lease decides.
+func Gone(holder string) bool {
+	at := strings.LastIndexByte(holder, '@')
+	slash := strings.LastIndexByte(holder, '/')
+	if at < 0 || slash < at {
+		return true
+	}
+	host, _ := os.Hostname()
+	if holder[at+1:slash] != host {
+		return true
+	}
+	pid, err := strconv.Atoi(holder[slash+1:])
+	if err != nil || pid <= 0 {
+		return true
+	}
+	return !alive(pid)
+}

@@ -1,0 +1,603 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/worktree"
+)
+
+// AgentsOptions tunes RunAgents.
+type AgentsOptions struct {
+	RunOptions
+	// Agents is how many agents work at once.
+	Agents int
+	// Tasks are filed as issues, one each, before the agents claim.
+	Tasks []string
+	// Lease is how long a claim lasts unless renewed (the agents renew it
+	// a third of the way through); DefaultAgentLease when 0.
+	Lease time.Duration
+}
+
+// DefaultAgentLease is the lease of the claims of run --agents, renewed
+// every third of it while the agent works.
+const DefaultAgentLease = time.Minute
+
+// Worked is what one agent did with one issue.
+type Worked struct {
+	Agent   string `json:"agent"`
+	Issue   string `json:"issue"`
+	Summary string `json:"summary"`
+	Epoch   int    `json:"epoch"`
+	*RunResult
+	// Merged is the commit the issue's work was merged as; "" when it was
+	// not.
+	Merged string `json:"merged,omitempty"`
+	// Kept is the worktree kept for a person, with what it holds; "" when
+	// it was removed.
+	Kept string `json:"kept,omitempty"`
+}
+
+// AgentsResult is what RunAgents did and why it stopped.
+type AgentsResult struct {
+	RunID       string   `json:"run_id"`
+	Outcome     string   `json:"outcome"`
+	Reason      string   `json:"reason"`
+	Branch      string   `json:"branch"` // the integration branch
+	Worked      []Worked `json:"worked"`
+	Merged      []string `json:"merged"` // the issues merged, in merge order
+	Stuck       []string `json:"stuck"`  // the issues that wait for a person
+	Left        []string `json:"left"`   // worktrees a person is to look at
+	ElapsedMS   int64    `json:"elapsed_ms"`
+	AgentTimeMS int64    `json:"agent_time_ms"` // the agents' and gates' time, summed
+}
+
+// ErrNeedsGit says run --agents needs a git repository.
+var ErrNeedsGit = errors.New("run --agents needs a git repository")
+
+// The Step kinds of RunAgents, besides the loop's own (each carries the
+// agent's name and its issue).
+const (
+	StepClaim = "claim" // an agent claimed an issue: Claim
+	StepMerge = "merge" // an issue's branch merged, or failed to: Merge
+	StepDone  = "done"  // an agent is done with its issue: Result
+)
+
+// agentCtx is what a runner working for one of several agents knows of
+// its claim, its worktree and the merge queue.
+type agentCtx struct {
+	name   string
+	claim  Claimed
+	repo   *worktree.Repo
+	tree   *worktree.Tree
+	branch string      // the integration branch
+	merge  *sync.Mutex // one integrator at a time
+	merged string      // the commit merged, once it is
+	rel    string      // the workspace directory, relative to the repository
+}
+
+// RunAgents runs opt.Agents agents at once on the open issues (and on
+// opt.Tasks, filed as issues first). Each agent claims an issue
+// (ClaimNext), works on it in a worktree of its own on the branch
+// orchestrate/<issue>, its gates run there and its failures are recorded
+// against its issue, by the rules and budgets of Run; an issue whose
+// blocking gates pass is merged back by one integrator at a time (rebased
+// onto the integration branch, the branch the main worktree is on; its
+// gates run again; fast-forwarded). A conflict, or gates that fail after
+// the rebase, is a failure of that issue. Worktrees go once merged or
+// given up with nothing in them; one with work not merged is kept and
+// reported. A start first cleans what a killed run left.
+func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsResult, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Lease <= 0 {
+		opt.Lease = DefaultAgentLease
+	}
+	start := time.Now()
+	held, err := w.runLock()
+	if err != nil {
+		return nil, err
+	}
+	defer held.Unlock()
+	cfg, err := w.Config()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.checkGates(cfg); err != nil {
+		return nil, err
+	}
+	repo, err := worktree.Open(ctx, w.Root())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNeedsGit, err)
+	}
+	branch, err := repo.CurrentBranch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := repo.Head(ctx, branch); err != nil {
+		return nil, fmt.Errorf("%s has no commit yet: commit once, then run the agents", branch)
+	}
+	rel, err := filepath.Rel(repo.Root, w.absDir())
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil, fmt.Errorf("%s is not inside the repository %s", w.Dir, repo.Root)
+	}
+	if err := os.Remove(w.Path(AbortFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	res := &AgentsResult{Branch: branch}
+	if res.Left, err = w.cleanLeft(ctx, repo, branch); err != nil {
+		return nil, err
+	}
+	if err := w.fileTasks(ctx, opt.Now(), opt.Tasks); err != nil {
+		return nil, err
+	}
+	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
+		return nil, err
+	}
+	p := &pool{w: w, opt: opt, cfg: cfg, held: held, repo: repo, branch: branch, rel: rel, res: res,
+		given: map[string]bool{}}
+	p.run(ctx)
+	res.ElapsedMS = time.Since(start).Milliseconds()
+	err = p.end(ctx)
+	if rerr := os.Remove(w.Path(AbortFile)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if _, aerr := w.RefreshAnalytics(actx, false); aerr != nil {
+		err = errors.Join(err, w.warn(fmt.Errorf("making analytics.html: %w", aerr)))
+	}
+	return res, err
+}
+
+func (w Workspace) absDir() string {
+	abs, err := filepath.Abs(w.Dir)
+	if err != nil {
+		return w.Dir
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// cleanLeft removes the worktrees and branches a killed run left that
+// hold nothing a merge has not kept, and returns those it keeps, each with
+// the command to look at it. The run lock is held: no other run's agent
+// works in them.
+func (w Workspace) cleanLeft(ctx context.Context, repo *worktree.Repo, branch string) ([]string, error) {
+	left, err := repo.Leftovers(ctx, branch)
+	if err != nil {
+		return nil, err
+	}
+	var kept []string
+	for _, l := range left {
+		if l.Unmerged == "" {
+			if err := repo.Remove(ctx, l.Issue, false); err != nil {
+				w.warn(fmt.Errorf("removing the worktree of %s: %w", l.Issue, err))
+			}
+			continue
+		}
+		kept = append(kept, keptNote(repo, l.Issue, l.Unmerged))
+	}
+	return kept, nil
+}
+
+func keptNote(repo *worktree.Repo, issue, why string) string {
+	dir := filepath.Join(repo.Dir(), issue)
+	return fmt.Sprintf("%s: kept with %s: look with git -C %s status, git log %s; remove with git worktree remove --force %s && git branch -D %s",
+		issue, why, dir, worktree.Branch(issue), dir, worktree.Branch(issue))
+}
+
+// fileTasks files each task as an issue for the agents.
+func (w Workspace) fileTasks(ctx context.Context, now time.Time, tasks []string) error {
+	for _, t := range tasks {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		_, err := w.AddIssue(ctx, now, NewIssue{
+			Fields: map[string]string{
+				queue.FieldType: "task", queue.FieldSource: "task", queue.FieldAutoRetry: "true",
+			},
+			Sections: map[string]string{queue.SectionSummary: t},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pool is the agents of one RunAgents.
+type pool struct {
+	w      Workspace
+	opt    AgentsOptions
+	cfg    *config.Config
+	held   *fsx.Held
+	repo   *worktree.Repo
+	branch string
+	rel    string
+	merge  sync.Mutex
+
+	mu    sync.Mutex
+	res   *AgentsResult
+	given map[string]bool // issues this run worked and let go: not claimed again
+	stop  *RunResult      // the result that stops the run (cap, abort, error)
+	errs  []error
+}
+
+func (p *pool) run(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 1; i <= p.opt.Agents; i++ {
+		wg.Add(1)
+		go func(name string) {
+			defer wg.Done()
+			p.agent(ctx, cancel, name)
+		}("agent-" + strconv.Itoa(i))
+	}
+	wg.Wait()
+}
+
+// agent claims issues one after another until none is ready or the run
+// stops.
+func (p *pool) agent(ctx context.Context, cancel context.CancelFunc, name string) {
+	holder := claim.Holder(name, os.Getpid())
+	for ctx.Err() == nil && !p.stopped() {
+		c, err := p.w.ClaimNext(ctx, p.opt.Now(), holder, p.opt.Lease, p.skip)
+		if err != nil {
+			p.failed(err, cancel)
+			return
+		}
+		if c == nil {
+			if !p.waitForHeld(ctx) {
+				return
+			}
+			continue
+		}
+		p.step(Step{Kind: StepClaim, Worker: name, Issue: c.ID, Claim: c})
+		wk, err := p.work(ctx, name, *c)
+		p.mu.Lock()
+		p.given[c.ID] = true
+		if wk != nil {
+			p.res.Worked = append(p.res.Worked, *wk)
+			p.res.AgentTimeMS += wk.agentTime()
+			if wk.Merged != "" {
+				p.res.Merged = append(p.res.Merged, wk.Issue)
+			}
+			if wk.Kept != "" {
+				p.res.Left = append(p.res.Left, wk.Kept)
+			}
+			switch wk.Outcome {
+			case RunCapReached, RunAborted, RunInterrupted, RunError, RunNothing:
+				if p.stop == nil && wk.Outcome != RunNothing || wk.Outcome == RunNothing && strings.Contains(wk.Reason, "disabled") {
+					p.stop = wk.RunResult
+				}
+			}
+		}
+		p.mu.Unlock()
+		if wk != nil {
+			p.step(Step{Kind: StepDone, Worker: name, Issue: c.ID, Result: wk})
+		}
+		if err != nil {
+			p.failed(err, cancel)
+			return
+		}
+	}
+}
+
+// skip leaves out of ClaimNext the issues this run already worked.
+func (p *pool) skip(is *queue.Issue) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.given[is.ID]
+}
+
+// waitForHeld waits while open issues are claimed by holders of no agent
+// of this run (a killed run's, whose leases have yet to lapse, or another
+// machine's): it reports whether to look again.
+func (p *pool) waitForHeld(ctx context.Context) bool {
+	q, err := p.w.loadQueue()
+	if err != nil {
+		return false
+	}
+	waiting := false
+	open := claimable(nil)
+	for _, is := range q.Issues {
+		if l := claim.Of(is); l.Holder != "" && open(is) && !p.skip(is) && !strings.HasSuffix(l.Holder, "/"+strconv.Itoa(os.Getpid())) {
+			waiting = true
+		}
+	}
+	if !waiting {
+		return false
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Second):
+		return true
+	}
+}
+
+func (p *pool) stopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stop != nil || len(p.errs) > 0
+}
+
+func (p *pool) failed(err error, cancel context.CancelFunc) {
+	p.mu.Lock()
+	p.errs = append(p.errs, err)
+	p.mu.Unlock()
+	cancel()
+}
+
+func (p *pool) step(s Step) {
+	if p.opt.Step != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.opt.Step(s)
+	}
+}
+
+// work is one agent's work on one claimed issue: a worktree, the loop,
+// the merge, and what is left after it.
+func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error) {
+	wk := &Worked{Agent: name, Issue: c.ID, Summary: c.Summary, Epoch: c.Epoch}
+	w := p.w.Fenced(c.ID, c.Epoch)
+	release := func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if _, err := w.Release(rctx, p.opt.Now(), c.ID, c.Epoch); err != nil && !errors.Is(err, claim.ErrFenced) {
+			w.warn(fmt.Errorf("releasing %s: %w", c.ID, err))
+		}
+	}
+	base, err := p.repo.Head(ctx, p.branch)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	tree, err := p.repo.Add(ctx, c.ID, base)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("making the worktree of %s: %w", c.ID, err)
+	}
+	actx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		p.renew(actx, stop, w, c)
+	}()
+	a := &agentCtx{name: name, claim: c, repo: p.repo, tree: tree, branch: p.branch, merge: &p.merge, rel: p.rel}
+	opt := p.opt.RunOptions
+	if opt.Step != nil {
+		opt.Step = func(s Step) {
+			s.Worker, s.Issue = name, c.ID
+			p.step(s)
+		}
+	}
+	r := &runner{w: w.InTree(tree.Dir), opt: opt, cfg: p.cfg, res: &RunResult{RunID: p.res.RunID}, held: p.held, agent: a}
+	r.start.git = true
+	wk.RunResult, err = r.loop(actx)
+	if cause := context.Cause(actx); errors.Is(cause, claim.ErrFenced) {
+		wk.RunResult.Outcome, wk.RunResult.Reason = RunInterrupted, cause.Error()
+		err = nil
+	}
+	stop(nil)
+	<-renewed
+	wk.Merged = a.merged
+	if !errors.Is(context.Cause(actx), claim.ErrFenced) {
+		release()
+	}
+	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")
+	return wk, err
+}
+
+// renew renews the claim every third of its lease until ctx ends; a claim
+// taken over stops the agent (cancel with the refusal).
+func (p *pool) renew(ctx context.Context, cancel context.CancelCauseFunc, w Workspace, c Claimed) {
+	t := time.NewTicker(p.opt.Lease / 3)
+	defer t.Stop()
+	holder := c.Holder
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, err := w.Renew(ctx, p.opt.Now(), c.ID, holder, c.Epoch, p.opt.Lease)
+		if errors.Is(err, claim.ErrFenced) {
+			cancel(err)
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			w.warn(fmt.Errorf("renewing the claim of %s: %w", c.ID, err))
+		}
+	}
+}
+
+// tidy removes an issue's worktree and branch once merged, or when they
+// hold nothing; otherwise it keeps them and says how to look.
+func (p *pool) tidy(ctx context.Context, issue string, merged bool) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if !merged {
+		left, err := p.repo.Leftovers(ctx, p.branch)
+		if err == nil {
+			for _, l := range left {
+				if l.Issue == issue && l.Unmerged != "" {
+					return keptNote(p.repo, issue, l.Unmerged)
+				}
+			}
+		}
+	}
+	if err := p.repo.Remove(ctx, issue, false); err != nil {
+		p.w.warn(fmt.Errorf("removing the worktree of %s: %w", issue, err))
+	}
+	return ""
+}
+
+// end decides the run's outcome and writes its run_end row.
+func (p *pool) end(ctx context.Context) error {
+	res := p.res
+	q, err := p.w.loadQueue()
+	if err == nil {
+		for _, wk := range res.Worked {
+			if is := q.Issue(wk.Issue); is != nil && (is.Status() == queue.StatusStuck || is.Bool(queue.FieldHalted, false)) {
+				res.Stuck = append(res.Stuck, wk.Issue)
+			}
+		}
+	}
+	slices.Sort(res.Stuck)
+	res.Stuck = slices.Compact(res.Stuck)
+	switch {
+	case len(p.errs) > 0:
+		res.Outcome, res.Reason = RunError, errors.Join(p.errs...).Error()
+	case p.stop != nil:
+		res.Outcome, res.Reason = p.stop.Outcome, p.stop.Reason
+	case ctx.Err() != nil:
+		res.Outcome, res.Reason = RunInterrupted, fmt.Sprintf("interrupted (%v)", context.Cause(ctx))
+	case len(res.Worked) == 0:
+		res.Outcome, res.Reason = RunNothing, "nothing to do: no open issue is ready to claim"
+	case len(res.Stuck) > 0:
+		res.Outcome, res.Reason = RunHalted, "the failing issues wait for a person: "+strings.Join(res.Stuck, ", ")
+	case len(res.Merged) == len(res.Worked):
+		res.Outcome, res.Reason = RunPassed, fmt.Sprintf("every issue worked was merged into %s: %s", p.branch, strings.Join(res.Merged, ", "))
+	default:
+		res.Outcome, res.Reason = RunGatesFailed, fmt.Sprintf("%d of %d issues merged into %s", len(res.Merged), len(res.Worked), p.branch)
+	}
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	herr := p.w.withLock(hctx, func() error {
+		return p.w.appendHistory(analytics.Event{Time: p.opt.Now(), RunID: res.RunID, Event: analytics.EventRunEnd,
+			Outcome: res.Outcome, DurationMS: res.ElapsedMS,
+			Detail: fmt.Sprintf("%s; agents=%d merged=%d agent_ms=%d", res.Reason, p.opt.Agents, len(res.Merged), res.AgentTimeMS)})
+	})
+	if len(p.errs) > 0 {
+		return errors.Join(append(p.errs, herr)...)
+	}
+	return herr
+}
+
+// agentTime is the time an agent's loops took: its agent runs and gates.
+func (wk *Worked) agentTime() int64 {
+	if wk.RunResult == nil {
+		return 0
+	}
+	var ms int64
+	for _, a := range wk.Agents {
+		ms += a.Duration.Milliseconds()
+	}
+	return ms
+}
+
+// mergeBack merges an agent's passing work into the integration branch:
+// its commit, then, one integrator at a time, a rebase onto the branch,
+// the gates again when the rebase moved it, and a fast-forward. It returns
+// the failure that stops the merge (a conflict, a change to the workspace
+// directory, the gates after the rebase, recorded against the issue), or
+// nil once merged.
+func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error) {
+	a := r.agent
+	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); err != nil {
+		return nil, "", err
+	}
+	if files, err := a.repo.Touched(ctx, a.branch, a.tree.Branch, a.rel); err != nil {
+		return nil, "", err
+	} else if len(files) > 0 {
+		return nil, r.mergeFailure(ctx, fmt.Sprintf("the agent's commits change %s/, which is orchestrate's: %s. Undo those changes (git checkout %s -- %s) and change the queue only through orchestrate.",
+			a.rel, listSome(files, 5), a.branch, a.rel)), nil
+	}
+	a.merge.Lock()
+	defer a.merge.Unlock()
+	old, err := a.repo.Head(ctx, a.branch)
+	if err != nil {
+		return nil, "", err
+	}
+	before, _ := a.repo.Head(ctx, a.tree.Branch)
+	if err := a.tree.Rebase(ctx, a.branch); err != nil {
+		var conflict *worktree.ConflictError
+		if !errors.As(err, &conflict) {
+			return nil, "", err
+		}
+		return nil, r.mergeFailure(ctx, fmt.Sprintf("%v. Rebase your branch onto %s (git rebase %s) and resolve the conflicts, keeping both sides' intent.",
+			conflict, a.branch, a.branch)), nil
+	}
+	head, err := a.repo.Head(ctx, a.tree.Branch)
+	if err != nil {
+		return nil, "", err
+	}
+	if head != before {
+		// The branch moved since the agent began: its gates run again on
+		// what will be merged.
+		gr, err := r.gates(ctx, n)
+		if err != nil {
+			return nil, "", err
+		}
+		if !gr.Evaluation.Passed {
+			r.mergeEvent(ctx, n, analytics.OutcomeFail, "gates fail after the rebase onto "+a.branch)
+			return gr, "", nil
+		}
+	}
+	if err := a.repo.Advance(ctx, a.branch, old, head); err != nil {
+		return nil, "", err
+	}
+	a.merged = head
+	if _, err := r.w.Resolve(ctx, r.opt.Now(), a.claim.ID, false); err != nil {
+		return nil, "", err
+	}
+	r.resolved = append(r.resolved, Resolution{ID: a.claim.ID, Summary: a.claim.Summary})
+	r.mergeEvent(ctx, n, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", head, a.branch))
+	return nil, "", nil
+}
+
+// mergeFailure records why a merge could not be made against the issue, as
+// a failure of its own signature, and returns it as the agent's feedback.
+func (r *runner) mergeFailure(ctx context.Context, msg string) string {
+	code := 1
+	if _, err := r.w.Record(ctx, r.opt.Now(), r.agent.claim.ID, Failure{Output: []byte(msg + "\n"), ExitCode: &code, Gate: "merge"}); err != nil {
+		return msg + " (recording it failed: " + err.Error() + ")"
+	}
+	r.mergeEvent(ctx, r.res.Loops, analytics.OutcomeFail, msg)
+	return msg
+}
+
+func (r *runner) mergeEvent(ctx context.Context, n int, outcome, detail string) {
+	r.step(Step{Kind: StepMerge, Loop: n, Merge: outcome + ": " + detail})
+	r.history(ctx, analytics.Event{Time: r.opt.Now(), RunID: r.res.RunID, Loop: n, Event: analytics.EventMerge,
+		IssueID: r.agent.claim.ID, Outcome: outcome, Detail: detail})
+}
+
+func agentCommitMessage(c Claimed) string {
+	s := c.Summary
+	if s == "" {
+		s = "work of orchestrate run --agents"
+	}
+	if r := []rune(s); len(r) > 72 {
+		s = string(r[:71]) + "…"
+	}
+	return fmt.Sprintf("%s: %s\n\norchestrate run --agents: the work on %s, its quality gates passing.\n", c.ID, s, c.ID)
+}
+
+// index is the agent's number: 1 for agent-1.
+func (a *agentCtx) index() int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(a.name, "agent-"))
+	return n
+}

@@ -1,0 +1,185 @@
+package loop
+
+import (
+	"context"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+// Claimed is an issue and its claim.
+type Claimed struct {
+	ID      string `json:"id"`
+	Summary string `json:"summary"`
+	claim.Lease
+}
+
+// DefaultLease is how long a claim lasts unless renewed.
+const DefaultLease = 10 * time.Minute
+
+// claimable says whether an issue is work an agent may claim: open
+// (pending or in_progress), not waiting for a person (halted, stuck,
+// retries spent), not an approval request or a human gate's.
+func claimable(humanGates map[string]bool) func(*queue.Issue) bool {
+	return func(is *queue.Issue) bool {
+		st := is.Status()
+		if st != queue.StatusPending && st != queue.StatusInProgress || is.Bool(queue.FieldHalted, false) || isApproval(is) {
+			return false
+		}
+		if g, _ := is.Get(FieldGate); humanGates[g] {
+			return false
+		}
+		ref := IssueRef{RetryCount: is.Int(queue.FieldRetryCount, 0), MaxRetries: is.Int(queue.FieldMaxRetries, queue.DefaultMaxRetries)}
+		return needsPerson(is, ref) == ""
+	}
+}
+
+// ClaimNext finds the next ready issue and claims it for holder, in one
+// step under the lock (see claim.Next); nil when none is ready. skip, if
+// not nil, leaves out the issues it is true for.
+func (w Workspace) ClaimNext(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
+	cfg, err := w.Config()
+	if err != nil {
+		return nil, err
+	}
+	humans := map[string]bool{}
+	for _, g := range cfg.Gates {
+		humans[g.Name] = g.IsHuman()
+	}
+	var got *Claimed
+	err = w.claimStep(ctx, now, func(q *queue.Queue) (*queue.Issue, error) {
+		got = nil
+		open := claimable(humans)
+		if skip != nil {
+			open = func(is *queue.Issue) bool { return claimable(humans)(is) && !skip(is) }
+		}
+		is, l, err := claim.Next(q, holder, now, ttl, open)
+		if is != nil && err == nil {
+			got = &Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l}
+		}
+		return is, err
+	})
+	return got, err
+}
+
+// Claim claims issue id for holder (force: whoever holds it now).
+func (w Workspace) Claim(ctx context.Context, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error) {
+	return w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
+		return claim.Take(is, holder, now, ttl, force)
+	})
+}
+
+// Renew extends holder's claim of id at epoch.
+func (w Workspace) Renew(ctx context.Context, now time.Time, id, holder string, epoch int, ttl time.Duration) (Claimed, error) {
+	return w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
+		return claim.Renew(is, holder, epoch, now, ttl)
+	})
+}
+
+// Release ends the claim of id held at epoch; epoch 0 ends any (a
+// person's release). The Claimed returned is the claim that ended.
+func (w Workspace) Release(ctx context.Context, now time.Time, id string, epoch int) (Claimed, error) {
+	return w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
+		return claim.Release(is, epoch)
+	})
+}
+
+func (w Workspace) claimOne(ctx context.Context, now time.Time, id string, fn func(*queue.Issue) (claim.Lease, error)) (Claimed, error) {
+	var c Claimed
+	err := w.claimStep(ctx, now, func(q *queue.Queue) (*queue.Issue, error) {
+		is := q.Issue(id)
+		if is == nil {
+			return nil, &NoIssueError{Path: w.Path(QueueFile), ID: id}
+		}
+		l, err := fn(is)
+		c = Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l}
+		return is, err
+	})
+	return c, err
+}
+
+// claimStep runs a claim's change on the queue under the lock, and notes
+// in the history a claim that changed hands: taken (a new epoch) or
+// released. Renewals leave no row.
+func (w Workspace) claimStep(ctx context.Context, now time.Time, fn func(*queue.Queue) (*queue.Issue, error)) error {
+	unlock, err := w.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var before, after claim.Lease
+	var id string
+	err = w.updateQueue(func(q *queue.Queue) error {
+		if len(q.Problems) > 0 {
+			return &queue.ValidationError{Path: w.Path(QueueFile), Problems: q.Problems}
+		}
+		id = ""
+		snap := map[string]claim.Lease{}
+		for _, is := range q.Issues {
+			snap[is.ID] = claim.Of(is)
+		}
+		is, err := fn(q)
+		if is != nil && err == nil {
+			id, before, after = is.ID, snap[is.ID], claim.Of(is)
+		}
+		return err
+	})
+	if err != nil || id == "" {
+		return err
+	}
+	ev := analytics.Event{Time: now, RunID: w.runID(), IssueID: id, Attempt: after.Epoch}
+	switch {
+	case after.Epoch != before.Epoch:
+		ev.Event, ev.Detail = analytics.EventClaim, "holder="+after.Holder
+		if before.Holder != "" {
+			ev.Detail += " from=" + before.Holder
+		}
+	case after.Holder == "" && before.Holder != "":
+		ev.Event, ev.Detail = analytics.EventRelease, "holder="+before.Holder
+	default:
+		return nil
+	}
+	return w.appendHistory(ev)
+}
+
+// Claims returns the issues that are claimed, in queue order.
+func (w Workspace) Claims() ([]Claimed, error) {
+	q, err := w.loadQueue()
+	if err != nil {
+		return nil, err
+	}
+	var out []Claimed
+	for _, is := range q.Issues {
+		if l := claim.Of(is); l.Holder != "" {
+			out = append(out, Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l})
+		}
+	}
+	return out, nil
+}
+
+// Fenced returns the workspace seen by the holder of issue id's claim at
+// epoch: every change it makes to the queue is refused once the claim was
+// taken over (a greater epoch), with claim.ErrFenced.
+func (w Workspace) Fenced(id string, epoch int) Workspace {
+	w.fence = &fence{id: id, epoch: epoch}
+	return w
+}
+
+// fence is the claim a workspace's writes carry (see Fenced).
+type fence struct {
+	id    string
+	epoch int
+}
+
+// check refuses a change to q by a holder whose claim was taken over.
+func (f *fence) check(q *queue.Queue) error {
+	if f == nil {
+		return nil
+	}
+	if is := q.Issue(f.id); is != nil {
+		return claim.Fence(is, f.epoch)
+	}
+	return nil
+}

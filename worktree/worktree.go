@@ -1,0 +1,337 @@
+// Package worktree gives each claimed issue a git worktree of its own:
+// outside the working tree, under the repository's common directory
+// (.git/orchestrate/worktrees/<issue>), on the branch orchestrate/<issue>.
+// It makes them, merges them back (Rebase, then Advance: a fast-forward by
+// compare-and-swap), removes them with every process under them, and finds
+// what a killed run left. It runs git, and imports no package of the
+// module.
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// BranchPrefix starts the branch of every issue's worktree.
+const BranchPrefix = "orchestrate/"
+
+// Repo is a git repository seen from its main worktree.
+type Repo struct {
+	Root   string // the main worktree
+	Common string // the git common directory (.git)
+}
+
+// ErrNotRepo says a directory is not in a git work tree, or git is missing.
+var ErrNotRepo = errors.New("not a git repository")
+
+// Open finds the repository of dir. A linked worktree's repository is its
+// main worktree's.
+func Open(ctx context.Context, dir string) (*Repo, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, fmt.Errorf("%w: git is not installed (it is needed to run several agents, each in its own worktree)", ErrNotRepo)
+	}
+	out, err := git(ctx, dir, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (several agents work in git worktrees: run git init, and commit)", dir, ErrNotRepo)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("%s: %w: git rev-parse said %q", dir, ErrNotRepo, out)
+	}
+	r := &Repo{Common: lines[0], Root: lines[1]}
+	if main := MainRoot(r.Root); main != "" {
+		r.Root = main
+	}
+	return r, nil
+}
+
+// MainRoot returns the main worktree of the linked worktree whose root is
+// dir, read from its .git file and the commondir file it points to, without
+// running git (the Stop hook calls it on every stop); "" when dir is not
+// the root of a linked worktree, or its main worktree is bare.
+func MainRoot(dir string) string {
+	data, err := readSmall(filepath.Join(dir, ".git"))
+	if err != nil {
+		return ""
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	common, err := readSmall(filepath.Join(gitdir, "commondir"))
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(common))
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(gitdir, c)
+	}
+	c = filepath.Clean(c)
+	if filepath.Base(c) != ".git" {
+		return "" // a bare repository, or a separate git dir: no main worktree to find
+	}
+	return filepath.Dir(c)
+}
+
+// readSmall reads a file of at most 4 KiB that is not a link.
+func readSmall(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return nil, fmt.Errorf("%s: not a small regular file", path)
+	}
+	return os.ReadFile(path)
+}
+
+// Dir is the directory of the worktrees orchestrate makes.
+func (r *Repo) Dir() string { return filepath.Join(r.Common, "orchestrate", "worktrees") }
+
+// Branch is the branch of an issue's worktree.
+func Branch(issue string) string { return BranchPrefix + issue }
+
+// Tree is one worktree of an issue.
+type Tree struct {
+	Issue  string
+	Dir    string
+	Branch string
+}
+
+// TempDir is the worktree's own temporary directory, inside its git
+// directory's area (never in its tree, where git would see it).
+func (r *Repo) TempDir(issue string) string {
+	return filepath.Join(r.Common, "orchestrate", "tmp", issue)
+}
+
+// Add makes the worktree of issue on a new branch at base (a commit). A
+// worktree or branch of that issue left behind is an error: Clean first.
+func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
+	t := &Tree{Issue: issue, Dir: filepath.Join(r.Dir(), issue), Branch: Branch(issue)}
+	if err := os.MkdirAll(r.Dir(), 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := r.git(ctx, "worktree", "add", "--quiet", "-b", t.Branch, t.Dir, base); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(r.TempDir(issue), 0o755); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Head returns the commit a ref names.
+func (r *Repo) Head(ctx context.Context, ref string) (string, error) {
+	out, err := r.git(ctx, "rev-parse", "--verify", "-q", ref+"^{commit}")
+	return strings.TrimSpace(out), err
+}
+
+// CurrentBranch returns the branch the main worktree is on; an error when
+// its HEAD is detached.
+func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
+	out, err := r.git(ctx, "symbolic-ref", "-q", "--short", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("%s: HEAD is not on a branch: check out the branch the agents' work is to be merged into", r.Root)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Commit commits everything in the worktree (untracked files included)
+// with message, and returns the new commit; "" when there was nothing to
+// commit.
+func (t *Tree) Commit(ctx context.Context, message string) (string, error) {
+	if _, err := git(ctx, t.Dir, "add", "-A"); err != nil {
+		return "", err
+	}
+	if _, err := git(ctx, t.Dir, "diff", "--cached", "--quiet"); err == nil {
+		return "", nil
+	}
+	if _, err := git(ctx, t.Dir, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
+		"commit", "--quiet", "--no-verify", "-m", message); err != nil {
+		return "", err
+	}
+	out, err := git(ctx, t.Dir, "rev-parse", "HEAD")
+	return strings.TrimSpace(out), err
+}
+
+// Touched returns the files the commits base..branch change under path.
+func (r *Repo) Touched(ctx context.Context, base, branch, path string) ([]string, error) {
+	out, err := r.git(ctx, "diff", "--name-only", base+"..."+branch, "--", path)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// ConflictError is a rebase that stopped on conflicts, undone.
+type ConflictError struct {
+	Onto  string
+	Files []string // the conflicting files, sorted
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("merge conflict rebasing onto %s in %s", e.Onto, strings.Join(e.Files, ", "))
+}
+
+// Rebase rebases the worktree's branch onto onto (a branch). A conflict is
+// undone (the branch stays as it was) and returned as a *ConflictError.
+func (t *Tree) Rebase(ctx context.Context, onto string) error {
+	_, err := git(ctx, t.Dir, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
+		"rebase", "--quiet", onto)
+	if err == nil {
+		return nil
+	}
+	out, _ := git(ctx, t.Dir, "diff", "--name-only", "--diff-filter=U")
+	files := strings.Fields(out)
+	git(ctx, t.Dir, "rebase", "--abort")
+	if len(files) == 0 {
+		return err
+	}
+	slices.Sort(files)
+	return &ConflictError{Onto: onto, Files: files}
+}
+
+// ErrMoved says the integration branch moved while a merge was under way.
+var ErrMoved = errors.New("the branch moved meanwhile")
+
+// Advance moves branch from old to new, which must descend from it (a
+// fast-forward), by compare-and-swap: ErrMoved when branch is no longer at
+// old. When the main worktree has branch checked out, its files follow
+// (git merge --ff-only, which refuses to overwrite a person's changes);
+// otherwise the main worktree is not touched.
+func (r *Repo) Advance(ctx context.Context, branch, old, new string) error {
+	if _, err := r.git(ctx, "merge-base", "--is-ancestor", old, new); err != nil {
+		return fmt.Errorf("%s is not a fast-forward of %s", new, branch)
+	}
+	cur, _ := r.CurrentBranch(ctx)
+	if cur == branch {
+		head, err := r.Head(ctx, "HEAD")
+		if err != nil {
+			return err
+		}
+		if head != old {
+			return fmt.Errorf("%s: %w (at %.12s, not %.12s)", branch, ErrMoved, head, old)
+		}
+		if _, err := r.git(ctx, "merge", "--quiet", "--ff-only", new); err != nil {
+			return fmt.Errorf("fast-forwarding the checkout %s of %s: %w", r.Root, branch, err)
+		}
+		return nil
+	}
+	if _, err := r.git(ctx, "update-ref", "-m", "orchestrate: merge", "refs/heads/"+branch, new, old); err != nil {
+		return fmt.Errorf("%s: %w: %v", branch, ErrMoved, err)
+	}
+	return nil
+}
+
+// Remove removes the worktree of issue, its branch and its temporary
+// directory. Every process whose working directory is in it is killed
+// first (see killUnder). keep says to leave the branch.
+func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error {
+	dir := filepath.Join(r.Dir(), issue)
+	killUnder(dir)
+	var errs []error
+	if _, err := os.Stat(dir); err == nil {
+		if _, err := r.git(ctx, "worktree", "remove", "--force", "--force", dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.git(ctx, "worktree", "prune")
+	if !keepBranch {
+		if _, err := r.Head(ctx, "refs/heads/"+Branch(issue)); err == nil {
+			if _, err := r.git(ctx, "branch", "-D", "--quiet", Branch(issue)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := os.RemoveAll(r.TempDir(issue)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Left is a worktree a run left.
+type Left struct {
+	Issue string
+	Dir   string // "" when only the branch is left
+	// Unmerged says why it is kept: changes not committed, or commits not
+	// in base; "" when nothing would be lost.
+	Unmerged string
+}
+
+// Leftovers lists the worktrees and branches of orchestrate's issues in
+// the repository, with what removing each would lose against base. A
+// worktree directory someone deleted by hand is pruned first.
+func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
+	r.git(ctx, "worktree", "prune")
+	out, err := r.git(ctx, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+BranchPrefix)
+	if err != nil {
+		return nil, err
+	}
+	issues := map[string]bool{}
+	for _, b := range strings.Fields(out) {
+		issues[strings.TrimPrefix(b, BranchPrefix)] = true
+	}
+	if ents, err := os.ReadDir(r.Dir()); err == nil {
+		for _, e := range ents {
+			issues[e.Name()] = true
+		}
+	}
+	var left []Left
+	for issue := range issues {
+		l := Left{Issue: issue}
+		dir := filepath.Join(r.Dir(), issue)
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			l.Dir = dir
+			if st, err := git(ctx, dir, "status", "--porcelain", "--untracked-files=all"); err == nil && strings.TrimSpace(st) != "" {
+				l.Unmerged = "uncommitted changes"
+			}
+		}
+		if l.Unmerged == "" {
+			if n, err := r.git(ctx, "rev-list", "--count", base+".."+"refs/heads/"+Branch(issue)); err == nil && strings.TrimSpace(n) != "0" {
+				l.Unmerged = strings.TrimSpace(n) + " commit(s) not merged into " + base
+			}
+		}
+		left = append(left, l)
+	}
+	slices.SortFunc(left, func(a, b Left) int { return strings.Compare(a.Issue, b.Issue) })
+	return left, nil
+}
+
+func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
+	return git(ctx, r.Root, args...)
+}
+
+// git runs git in dir and returns its standard output; its error says the
+// command and what git printed.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), firstLine(msg))
+	}
+	return out.String(), nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
