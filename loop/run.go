@@ -69,13 +69,13 @@ type Step struct {
 	// its issue; "" for a single agent.
 	Worker, Issue string
 	Loop          int
-	Agent    *AgentRun
-	Gates    *GateRun
-	Resolved []Resolution // the issues the gates resolved
-	Check    *CheckResult
-	Claim    *Claimed // StepClaim
-	Merge    string   // StepMerge: its outcome and why
-	Result   *Worked  // StepDone
+	Agent         *AgentRun
+	Gates         *GateRun
+	Resolved      []Resolution // the issues the gates resolved
+	Check         *CheckResult
+	Claim         *Claimed // StepClaim
+	Merge         string   // StepMerge: its outcome and why
+	Result        *Worked  // StepDone
 }
 
 // AgentRun is one launch of the agent.
