@@ -1,0 +1,210 @@
+package claim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+var t0 = time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+
+func parse(t *testing.T, issues ...string) *queue.Queue {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# Issue Queue\n")
+	for i, fields := range issues {
+		fmt.Fprintf(&b, "\n## ISSUE-20260102-%03d\n\n| Field | Value |\n|-------|-------|\n", i+1)
+		for _, kv := range strings.Split(fields, ";") {
+			if kv = strings.TrimSpace(kv); kv != "" {
+				k, v, _ := strings.Cut(kv, "=")
+				fmt.Fprintf(&b, "| %s | %s |\n", k, v)
+			}
+		}
+	}
+	q := queue.Parse([]byte(b.String()))
+	if len(q.Problems) > 0 {
+		t.Fatal(q.Problems)
+	}
+	return q
+}
+
+func open(is *queue.Issue) bool { return is.Status() == queue.StatusPending || is.Status() == "" }
+
+func ids(list []*queue.Issue) string {
+	var out []string
+	for _, is := range list {
+		out = append(out, is.ID[len(is.ID)-3:])
+	}
+	return strings.Join(out, " ")
+}
+
+// Ready: priority, then age, then ID; skips closed, claimed, and issues
+// whose Touches overlap a claimed one's.
+func TestReadyOrder(t *testing.T) {
+	q := parse(t,
+		"Priority=low;Created=2026-01-01T00:00:00Z",
+		"Priority=high;Created=2026-01-02T00:00:00Z",
+		"Priority=high;Created=2026-01-01T00:00:00Z",
+		"Priority=critical;Status=resolved",
+		"Priority=critical;Claimed-By=x;Lease-Epoch=1;Lease-Until=2026-01-02T11:00:00Z;Touches=[src/api/*]",
+		"Priority=critical;Touches=[src/api/handler.go]",
+		"Priority=critical;Touches=[docs/**]",
+		"Priority=weird",
+		"",
+	)
+	if got, want := ids(Ready(q, t0, open)), "007 003 002 009 001 008"; got != want {
+		t.Errorf("Ready = %s, want %s", got, want)
+	}
+}
+
+// A lease lapses at Until exactly, not a second later or earlier.
+func TestLapsedBoundary(t *testing.T) {
+	l := Lease{Holder: "a", Epoch: 1, Until: t0}
+	if l.Lapsed(t0.Add(-time.Nanosecond)) {
+		t.Error("lapsed before its end")
+	}
+	if !l.Lapsed(t0) {
+		t.Error("not lapsed at its end")
+	}
+	if (Lease{Holder: "a"}).Lapsed(t0.Add(1000 * time.Hour)) {
+		t.Error("a lease without an end lapsed")
+	}
+}
+
+func TestTakeRenewRelease(t *testing.T) {
+	q := parse(t, "Status=pending")
+	is := q.Issues[0]
+	me := Holder("a1", os.Getpid()) // alive: this test
+	l, err := Take(is, me, t0, time.Minute, false)
+	if err != nil || l.Epoch != 1 || !l.Until.Equal(t0.Add(time.Minute)) || !l.Since.Equal(t0) {
+		t.Fatalf("Take = %+v, %v", l, err)
+	}
+	// Again: a renewal at the same epoch.
+	if l, err = Take(is, me, t0.Add(30*time.Second), time.Minute, false); err != nil || l.Epoch != 1 || !l.Until.Equal(t0.Add(90*time.Second)) {
+		t.Fatalf("Take again = %+v, %v", l, err)
+	}
+	// Another holder: refused while the lease runs, and after it lapsed
+	// too while the holder's process lives.
+	var held *HeldError
+	for _, at := range []time.Time{t0, t0.Add(time.Hour)} {
+		if _, err := Take(is, Holder("a2", os.Getpid()), at, time.Minute, false); !errors.As(err, &held) {
+			t.Fatalf("Take by another at %v: %v", at, err)
+		}
+	}
+	if _, err := Renew(is, me, 2, t0, time.Minute); !errors.Is(err, ErrFenced) {
+		t.Errorf("Renew at a wrong epoch: %v", err)
+	}
+	if _, err := Renew(is, "someone", 1, t0, time.Minute); !errors.Is(err, ErrFenced) {
+		t.Errorf("Renew by another: %v", err)
+	}
+	// force: a person's reassignment takes it with the next epoch.
+	if l, err = Take(is, "boss", t0, 0, true); err != nil || l.Epoch != 2 || !l.Until.IsZero() {
+		t.Fatalf("forced Take = %+v, %v", l, err)
+	}
+	if err := Fence(is, 1); !errors.Is(err, ErrFenced) {
+		t.Errorf("Fence(1) at epoch 2: %v", err)
+	}
+	if err := Fence(is, 2); err != nil {
+		t.Errorf("Fence(2) at epoch 2: %v", err)
+	}
+	if _, err := Release(is, 1); !errors.Is(err, ErrFenced) {
+		t.Errorf("Release by the old holder: %v", err)
+	}
+	if _, err := Release(is, 2); err != nil {
+		t.Fatal(err)
+	}
+	if l := Of(is); l.Holder != "" || l.Epoch != 2 || !l.Until.IsZero() || !l.Since.IsZero() {
+		t.Errorf("after Release: %+v", l)
+	}
+	if l, _ = Take(is, me, t0, time.Minute, false); l.Epoch != 3 {
+		t.Errorf("the next holder's epoch = %d, want 3", l.Epoch)
+	}
+}
+
+// Gone: a process of this machine that runs is there; stopped, dead or
+// never there, it is gone; a holder of another machine is left to its
+// lease.
+func TestGone(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	h := Holder("a", cmd.Process.Pid)
+	if Gone(h) {
+		t.Fatal("a running process is gone")
+	}
+	syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP)
+	waitFor(t, func() bool { return Gone(h) }, "a stopped process is not gone")
+	syscall.Kill(cmd.Process.Pid, syscall.SIGCONT)
+	waitFor(t, func() bool { return !Gone(h) }, "a continued process is gone")
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !Gone(h) {
+		t.Error("a dead process is not gone")
+	}
+	for _, h := range []string{"alice", "a@elsewhere.invalid/1", "a@" + hostname() + "/x"} {
+		if !Gone(h) {
+			t.Errorf("Gone(%q) = false", h)
+		}
+	}
+}
+
+func hostname() string { h, _ := os.Hostname(); return h }
+
+func waitFor(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal(msg)
+}
+
+// Next: a holder's own open issue first (a no-op claim), else the first
+// ready one; nil when nothing is.
+func TestNext(t *testing.T) {
+	q := parse(t, "Priority=low", "Priority=high")
+	me := Holder("a1", os.Getpid())
+	is, l, err := Next(q, me, t0, time.Minute, open)
+	if err != nil || is == nil || is.ID != "ISSUE-20260102-002" || l.Epoch != 1 {
+		t.Fatalf("Next = %v %+v %v", is, l, err)
+	}
+	if is2, l2, _ := Next(q, me, t0, time.Minute, open); is2 != is || l2.Epoch != 1 {
+		t.Errorf("Next again = %v %+v", is2, l2)
+	}
+	other := Holder("a2", os.Getpid())
+	if is, _, _ := Next(q, other, t0, time.Minute, open); is == nil || is.ID != "ISSUE-20260102-001" {
+		t.Errorf("Next for another = %v", is)
+	}
+	if is, _, _ := Next(q, Holder("a3", os.Getpid()), t0, time.Minute, open); is != nil {
+		t.Errorf("Next with nothing ready = %v", is.ID)
+	}
+}
+
+func TestGlobsMeet(t *testing.T) {
+	for _, c := range []struct {
+		x, y string
+		want bool
+	}{
+		{"src/api/*", "src/api/handler.go", true},
+		{"src/**", "src/x/y.go", true},
+		{"./docs/a.md", "docs/a.md", true},
+		{"docs/*", "src/*", false},
+		{"*.go", "src/a.go", true}, // a leading wildcard may match anything
+		{"a.go", "b.go", false},
+	} {
+		if got := globsMeet(c.x, c.y); got != c.want {
+			t.Errorf("globsMeet(%q, %q) = %v", c.x, c.y, got)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// repo makes a git repository with one commit on main.
+func repo(t *testing.T) *Repo {
+	t.Helper()
+	dir := t.TempDir()
+	run(t, dir, "init", "-q", "-b", "main")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	run(t, dir, "add", ".")
+	run(t, dir, "commit", "-qm", "init")
+	r, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func run(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := git(context.Background(), dir, append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out)
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenFromLinkedWorktree(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "ISSUE-1", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tree.Dir, r.Common) {
+		t.Errorf("worktree %s is not under the common dir %s", tree.Dir, r.Common)
+	}
+	if got := MainRoot(tree.Dir); got != r.Root {
+		t.Errorf("MainRoot(linked) = %q, want %q", got, r.Root)
+	}
+	if got := MainRoot(r.Root); got != "" {
+		t.Errorf("MainRoot(main) = %q, want \"\"", got)
+	}
+	r2, err := Open(ctx, filepath.Join(tree.Dir))
+	if err != nil || r2.Root != r.Root || r2.Common != r.Common {
+		t.Errorf("Open(linked) = %+v, %v; want %+v", r2, err, r)
+	}
+	if _, err := Open(ctx, t.TempDir()); !errors.Is(err, ErrNotRepo) {
+		t.Errorf("Open(not a repository) = %v", err)
+	}
+}
+
+// A rebase that conflicts is undone and names the files; a clean one
+// fast-forwards main, with the main worktree's files following when main
+// is checked out there, and without touching it when it is not.
+func TestRebaseAndAdvance(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	one, _ := r.Add(ctx, "I1", "main")
+	two, _ := r.Add(ctx, "I2", "main")
+	write(t, filepath.Join(one.Dir, "a.txt"), "one\n")
+	write(t, filepath.Join(one.Dir, "b.txt"), "b\n")
+	write(t, filepath.Join(two.Dir, "a.txt"), "two\n")
+	write(t, filepath.Join(two.Dir, "c.txt"), "c\n")
+	c1, err := one.Commit(ctx, "one")
+	if err != nil || c1 == "" {
+		t.Fatal(c1, err)
+	}
+	if c, err := one.Commit(ctx, "nothing"); c != "" || err != nil {
+		t.Errorf("Commit with nothing = %q, %v", c, err)
+	}
+	if _, err := two.Commit(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := r.Head(ctx, "main")
+	if err := one.Rebase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Advance(ctx, "main", old, c1); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.Root, "b.txt")); string(data) != "b\n" {
+		t.Errorf("the checkout of main did not follow: b.txt = %q", data)
+	}
+	if err := r.Advance(ctx, "main", old, c1); !errors.Is(err, ErrMoved) {
+		t.Errorf("Advance from a stale head = %v", err)
+	}
+	before, _ := r.Head(ctx, "orchestrate/I2")
+	err = two.Rebase(ctx, "main")
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) || strings.Join(conflict.Files, ",") != "a.txt" {
+		t.Fatalf("Rebase = %v", err)
+	}
+	if after, _ := r.Head(ctx, "orchestrate/I2"); after != before {
+		t.Error("a conflicting rebase moved the branch")
+	}
+	if st := run(t, two.Dir, "status", "--porcelain"); st != "" {
+		t.Errorf("a conflicting rebase left %q", st)
+	}
+
+	// The person's checkout on another branch is not touched.
+	run(t, r.Root, "checkout", "-q", "-b", "mine")
+	write(t, filepath.Join(r.Root, "mine.txt"), "mine\n")
+	three, _ := r.Add(ctx, "I3", "main")
+	write(t, filepath.Join(three.Dir, "d.txt"), "d\n")
+	c3, _ := three.Commit(ctx, "three")
+	head, _ := r.Head(ctx, "main")
+	if err := r.Advance(ctx, "main", head, c3); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Head(ctx, "main"); got != c3 {
+		t.Errorf("main = %s, want %s", got, c3)
+	}
+	if _, err := os.Stat(filepath.Join(r.Root, "d.txt")); err == nil {
+		t.Error("the person's checkout of another branch got the merge's files")
+	}
+	if cur, _ := r.CurrentBranch(ctx); cur != "mine" {
+		t.Errorf("the person's checkout is on %s", cur)
+	}
+}
+
+// Leftovers: a clean merged worktree loses nothing; uncommitted changes
+// and unmerged commits are kept; a worktree deleted by hand is pruned.
+func TestLeftoversAndRemove(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	clean, _ := r.Add(ctx, "CLEAN", "main")
+	dirty, _ := r.Add(ctx, "DIRTY", "main")
+	ahead, _ := r.Add(ctx, "AHEAD", "main")
+	gone, _ := r.Add(ctx, "GONE", "main")
+	write(t, filepath.Join(dirty.Dir, "x.txt"), "x\n")
+	write(t, filepath.Join(ahead.Dir, "y.txt"), "y\n")
+	ahead.Commit(ctx, "ahead")
+	os.RemoveAll(gone.Dir)
+	left, err := r.Leftovers(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range left {
+		got[l.Issue] = l.Unmerged
+	}
+	want := map[string]string{"AHEAD": "1 commit(s) not merged into main", "CLEAN": "", "DIRTY": "uncommitted changes", "GONE": ""}
+	if len(got) != len(want) {
+		t.Errorf("Leftovers = %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("Leftovers[%s] = %q, want %q", k, got[k], v)
+		}
+	}
+
+	// Remove takes the worktree, its branch, its temporary directory and
+	// every process working in it.
+	sleeper := exec.Command("sleep", "60")
+	sleeper.Dir = clean.Dir
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sleeper.Wait() }()
+	if err := r.Remove(ctx, "CLEAN", false); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		sleeper.Process.Kill()
+		t.Error("a process working in the worktree survived its removal")
+	}
+	for _, p := range []string{clean.Dir, r.TempDir("CLEAN")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if _, err := r.Head(ctx, "refs/heads/orchestrate/CLEAN"); err == nil {
+		t.Error("the branch is still there")
+	}
+	if err := r.Remove(ctx, "GONE", false); err != nil {
+		t.Errorf("removing a worktree deleted by hand: %v", err)
+	}
+}
