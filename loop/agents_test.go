@@ -1,0 +1,259 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
+)
+
+// agentsRepo makes a git repository on main with one commit, its
+// workspace (ignored by git) with config, and an issue per summary.
+func agentsRepo(t *testing.T, configOf func(Workspace) string, summaries ...string) Workspace {
+	t.Helper()
+	root := t.TempDir()
+	gitIn(t, root, "init", "-q", "-b", "main")
+	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
+	config := configOf(w)
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{ConfigFile: config, filepath.Join("..", ".gitignore"): DefaultDir + "/\n", filepath.Join("..", "shared.txt"): "base\n"} {
+		if err := os.WriteFile(w.Path(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitIn(t, root, "add", ".")
+	gitIn(t, root, "commit", "-qm", "init")
+	for _, s := range summaries {
+		if _, err := w.AddIssue(context.Background(), ruleNow, NewIssue{
+			Fields:   map[string]string{queue.FieldAutoRetry: "true"},
+			Sections: map[string]string{queue.SectionSummary: s},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// launches counts the agent launches per issue, from the agents' own log.
+func launches(t *testing.T, w Workspace) map[string]int {
+	t.Helper()
+	data, _ := os.ReadFile(filepath.Join(w.Root(), "launches"))
+	n := map[string]int{}
+	for _, id := range strings.Fields(string(data)) {
+		n[id]++
+	}
+	return n
+}
+
+// logLaunch is the start of an agent command that notes its issue in the
+// repository's launches file (outside every worktree).
+func logLaunch(w Workspace) string {
+	return fmt.Sprintf(`id=${ORCHESTRATE_CLAIM%%%%:*}; echo "$id" >> %q; `, filepath.Join(w.Root(), "launches"))
+}
+
+func runAgents(t *testing.T, w Workspace, n int) *AgentsResult {
+	t.Helper()
+	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Four agents on four issues: each works in its own worktree, its gate
+// sees its own work only, and each is merged into main in turn; nothing is
+// left behind, every claim is released.
+func TestAgentsMergeAll(t *testing.T) {
+	w := agentsRepo(t, func(w Workspace) string {
+		// Each agent works in a worktree of its own, not the checkout,
+		// with a temporary directory of its own.
+		return "agent:\n  command: '" + logLaunch(w) + `test "$(git rev-parse --show-toplevel)" != ` + w.Root() + ` && echo "$id" > "$id.txt" && test -d "$TMPDIR"'` + "\n" +
+			"gates:\n  - name: own\n    command: 'ls ISSUE-*.txt'\n"
+	}, "one", "two", "three", "four")
+	res := runAgents(t, w, 4)
+	if res.Outcome != RunPassed || len(res.Merged) != 4 {
+		t.Fatalf("RunAgents = %s %q, merged %v", res.Outcome, res.Reason, res.Merged)
+	}
+	if got := gitIn(t, w.Root(), "rev-list", "--count", "main"); got != "5" {
+		t.Errorf("main has %s commits, want 5", got)
+	}
+	for id, n := range launches(t, w) {
+		if n != 1 {
+			t.Errorf("%s launched %d times", id, n)
+		}
+		if _, err := os.Stat(filepath.Join(w.Root(), id+".txt")); err != nil {
+			t.Errorf("%s's work is not in the checkout of main: %v", id, err)
+		}
+		is := loadIssue(t, w, id)
+		if is.Status() != queue.StatusResolved || claim.Of(is).Holder != "" || claim.Of(is).Epoch != 1 {
+			t.Errorf("%s: status %s, claim %+v", id, is.Status(), claim.Of(is))
+		}
+	}
+	if out := gitIn(t, w.Root(), "worktree", "list"); strings.Count(out, "\n") != 0 {
+		t.Errorf("worktrees left:\n%s", out)
+	}
+	if out := gitIn(t, w.Root(), "branch", "--list", "orchestrate/*"); out != "" {
+		t.Errorf("branches left: %s", out)
+	}
+	counts := map[string]int{}
+	for _, e := range historyOf(t, w) {
+		counts[e.Event+"/"+e.Outcome]++
+	}
+	for k, want := range map[string]int{"claim/": 4, "release/": 4, "merge/pass": 4, "run_end/passed": 1, "resolve/": 4, "agent/ok": 4} {
+		if counts[k] != want {
+			t.Errorf("history has %d %s rows, want %d (%v)", counts[k], k, want, counts)
+		}
+	}
+}
+
+// The seed's rules hold with several agents as with one: the same failure
+// three times halts an issue after exactly three launches (four with
+// halt_after_identical: 4); a failure that changes every time is retried
+// up to Max-Retries; the per-run cap stops every agent at exactly
+// global_cap retries.
+func TestAgentsBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		retry            string
+		issues, agents   int
+		gate             string
+		launches         int // in all
+		outcome          string
+		totalAutoRetries int
+	}{
+		{"identical-3", "halt_after_identical: 3", 2, 2, "echo same failure; exit 1", 6, RunHalted, 4},
+		{"identical-4", "halt_after_identical: 4", 2, 2, "echo same failure; exit 1", 8, RunHalted, 6},
+		{"max-retries-4", "max_retries: 4", 1, 2, "echo failure $(wc -l < " + "LAUNCHES" + "); exit 1", 5, RunHalted, 4},
+		{"cap-5", "global_cap: 5", 4, 4, "echo failure $(wc -l < LAUNCHES); exit 1", 9, RunCapReached, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var summaries []string
+			for i := 0; i < tc.issues; i++ {
+				summaries = append(summaries, fmt.Sprintf("issue %d", i))
+			}
+			w := agentsRepo(t, func(w Workspace) string {
+				gate := strings.ReplaceAll(tc.gate, "LAUNCHES", filepath.Join(w.Root(), "launches"))
+				return "retry:\n  " + tc.retry + "\nagent:\n  command: '" + logLaunch(w) + "echo \"$id\" > \"$id.txt\"'\n" +
+					"gates:\n  - name: test\n    command: '" + gate + "'\n"
+			}, summaries...)
+			res := runAgents(t, w, tc.agents)
+			total := 0
+			for _, n := range launches(t, w) {
+				total += n
+			}
+			if total != tc.launches || res.Outcome != tc.outcome {
+				t.Errorf("%d launches, %s (%s); want %d, %s", total, res.Outcome, res.Reason, tc.launches, tc.outcome)
+			}
+			s, err := session.Load(w.Path(StateFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.TotalAutoRetries(); got != tc.totalAutoRetries {
+				t.Errorf("total_auto_retries = %d, want %d", got, tc.totalAutoRetries)
+			}
+			// Work not merged is kept, and said where.
+			if len(res.Left) != tc.issues {
+				t.Errorf("worktrees reported: %v", res.Left)
+			}
+		})
+	}
+}
+
+// Two agents change one line of one file: the second merge conflicts,
+// which is a failure of its issue naming the file, sent back to its agent;
+// its next attempt, rebased, merges.
+func TestAgentsConflict(t *testing.T) {
+	w := agentsRepo(t, func(w Workspace) string {
+		// The first attempt of each changes shared.txt's line; a later one
+		// starts again from main, and appends instead.
+		agent := logLaunch(w) + `if [ "$ORCHESTRATE_LOOP" = 1 ]; then echo "$id" > shared.txt; else git reset -q --hard main && echo "$id" >> shared.txt; fi`
+		return "agent:\n  command: '" + agent + "'\ngates:\n  - name: test\n    command: 'grep -q ISSUE shared.txt'\n"
+	}, "first", "second")
+	var mu sync.Mutex
+	var merges []string
+	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
+		if s.Kind == StepMerge {
+			mu.Lock()
+			merges = append(merges, s.Issue+" "+s.Merge)
+			mu.Unlock()
+		}
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != RunPassed || len(res.Merged) != 2 {
+		t.Fatalf("RunAgents = %s %q; merges %q", res.Outcome, res.Reason, merges)
+	}
+	loser := res.Merged[1]
+	is := loadIssue(t, w, loser)
+	if n := is.Int(queue.FieldRetryCount, 0); n != 1 {
+		t.Errorf("%s: Retry-Count %d, want 1", loser, n)
+	}
+	if got := fmt.Sprint(merges); !strings.Contains(got, loser+" fail: merge conflict rebasing onto main in shared.txt") {
+		t.Errorf("merges: %s", got)
+	}
+	var conflict analytics.Event
+	for _, e := range historyOf(t, w) {
+		if e.Event == analytics.EventRecord && e.IssueID == loser {
+			conflict = e
+		}
+	}
+	if conflict.Gate != "merge" || conflict.Signature == "" {
+		t.Errorf("the conflict's record row: %+v", conflict)
+	}
+	if data, _ := os.ReadFile(filepath.Join(w.Root(), "shared.txt")); strings.Count(string(data), "ISSUE") != 2 {
+		t.Errorf("shared.txt on main = %q", data)
+	}
+}
+
+// An agent's commit that changes the workspace directory is refused at
+// merge, as a failure of its issue.
+func TestAgentsWorkspaceChangeRefused(t *testing.T) {
+	w := agentsRepo(t, func(Workspace) string { return "" }, "sneaky")
+	gitIn(t, w.Root(), "rm", "-q", "--cached", ".gitignore")
+	os.Remove(filepath.Join(w.Root(), ".gitignore"))
+	gitIn(t, w.Root(), "add", DefaultDir)
+	gitIn(t, w.Root(), "commit", "-qm", "track the workspace")
+	cfg := "retry:\n  max_retries: 1\nagent:\n  command: '" + logLaunch(w) + "echo hand >> " + DefaultDir + "/issue_queue.md'\ngates:\n  - name: test\n    command: 'true'\n"
+	os.WriteFile(w.Path(ConfigFile), []byte(cfg), 0o644)
+	gitIn(t, w.Root(), "commit", "-qam", "config")
+	res := runAgents(t, w, 2)
+	if len(res.Merged) != 0 {
+		t.Fatalf("merged %v", res.Merged)
+	}
+	q, _ := queue.Load(w.Path(QueueFile))
+	is := q.Issues[0]
+	if d := is.Section(queue.SectionFailureDetails); d == nil || !strings.Contains(d.Body(), "the agent's commits change "+DefaultDir+"/, which is orchestrate's: "+DefaultDir+"/issue_queue.md") {
+		t.Errorf("Failure Details: %v", d)
+	}
+}
+
+// No git, or a detached HEAD: a clear error before anything starts.
+func TestAgentsNeedGit(t *testing.T) {
+	w := newTestWorkspace(t, "agent:\n  command: 'true'\ngates:\n  - name: t\n    command: 'true'\n")
+	_, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2})
+	if err == nil || !strings.Contains(err.Error(), "run --agents needs a git repository") {
+		t.Errorf("RunAgents outside git: %v", err)
+	}
+}
