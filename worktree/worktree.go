@@ -115,15 +115,29 @@ func (r *Repo) TempDir(issue string) string {
 	return filepath.Join(r.Common, "orchestrate", "tmp", issue)
 }
 
-// Add makes the worktree of issue on a new branch at base (a commit). A
-// worktree or branch of that issue left behind is an error: Clean first.
+// Add makes the worktree of issue on a new branch at base (a commit). The
+// work a killed run left on the issue is taken up again: its worktree as
+// it is, or its branch in a new worktree.
 func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	t := &Tree{Issue: issue, Dir: filepath.Join(r.Dir(), issue), Branch: Branch(issue)}
 	if err := os.MkdirAll(r.Dir(), 0o755); err != nil {
 		return nil, err
 	}
-	if _, err := r.git(ctx, "worktree", "add", "--quiet", "-b", t.Branch, t.Dir, base); err != nil {
-		return nil, err
+	r.git(ctx, "worktree", "prune")
+	_, branchErr := r.Head(ctx, "refs/heads/"+t.Branch)
+	switch _, err := os.Stat(filepath.Join(t.Dir, ".git")); {
+	case err == nil && branchErr == nil:
+		// Its worktree, as a killed run left it.
+	case branchErr == nil:
+		os.RemoveAll(t.Dir) // what is left of a worktree git forgot
+		if _, err := r.git(ctx, "worktree", "add", "--quiet", t.Dir, t.Branch); err != nil {
+			return nil, err
+		}
+	default:
+		os.RemoveAll(t.Dir)
+		if _, err := r.git(ctx, "worktree", "add", "--quiet", "-b", t.Branch, t.Dir, base); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(r.TempDir(issue), 0o755); err != nil {
 		return nil, err

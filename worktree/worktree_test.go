@@ -197,3 +197,31 @@ func TestLeftoversAndRemove(t *testing.T) {
 		t.Errorf("removing a worktree deleted by hand: %v", err)
 	}
 }
+
+// Add takes up the work a killed run left: its worktree as it is, or its
+// branch alone in a new worktree.
+func TestAddTakesUpLeftWork(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, _ := r.Add(ctx, "I", "main")
+	write(t, filepath.Join(tree.Dir, "w.txt"), "work\n")
+	again, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(again.Dir, "w.txt")); string(data) != "work\n" {
+		t.Errorf("the worktree left was not taken up: %q", data)
+	}
+	c, _ := again.Commit(ctx, "work")
+	os.RemoveAll(tree.Dir) // deleted by hand: the branch holds the work
+	third, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head, _ := r.Head(ctx, "refs/heads/"+third.Branch); head != c {
+		t.Errorf("the branch left was not taken up: at %s, want %s", head, c)
+	}
+	if data, _ := os.ReadFile(filepath.Join(third.Dir, "w.txt")); string(data) != "work\n" {
+		t.Errorf("the new worktree lacks the branch's work: %q", data)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -87,6 +88,7 @@ func runRun(e *env, args []string) error {
 	once := fs.Bool("once", false, "one loop, then stop")
 	maxLoops := fs.Int("max-loops", 0, "stop after N loops")
 	agents := fs.Int("agents", 1, "agents at once, each in its own worktree")
+	lease := fs.Duration("lease", loop.DefaultAgentLease, "the lease of each agent's claim")
 	if err := e.parseNone(fs, args); err != nil {
 		return err
 	}
@@ -94,6 +96,8 @@ func runRun(e *env, args []string) error {
 	switch {
 	case *agents < 1 || *agents > 64:
 		return usageError("run", "--agents %d: want 1 to 64", *agents)
+	case *lease < 3*time.Second:
+		return usageError("run", "--lease %v: want 3s or more (it is renewed every third of it)", *lease)
 	case len(tasks) > 1 && *agents == 1:
 		return usageError("run", "one --task per agent: %d tasks for --agents 1", len(tasks))
 	case len(tasks) == 1:
@@ -122,7 +126,7 @@ func runRun(e *env, args []string) error {
 		if *task != "" && len(tasks) == 0 {
 			tasks = taskList{*task} // from --task-file
 		}
-		return runAgents(e, loop.AgentsOptions{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks})
+		return runAgents(e, loop.AgentsOptions{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks, Lease: *lease})
 	}
 	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}
 	p := &runPrinter{w: e.stdout, dir: e.dir}

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+// claimWorkspace makes a workspace with n issues, and returns a function
+// that runs orchestrate in it.
+func claimWorkspace(t testing.TB, dir string, n int) (ws string, orch func(env []string, args ...string) (string, int)) {
+	bin := orchestrateBin(t)
+	ws = filepath.Join(dir, ".orchestrator")
+	cleanupAnalytics(t, ws)
+	orch = func(env []string, args ...string) (string, int) {
+		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if err != nil {
+			code = -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+		}
+		return string(out), code
+	}
+	if out, code := orch(nil, "init"); code != 0 {
+		t.Fatal(out)
+	}
+	var b strings.Builder
+	b.WriteString("# Issue Queue\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "\n## ISSUE-20241213-%03d\n\n| Field | Value |\n|-------|-------|\n| Status | pending |\n| Priority | medium |\n\n### Summary\n\nissue %d\n", i, i)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "issue_queue.md"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws, orch
+}
+
+// claimRaces runs procs processes that each claim --next until nothing is
+// ready, and returns every claim they were told they got.
+func claimRaces(t testing.TB, orch func([]string, ...string) (string, int), procs int) []string {
+	var mu sync.Mutex
+	var got []string
+	var wg sync.WaitGroup
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				// A fresh holder for each claim: claim --next would give a
+				// holder back what it holds.
+				out, code := orch(nil, "claim", "--next", "--as", fmt.Sprintf("p%d-%d", p, i), "--json")
+				if code == 10 {
+					return
+				}
+				if code != 0 {
+					t.Errorf("claim --next: exit %d: %s", code, out)
+					return
+				}
+				mu.Lock()
+				got = append(got, out)
+				mu.Unlock()
+			}
+		}(p)
+	}
+	wg.Wait()
+	return got
+}
+
+// Many processes claim at once: every issue is claimed exactly once, the
+// claim each process was told of is the one in the queue, and nothing is
+// lost. ORCHESTRATE_CLAIM_RACES sets how many issues (default 64).
+func TestClaimRaces(t *testing.T) {
+	n := 64
+	if v, err := strconv.Atoi(os.Getenv("ORCHESTRATE_CLAIM_RACES")); err == nil {
+		n = v
+	}
+	procs := 32
+	if testing.Short() {
+		n, procs = 16, 8
+	}
+	ws, orch := claimWorkspace(t, t.TempDir(), n)
+	start := time.Now()
+	got := claimRaces(t, orch, procs)
+	elapsed := time.Since(start)
+	q, err := queue.Load(filepath.Join(ws, "issue_queue.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, out := range got {
+		var id, holder string
+		for _, line := range strings.Split(out, "\n") {
+			line = strings.TrimSpace(line)
+			if v, ok := strings.CutPrefix(line, `"id": "`); ok {
+				id = strings.TrimSuffix(v, `",`)
+			}
+			if v, ok := strings.CutPrefix(line, `"holder": "`); ok {
+				holder = strings.TrimSuffix(v, `",`)
+			}
+		}
+		if prev, ok := seen[id]; ok {
+			t.Errorf("%s claimed twice: by %s and %s", id, prev, holder)
+		}
+		seen[id] = holder
+		is := q.Issue(id)
+		if is == nil {
+			t.Fatalf("claimed %q, not in the queue", id)
+		}
+		if l := claim.Of(is); l.Holder != holder || l.Epoch != 1 {
+			t.Errorf("%s: the queue says %+v, its claimant was told %s at epoch 1", id, l, holder)
+		}
+	}
+	if len(seen) != n || len(q.Issues) != n {
+		t.Errorf("%d issues claimed of %d (%d in the queue)", len(seen), n, len(q.Issues))
+	}
+	t.Logf("%d claims by %d processes in %v: 0 double claims, 0 lost", len(got), procs, elapsed)
+}
+
+// A holder paused past its lease (SIGSTOP) is taken over; once it goes on
+// (SIGCONT), every change it makes with its old epoch is refused, and the
+// queue keeps its successor's.
+func TestPausedHolderFenced(t *testing.T) {
+	trials := 5
+	if testing.Short() {
+		trials = 2
+	}
+	ws, orch := claimWorkspace(t, t.TempDir(), 1)
+	bin := orchestrateBin(t)
+	dir := filepath.Dir(ws)
+	refused := 0
+	const writes = 4
+	for trial := 0; trial < trials; trial++ {
+		// The old holder: a shell that claims (its process is the holder),
+		// stops itself, and, continued, tries its writes with its claim.
+		script := fmt.Sprintf(`set -u
+O=%q; W=%q
+out=$("$O" --dir "$W" claim ISSUE-20241213-001 --as old --lease 1s) || exit 3
+epoch=$(echo "$out" | sed -n 's/.* at epoch \([0-9]*\) .*/\1/p')
+echo "$epoch" > epoch
+kill -STOP $$
+export ORCHESTRATE_CLAIM=ISSUE-20241213-001:$epoch
+"$O" --dir "$W" issue set ISSUE-20241213-001 Owner=old; echo $? >> codes
+echo FAIL | "$O" --dir "$W" record ISSUE-20241213-001; echo $? >> codes
+"$O" --dir "$W" release ISSUE-20241213-001 --epoch "$epoch"; echo $? >> codes
+"$O" --dir "$W" issue resolve ISSUE-20241213-001; echo $? >> codes
+`, bin, ws)
+		os.Remove(filepath.Join(dir, "codes"))
+		old := exec.Command("sh", "-c", script)
+		old.Dir = dir
+		var stderr bytes.Buffer
+		old.Stderr = &stderr
+		if err := old.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, old.Process.Pid, 'T')
+		// The lease lapses; the holder is stopped: a new holder takes it.
+		time.Sleep(1100 * time.Millisecond)
+		out, code := orch(nil, "claim", "ISSUE-20241213-001", "--as", "new")
+		if code != 0 {
+			t.Fatalf("trial %d: the takeover: exit %d: %s", trial, code, out)
+		}
+		before, _ := os.ReadFile(filepath.Join(ws, "issue_queue.md"))
+		syscall.Kill(old.Process.Pid, syscall.SIGCONT)
+		if err := old.Wait(); err != nil {
+			t.Fatalf("trial %d: the old holder: %v\n%s", trial, err, stderr.String())
+		}
+		codes, _ := os.ReadFile(filepath.Join(dir, "codes"))
+		for _, c := range strings.Fields(string(codes)) {
+			if c == "11" {
+				refused++
+			} else {
+				t.Errorf("trial %d: a write of the old holder exited %s, want 11 (refused)\n%s", trial, c, stderr.String())
+			}
+		}
+		if after, _ := os.ReadFile(filepath.Join(ws, "issue_queue.md")); !bytes.Equal(before, after) {
+			t.Errorf("trial %d: the old holder changed the queue", trial)
+		}
+		orch(nil, "release", "ISSUE-20241213-001")
+	}
+	if refused != trials*writes {
+		t.Errorf("%d of %d writes refused", refused, trials*writes)
+	}
+	t.Logf("%d trials: %d of %d writes of a paused-then-resumed holder refused", trials, refused, trials*writes)
+}
+
+// waitState waits until process pid is in state (from /proc/pid/stat).
+func waitState(t *testing.T, pid int, state byte) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Skip("no /proc:", err)
+		}
+		if i := bytes.LastIndexByte(data, ')'); i > 0 && i+2 < len(data) && data[i+2] == state {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d never reached state %c", pid, state)
+}
+
+// Kill trials: run --agents 2 on three issues is killed (SIGKILL) at a
+// random moment, the run process or one of its agents; the next runs go
+// on from there. In the end every issue is merged exactly once, no claim
+// was ever given twice at one epoch, no issue spent more than its budget,
+// and no process or worktree is left. ORCHESTRATE_KILL_TRIALS sets the
+// number of trials (default 3).
+func TestAgentsKillTrials(t *testing.T) {
+	trials := 3
+	if v, err := strconv.Atoi(os.Getenv("ORCHESTRATE_KILL_TRIALS")); err == nil {
+		trials = v
+	}
+	if testing.Short() {
+		trials = 1
+	}
+	bin := orchestrateBin(t)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	var runKills, agentKills int
+	for trial := 0; trial < trials; trial++ {
+		root := t.TempDir()
+		gitRun(t, root, "init", "-q", "-b", "main")
+		ws := filepath.Join(root, ".orchestrator")
+		os.MkdirAll(ws, 0o755)
+		os.WriteFile(filepath.Join(root, ".gitignore"), []byte(".orchestrator/\n"), 0o644)
+		gitRun(t, root, "add", ".")
+		gitRun(t, root, "commit", "-qm", "init")
+		cfg := "retry:\n  max_retries: 4\nagent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; sleep 0.$(( $$ % 7 )); echo \"$id\" > \"$id.txt\"'\n" +
+			"gates:\n  - name: test\n    command: 'ls ISSUE-*.txt'\n"
+		os.WriteFile(filepath.Join(ws, "config.yaml"), []byte(cfg), 0o644)
+		cleanupAnalytics(t, ws)
+		orch := func(args ...string) *exec.Cmd {
+			cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
+			cmd.Dir = root
+			return cmd
+		}
+		for i := 0; i < 3; i++ {
+			if out, err := orch("issue", "add", "--summary", fmt.Sprintf("issue %d", i), "--auto-retry", "true").CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+		}
+		run := orch("run", "--agents", "2", "--lease", "3s")
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.Intn(1500)) * time.Millisecond)
+		if rng.Intn(2) == 0 {
+			run.Process.Signal(syscall.SIGKILL)
+			runKills++
+		} else if pids := agentPIDs(root); len(pids) > 0 {
+			syscall.Kill(pids[rng.Intn(len(pids))], syscall.SIGKILL)
+			agentKills++
+		}
+		run.Wait()
+		// The next runs go on, until nothing is left to do.
+		for i := 0; ; i++ {
+			out, err := orch("run", "--agents", "2", "--lease", "3s").CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code == 10 {
+				break
+			}
+			if code != 0 || i > 5 {
+				t.Fatalf("trial %d: run %d: exit %d:\n%s", trial, i, code, out)
+			}
+		}
+		checkAfterKills(t, trial, root, ws)
+	}
+	t.Logf("%d trials (%d runs killed, %d agents killed): 0 double claims, 0 lost, 0 over budget, nothing left", trials, runKills, agentKills)
+}
+
+func gitRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// agentPIDs are the processes working in the repository's worktrees.
+func agentPIDs(root string) []int {
+	under := filepath.Join(root, ".git", "orchestrate") + "/"
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && strings.HasPrefix(cwd+"/", under) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func checkAfterKills(t *testing.T, trial int, root, ws string) {
+	t.Helper()
+	q, err := queue.Load(filepath.Join(ws, "issue_queue.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := gitRun(t, root, "log", "--format=%s", "main")
+	for _, is := range q.Issues {
+		if is.Status() != queue.StatusResolved {
+			t.Errorf("trial %d: %s is %s", trial, is.ID, is.Status())
+		}
+		if n := strings.Count(log, is.ID+":"); n != 1 {
+			t.Errorf("trial %d: %s merged %d times", trial, is.ID, n)
+		}
+		if n := is.Int(queue.FieldRetryCount, 0); n > 4 {
+			t.Errorf("trial %d: %s retried %d times, over its 4", trial, is.ID, n)
+		}
+		if l := claim.Of(is); l.Holder != "" {
+			t.Errorf("trial %d: %s still claimed: %+v", trial, is.ID, l)
+		}
+	}
+	// No two claims of one issue at one epoch.
+	hist, _ := os.ReadFile(filepath.Join(ws, "history.csv"))
+	epochs := map[string]bool{}
+	for _, line := range strings.Split(string(hist), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) > 6 && f[3] == "claim" {
+			k := f[4] + "@" + f[6]
+			if epochs[k] {
+				t.Errorf("trial %d: %s claimed twice at epoch %s", trial, f[4], f[6])
+			}
+			epochs[k] = true
+		}
+	}
+	if out := gitRun(t, root, "worktree", "list"); strings.Contains(out, "\n") {
+		t.Errorf("trial %d: worktrees left:\n%s", trial, out)
+	}
+	if out := gitRun(t, root, "branch", "--list", "orchestrate/*"); out != "" {
+		t.Errorf("trial %d: branches left: %s", trial, out)
+	}
+	if pids := agentPIDs(root); len(pids) > 0 {
+		t.Errorf("trial %d: processes left in the worktrees: %v", trial, pids)
+	}
+}
