@@ -52,6 +52,13 @@
 //	skip             a person skipped issue_id
 //	retry            a person reset issue_id's counts (orchestrate issue retry)
 //	abort            a person aborted the run
+//	claim            an issue changed hands (run --agents, orchestrate claim):
+//	                 issue_id, attempt = the new Lease-Epoch, detail =
+//	                 holder=NAME@HOST/PID, and from=… when it was taken over
+//	release          a claim ended: issue_id, attempt = its epoch, detail = holder=…
+//	merge            run --agents merged issue_id's work (outcome pass, detail = the
+//	                 commit and the branch) or could not (fail, detail = why: the
+//	                 conflicting files, the gates after the rebase)
 //	usage            what one agent launch reported of its own use: loop and attempt
 //	                 as its agent row, detail = key=value pairs (FormatUsage):
 //	                 session, turns, input_tokens, output_tokens,

@@ -15,6 +15,7 @@ var runCmd = &command{
 	name:    "run",
 	summary: "the self-driving loop: agent, gates, check, until done",
 	usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
+       orchestrate run --agents N [--task TEXT]... [--lease DURATION] [--max-loops N] [--json]
 
 Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 
@@ -65,16 +66,32 @@ ORCHESTRATE_SESSION_ID, ORCHESTRATE_CHILD=1 (its hooks run no gates) and
 ORCHESTRATOR_DIR in its environment. agent.profile (claude, codex, gemini,
 aider, opencode, cursor, custom) gives the commands; see the README.
 
+With --agents N (2 to 64), N agents work at once on the open issues (and
+on the tasks given, one --task each, filed as issues first). Each claims an
+issue (see orchestrate help claim), works on it in a git worktree of its
+own (.git/orchestrate/worktrees/<issue>, on the branch orchestrate/<issue>,
+with its own TMPDIR, PORT when agents.port_base is set, and
+ORCHESTRATE_CLAIM=ID:EPOCH), and its gates run there; when they pass its
+work is committed, rebased onto the branch the run started on, its gates
+run again, and the branch is fast-forwarded, one merge at a time. A
+conflict or a failure after the rebase goes back to its agent as a failure
+of its issue. The retry rules and budgets are the loop's, counted across
+agents. --lease (default 1m) is each claim's lease, renewed every third of
+it. It needs a git repository on a branch with a commit.
+
 Examples:
   orchestrate run --task "Add a --verbose flag to the CLI"
+  orchestrate run --agents 4        # the open issues, four at a time
   orchestrate run --once            # from cron: one loop on the open issues
   orchestrate run --max-loops 3 --json | jq .outcome
 
-Exit codes: 0 every blocking gate passes, 10 nothing to do (no task and no
+Exit codes: 0 every blocking gate passes (with --agents: every issue
+worked was merged), 10 nothing to do (no task and no
 open issue, nothing left to retry, auto-retry disabled), 11 a person is
 needed (issues halted or exhausted, the global cap reached, aborted, a
 human gate awaits approval with human.wait: exit), 12
-gates still fail after --once or --max-loops, 1 error (another run in
+gates still fail after --once or --max-loops (with --agents: some issues
+worked were not merged), 1 error (another run in
 progress, interrupted, a malformed file, no gate configured), 2 usage.
 `,
 	run: runRun,
