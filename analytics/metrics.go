@@ -144,6 +144,26 @@ type Metrics struct {
 	GateOutcomesByDay []DayStat       `json:"gate_outcomes_by_day"` // oldest first
 	Weeks             []WeekStat      `json:"weeks"`                // oldest first, the most recent keepWeeks
 	RecentRuns        []RunStat       `json:"recent_runs"`          // oldest first
+
+	// Several agents at once (run --agents): each agent's claims, merges and
+	// merge failures (a conflict, gates failing after the rebase), by name;
+	// and over the runs of several agents, their wall time against the
+	// agents' summed time (what one agent after another would have taken),
+	// whose difference is the time saved.
+	Agents          []AgentStat `json:"agents"`
+	ParallelRuns    int         `json:"parallel_runs"`
+	ParallelWallMS  int64       `json:"parallel_wall_ms"`
+	ParallelAgentMS int64       `json:"parallel_agent_ms"`
+	TimeSavedMS     int64       `json:"time_saved_ms"`
+	MergeConflicts  int64       `json:"merge_conflicts"`
+}
+
+// AgentStat is one agent's work across runs of several agents.
+type AgentStat struct {
+	Name          string `json:"name"`
+	Claims        int64  `json:"claims"`
+	Merged        int64  `json:"merged"`
+	MergeFailures int64  `json:"merge_failures"`
 }
 
 // WeekStat rolls up one week, Monday to Sunday in UTC. Rows count in the week of
@@ -270,6 +290,7 @@ func Compute(r io.Reader) (*Metrics, error) {
 // issueState is what Compute keeps per issue.
 type issueState struct {
 	gate, summary, haltReason string
+	agent                     string // the agent that claimed it last
 	firstSeen                 time.Time
 	resolveMS                 int64 // -1: unknown
 	failures, retries         int32
@@ -291,6 +312,7 @@ type computer struct {
 	m        Metrics
 	issues   map[string]*issueState
 	gates    map[string]*GateStat
+	agents   map[string]*AgentStat
 	days     map[int64]*DayStat
 	runs     map[string]*RunStat
 	weeks    map[int64]*WeekStat
@@ -307,6 +329,7 @@ func newComputer() *computer {
 	c := &computer{
 		issues:   make(map[string]*issueState),
 		gates:    make(map[string]*GateStat),
+		agents:   make(map[string]*AgentStat),
 		days:     make(map[int64]*DayStat),
 		weeks:    make(map[int64]*WeekStat),
 		runs:     make(map[string]*RunStat),
@@ -399,15 +422,65 @@ func (c *computer) add(ev Event) error {
 		is.person = true
 		is.state = stateOpen
 		is.sinceReset = 0
+	case EventClaim, EventMerge:
+		c.onAgentWork(ev)
 	}
 	return nil
 }
+
+// onAgentWork counts a claim or a merge against the agent that claimed the
+// issue: the name before the @ of its holder.
+func (c *computer) onAgentWork(ev Event) {
+	if ev.IssueID == "" {
+		return
+	}
+	is := c.issue(ev)
+	if ev.Event == EventClaim {
+		holder, _, _ := strings.Cut(strings.TrimPrefix(ev.Detail, "holder="), " ")
+		name, _, _ := strings.Cut(holder, "@")
+		if name == "" || len(c.agents) >= keepAgents && c.agents[name] == nil {
+			return
+		}
+		is.agent = c.intern(name)
+	}
+	a := c.agents[is.agent]
+	if a == nil {
+		if is.agent == "" || len(c.agents) >= keepAgents {
+			return
+		}
+		a = &AgentStat{Name: is.agent}
+		c.agents[is.agent] = a
+	}
+	switch {
+	case ev.Event == EventClaim:
+		a.Claims++
+	case ev.Outcome == OutcomePass:
+		a.Merged++
+	default:
+		a.MergeFailures++
+		c.m.MergeConflicts++
+	}
+}
+
+// keepAgents bounds the agents the report tells apart.
+const keepAgents = 256
 
 // The readers of add, one per event; run is the row's run, nil when it
 // names none.
 
 func (c *computer) onRunEnd(ev Event, run *RunStat) {
 	c.runOutcomes.add(ev.Outcome)
+	// A run of several agents: its wall time, and the agents' summed time
+	// (detail "…; agents=N merged=M agent_ms=T").
+	if i := strings.LastIndex(ev.Detail, "; agents="); i >= 0 {
+		var agents, merged int
+		var agentMS int64
+		if n, _ := fmt.Sscanf(ev.Detail[i:], "; agents=%d merged=%d agent_ms=%d", &agents, &merged, &agentMS); n == 3 && agents > 1 {
+			c.m.ParallelRuns++
+			c.m.ParallelWallMS += ev.DurationMS
+			c.m.ParallelAgentMS += agentMS
+		}
+	}
 	if run != nil {
 		run.Outcome = c.intern(ev.Outcome)
 	}
@@ -741,6 +814,11 @@ func (c *computer) finish() *Metrics {
 	m := &c.m
 	c.finishIssues()
 	c.finishGates()
+	for _, a := range c.agents {
+		m.Agents = append(m.Agents, *a)
+	}
+	slices.SortFunc(m.Agents, func(a, b AgentStat) int { return strings.Compare(a.Name, b.Name) })
+	m.TimeSavedMS = max(m.ParallelAgentMS-m.ParallelWallMS, 0)
 	m.RetriesPerRun = ratio(m.RetryLoops, int64(m.Runs))
 	m.RunOutcomes = c.runOutcomes.sorted()
 	m.AgentOutcomes = c.agentOutcomes.sorted()
@@ -856,6 +934,9 @@ func (m *Metrics) emptyLists() {
 	}
 	if m.Gates == nil {
 		m.Gates = []GateStat{}
+	}
+	if m.Agents == nil {
+		m.Agents = []AgentStat{}
 	}
 	if m.TopSignatures == nil {
 		m.TopSignatures = []SignatureStat{}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -406,5 +407,32 @@ func TestComputeGateAfterRunEnd(t *testing.T) {
 	}
 	if m.Runs != 3 || m.SucceededRuns != 2 || m.TimeToSuccess.Count != 2 {
 		t.Errorf("Compute = %d runs, %d succeeded, %d times to success; want 3, 2 (r1 and s2), 2", m.Runs, m.SucceededRuns, m.TimeToSuccess.Count)
+	}
+}
+
+// Runs of several agents: each agent's claims, merges and merge failures,
+// a takeover counted for its new holder, and the time saved against one
+// agent after another.
+func TestComputeAgents(t *testing.T) {
+	csv := `time,run_id,loop,event,issue_id,gate,attempt,outcome,exit_code,duration_ms,signature,detail
+2026-01-10T09:00:00.000Z,r1,,claim,ISSUE-1,,1,,,,,holder=agent-1@h/10
+2026-01-10T09:00:00.000Z,r1,,claim,ISSUE-2,,1,,,,,holder=agent-2@h/10
+2026-01-10T09:00:05.000Z,r1,1,merge,ISSUE-1,,,pass,,,,abc into main
+2026-01-10T09:00:06.000Z,r1,1,merge,ISSUE-2,,,fail,,,,merge conflict rebasing onto main in a.go
+2026-01-10T09:00:07.000Z,r1,,claim,ISSUE-2,,2,,,,,holder=agent-1@h/11 from=agent-2@h/10
+2026-01-10T09:00:09.000Z,r1,2,merge,ISSUE-2,,,pass,,,,def into main
+2026-01-10T09:00:10.000Z,r1,,run_end,,,,passed,,10000,,every issue worked was merged; agents=2 merged=2 agent_ms=16000
+2026-01-10T09:01:00.000Z,r2,,run_end,,,,passed,,5000,,every blocking quality gate passes
+`
+	m, err := Compute(strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []AgentStat{{Name: "agent-1", Claims: 2, Merged: 2}, {Name: "agent-2", Claims: 1, MergeFailures: 1}}
+	if !slices.Equal(m.Agents, want) {
+		t.Errorf("Agents = %+v, want %+v", m.Agents, want)
+	}
+	if m.ParallelRuns != 1 || m.ParallelWallMS != 10000 || m.ParallelAgentMS != 16000 || m.TimeSavedMS != 6000 || m.MergeConflicts != 1 {
+		t.Errorf("parallel runs %d, wall %d, agents %d, saved %d, conflicts %d", m.ParallelRuns, m.ParallelWallMS, m.ParallelAgentMS, m.TimeSavedMS, m.MergeConflicts)
 	}
 }
