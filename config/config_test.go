@@ -159,7 +159,7 @@ func TestProblems(t *testing.T) {
 		{"top level not a mapping", "- a\n- b\n", []string{"c.yaml:1: want a mapping of settings (retry, agent, gates, …), got a list; is this file orchestrate's config?"}},
 		{"second document", "retry: {}\n---\nretry: {}\n", []string{"c.yaml:2: a second YAML document: config.yaml holds one"}},
 		{"unknown top-level key", "parallelism: 2\nretries: 3\n", []string{`c.yaml:2: unknown key "retries"; did you mean "retry"?`}},
-		{"unknown key far from all", "zzz: 1\n", []string{`c.yaml:1: unknown key "zzz" (known keys: agent, gates, human, keep_runs, on_exhaustion, on_success, output, parallelism, retry)`}},
+		{"unknown key far from all", "zzz: 1\n", []string{`c.yaml:1: unknown key "zzz" (known keys: agent, agents, gates, human, keep_runs, on_exhaustion, on_success, output, parallelism, retry)`}},
 		{"unknown nested key", "retry:\n  max_retry: 3\n", []string{`c.yaml:2: unknown key "max_retry" in retry; did you mean "max_retries"?`}},
 		{"unknown gate key", "gates:\n  - name: t\n    command: x\n    tiemout: 5m\n", []string{`c.yaml:4: unknown key "tiemout" in gates[0]; did you mean "timeout"?`}},
 		{"seed keys", "quality_gates: []\nexecutor:\n  quality_gate_max_retries: 3\nheadless: {max_retries: 3}\nretry:\n  max_iterations: 3\ngates:\n  formula: code-review\n",
@@ -228,7 +228,7 @@ func TestProblems(t *testing.T) {
 				`c.yaml:2: retry.max_retries: want an integer, got the string "x"`,
 				`c.yaml:3: retry.strategy: invalid value "y" (want same, fresh, auto)`,
 				`c.yaml:4: parallelism: want an integer, got the string "z"`,
-				`c.yaml:5: unknown key "foo" (known keys: agent, gates, human, keep_runs, on_exhaustion, on_success, output, parallelism, retry)`,
+				`c.yaml:5: unknown key "foo" (known keys: agent, agents, gates, human, keep_runs, on_exhaustion, on_success, output, parallelism, retry)`,
 			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,9 +83,12 @@ type agentCtx struct {
 	claim  Claimed
 	repo   *worktree.Repo
 	tree   *worktree.Tree
-	branch string      // the integration branch
-	merge  *sync.Mutex // one integrator at a time
-	merged string      // the commit merged, once it is
+	branch string // the integration branch
+	train  *train // the merge queue
+	merged string // the commit merged, once it is
+	// upstream is the work of another issue the branch was put onto in a
+	// merge train that did not merge it: its own commits are after it.
+	upstream string
 	rel    string      // the workspace directory, relative to the repository
 }
 
@@ -149,7 +152,7 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 		return nil, err
 	}
 	p := &pool{w: w, opt: opt, cfg: cfg, held: held, repo: repo, branch: branch, rel: rel, res: res,
-		given: map[string]bool{}}
+		given: map[string]bool{}, train: &train{repo: repo, branch: branch}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	err = p.end(ctx)
@@ -232,7 +235,7 @@ type pool struct {
 	repo   *worktree.Repo
 	branch string
 	rel    string
-	merge  sync.Mutex
+	train  *train
 
 	mu    sync.Mutex
 	res   *AgentsResult
@@ -385,7 +388,7 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 		defer close(renewed)
 		p.renew(actx, stop, w, c)
 	}()
-	a := &agentCtx{name: name, claim: c, repo: p.repo, tree: tree, branch: p.branch, merge: &p.merge, rel: p.rel}
+	a := &agentCtx{name: name, claim: c, repo: p.repo, tree: tree, branch: p.branch, train: p.train, rel: p.rel}
 	opt := p.opt.RunOptions
 	if opt.Step != nil {
 		opt.Step = func(s Step) {
@@ -509,11 +512,12 @@ func (wk *Worked) agentTime() int64 {
 }
 
 // mergeBack merges an agent's passing work into the integration branch:
-// its commit, then, one integrator at a time, a rebase onto the branch,
-// the gates again when the rebase moved it, and a fast-forward. It returns
-// the failure that stops the merge (a conflict, a change to the workspace
-// directory, the gates after the rebase, recorded against the issue), or
-// nil once merged.
+// its commit, then the merge train (see train): a rebase onto the branch
+// and the work merged before it, the gates again when the rebase moved it,
+// and a fast-forward. It returns why the merge was not made (a conflict, a
+// change to the workspace directory, recorded against the issue, as the
+// agent's feedback; or the gates that failed after the rebase), or nothing
+// once merged (r.agent.merged).
 func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error) {
 	a := r.agent
 	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); err != nil {
@@ -525,47 +529,45 @@ func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error)
 		return nil, r.mergeFailure(ctx, fmt.Sprintf("the agent's commits change %s/, which is orchestrate's: %s. Undo those changes (git checkout %s -- %s) and change the queue only through orchestrate.",
 			a.rel, listSome(files, 5), a.branch, a.rel)), nil
 	}
-	a.merge.Lock()
-	defer a.merge.Unlock()
-	old, err := a.repo.Head(ctx, a.branch)
-	if err != nil {
-		return nil, "", err
+	c := &car{
+		tree: a.tree, upstream: a.upstream,
+		check: func(ctx context.Context) (*GateRun, error) { return r.recheck(ctx, n) },
+		record: func(ctx context.Context, gr *GateRun) error {
+			return r.w.recordClaimedFailure(ctx, r.opt.Now(), a.claim.ID, gr, nil)
+		},
 	}
-	before, _ := a.repo.Head(ctx, a.tree.Branch)
-	if err := a.tree.Rebase(ctx, a.branch); err != nil {
-		var conflict *worktree.ConflictError
-		if !errors.As(err, &conflict) {
-			return nil, "", err
-		}
+	res := a.train.merge(ctx, c)
+	a.upstream = c.upstream
+	switch {
+	case res.err != nil:
+		return nil, "", res.err
+	case res.conflict != nil:
 		return nil, r.mergeFailure(ctx, fmt.Sprintf("%v. Rebase your branch onto %s (git rebase %s) and resolve the conflicts, keeping both sides' intent.",
-			conflict, a.branch, a.branch)), nil
+			res.conflict, a.branch, a.branch)), nil
+	case res.failed != nil:
+		r.mergeEvent(ctx, n, analytics.OutcomeFail, "gates fail after the rebase onto "+a.branch)
+		return res.failed, "", nil
 	}
-	head, err := a.repo.Head(ctx, a.tree.Branch)
-	if err != nil {
-		return nil, "", err
-	}
-	if head != before {
-		// The branch moved since the agent began: its gates run again on
-		// what will be merged.
-		gr, err := r.gates(ctx, n)
-		if err != nil {
-			return nil, "", err
-		}
-		if !gr.Evaluation.Passed {
-			r.mergeEvent(ctx, n, analytics.OutcomeFail, "gates fail after the rebase onto "+a.branch)
-			return gr, "", nil
-		}
-	}
-	if err := a.repo.Advance(ctx, a.branch, old, head); err != nil {
-		return nil, "", err
-	}
-	a.merged = head
+	a.merged, a.upstream = res.merged, ""
 	if _, err := r.w.Resolve(ctx, r.opt.Now(), a.claim.ID, false); err != nil {
 		return nil, "", err
 	}
 	r.resolved = append(r.resolved, Resolution{ID: a.claim.ID, Summary: a.claim.Summary})
-	r.mergeEvent(ctx, n, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", head, a.branch))
+	r.mergeEvent(ctx, n, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", res.merged, a.branch))
 	return nil, "", nil
+}
+
+// recheck runs the gates of loop n again after a rebase, for the merge
+// train: their rows go to the history, their failure is not recorded yet.
+func (r *runner) recheck(ctx context.Context, n int) (*GateRun, error) {
+	gr, err := r.w.RunGates(ctx, r.opt.Now, GateOptions{Progress: r.opt.Progress, Previous: r.attempts,
+		Dir: r.artifacts(), Issue: r.agent.claim.ID, NoRecord: true})
+	if err != nil {
+		return nil, err
+	}
+	r.attempts, r.res.Gates = gr.Attempts, gr
+	r.step(Step{Kind: StepGates, Loop: n, Gates: gr})
+	return gr, nil
 }
 
 // mergeFailure records why a merge could not be made against the issue, as

@@ -71,7 +71,9 @@ type GateOptions struct {
 	// Issue, when set, is the issue an agent claimed (run --agents): the
 	// blocking gates' failures are recorded against it, as one failure,
 	// instead of filing issues of their own, and a passing gate resolves
-	// nothing (the merge does).
+	// nothing (the merge does). With NoRecord too, the gates' history rows
+	// are written but the failure is not recorded: the merge train records
+	// it once it knows the failure is the issue's own.
 	Issue string
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
@@ -213,7 +215,9 @@ func (s *gateStep) recordResults(ctx context.Context) ([]analytics.Event, error)
 		r := &ev.Results[i]
 		h := s.humans[r.Name()]
 		e := gateEvent(s.now(), s.run, r, h)
-		if s.opt.Issue != "" {
+		if s.opt.Issue != "" && h == nil {
+			// A claimed issue's failure is recorded below; a human gate
+			// asks as it does for one agent.
 			e.IssueID = s.opt.Issue
 			events = append(events, e)
 			continue
@@ -232,18 +236,25 @@ func (s *gateStep) recordResults(ctx context.Context) ([]analytics.Event, error)
 		}
 		events = append(events, e)
 	}
-	if s.opt.Issue != "" {
+	if s.opt.Issue != "" && !s.opt.NoRecord {
 		return events, s.recordClaimed(ctx)
 	}
 	return events, nil
 }
 
 // recordClaimed records the blocking gates' failures against the claimed
-// issue as one failure (see GateOptions.Issue): their outputs in config
-// order, so that the same gates failing the same way are the same
-// signature, and one loop is one attempt.
+// issue (see GateOptions.Issue and Workspace.recordClaimedFailure).
 func (s *gateStep) recordClaimed(ctx context.Context) error {
-	failed := s.gr.Evaluation.Failures()
+	return s.w.recordClaimedFailure(ctx, s.now(), s.opt.Issue, s.gr, s.sigs)
+}
+
+// recordClaimedFailure records the blocking gates' failures of gr against
+// issue id as one failure: their outputs in config order, so that the same
+// gates failing the same way are the same signature, and one loop is one
+// attempt. It notes the issue of each failed gate in gr.Issues (and its
+// signature in sigs, when given).
+func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
+	failed := gr.Evaluation.Failures()
 	if len(failed) == 0 {
 		return nil
 	}
@@ -264,13 +275,15 @@ func (s *gateStep) recordClaimed(ctx context.Context) error {
 		}
 		f = Failure{Output: out.Bytes(), ExitCode: code}
 	}
-	rec, err := s.w.Record(ctx, s.now(), s.opt.Issue, f)
+	rec, err := w.Record(ctx, now, id, f)
 	if err != nil {
 		return err
 	}
 	for i := range failed {
-		s.gr.Issues[failed[i].Name()] = Added{ID: rec.ID, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}
-		s.sigs[failed[i].Name()] = rec.Signature
+		gr.Issues[failed[i].Name()] = Added{ID: rec.ID, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}
+		if sigs != nil {
+			sigs[failed[i].Name()] = rec.Signature
+		}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // BranchPrefix starts the branch of every issue's worktree.
@@ -26,6 +27,11 @@ const BranchPrefix = "orchestrate/"
 type Repo struct {
 	Root   string // the main worktree
 	Common string // the git common directory (.git)
+
+	// mu makes the worktree commands (add, remove, prune) one at a time:
+	// git's are not safe against each other (a prune drops a worktree
+	// another add is making).
+	mu sync.Mutex
 }
 
 // ErrNotRepo says a directory is not in a git work tree, or git is missing.
@@ -123,6 +129,8 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	if err := os.MkdirAll(r.Dir(), 0o755); err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.git(ctx, "worktree", "prune")
 	_, branchErr := r.Head(ctx, "refs/heads/"+t.Branch)
 	switch _, err := os.Stat(filepath.Join(t.Dir, ".git")); {
@@ -198,11 +206,24 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("merge conflict rebasing onto %s in %s", e.Onto, strings.Join(e.Files, ", "))
 }
 
-// Rebase rebases the worktree's branch onto onto (a branch). A conflict is
-// undone (the branch stays as it was) and returned as a *ConflictError.
+// Rebase rebases the worktree's branch onto onto (a branch or commit). A
+// conflict is undone (the branch stays as it was) and returned as a
+// *ConflictError.
 func (t *Tree) Rebase(ctx context.Context, onto string) error {
-	_, err := git(ctx, t.Dir, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
-		"rebase", "--quiet", onto)
+	return t.RebaseOnto(ctx, onto, "")
+}
+
+// RebaseOnto is Rebase of the commits after upstream only (git rebase
+// --onto onto upstream): for a branch that was put onto another's work
+// which it is now to leave. An empty upstream is Rebase.
+func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
+	args := []string{"-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost", "rebase", "--quiet"}
+	if upstream != "" {
+		args = append(args, "--onto", onto, upstream)
+	} else {
+		args = append(args, onto)
+	}
+	_, err := git(ctx, t.Dir, args...)
 	if err == nil {
 		return nil
 	}
@@ -254,6 +275,8 @@ func (r *Repo) Advance(ctx context.Context, branch, old, new string) error {
 func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error {
 	dir := filepath.Join(r.Dir(), issue)
 	killUnder(dir)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var errs []error
 	if _, err := os.Stat(dir); err == nil {
 		if _, err := r.git(ctx, "worktree", "remove", "--force", "--force", dir); err != nil {
@@ -287,7 +310,9 @@ type Left struct {
 // the repository, with what removing each would lose against base. A
 // worktree directory someone deleted by hand is pruned first.
 func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
+	r.mu.Lock()
 	r.git(ctx, "worktree", "prune")
+	r.mu.Unlock()
 	out, err := r.git(ctx, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+BranchPrefix)
 	if err != nil {
 		return nil, err

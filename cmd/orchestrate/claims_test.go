@@ -242,7 +242,7 @@ func TestAgentsKillTrials(t *testing.T) {
 		gitRun(t, root, "add", ".")
 		gitRun(t, root, "commit", "-qm", "init")
 		cfg := "retry:\n  max_retries: 4\nagent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; sleep 0.$(( $$ % 7 )); echo \"$id\" > \"$id.txt\"'\n" +
-			"gates:\n  - name: test\n    command: 'ls ISSUE-*.txt'\n"
+			"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
 		os.WriteFile(filepath.Join(ws, "config.yaml"), []byte(cfg), 0o644)
 		cleanupAnalytics(t, ws)
 		orch := func(args ...string) *exec.Cmd {

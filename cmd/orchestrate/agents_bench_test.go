@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Four scripted agents on four independent issues, each 2 s of agent time
+// plus a gate, against the longest of them alone, measured in the same
+// run: the ratio of wall times (goal ≤ 1.3):
+//
+//	go test -run '^$' -bench AgentsParallel -benchtime 1x ./cmd/orchestrate
+func BenchmarkAgentsParallel(b *testing.B) {
+	bin := orchestrateBin(b)
+	var one, four time.Duration
+	for i := 0; i < b.N; i++ {
+		one += agentsWall(b, bin, 1, 1)
+		four += agentsWall(b, bin, 4, 4)
+	}
+	b.ReportMetric(one.Seconds()/float64(b.N), "s-one")
+	b.ReportMetric(four.Seconds()/float64(b.N), "s-four")
+	b.ReportMetric(float64(four)/float64(one), "four/one")
+}
+
+// agentsWall times orchestrate run --agents agents on issues issues in a
+// new repository (--agents 2 for one issue: the same path as four).
+func agentsWall(b *testing.B, bin string, issues, agents int) time.Duration {
+	b.Helper()
+	root := b.TempDir()
+	git := func(args ...string) {
+		if out, err := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	ws := filepath.Join(root, ".orchestrator")
+	os.MkdirAll(ws, 0o755)
+	os.WriteFile(filepath.Join(root, ".gitignore"), []byte(".orchestrator/\n"), 0o644)
+	git("add", ".")
+	git("commit", "-qm", "init")
+	cfg := "agent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; sleep 2; echo \"$id\" > \"$id.txt\"'\n" +
+		"gates:\n  - name: test\n    command: 'sleep 0.2; ls ISSUE-*.txt'\n"
+	os.WriteFile(filepath.Join(ws, "config.yaml"), []byte(cfg), 0o644)
+	cleanupAnalytics(b, ws)
+	for i := 0; i < issues; i++ {
+		if out, err := exec.Command(bin, "--dir", ws, "issue", "add", "--summary", fmt.Sprintf("issue %d", i), "--auto-retry", "true").CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+	}
+	if agents < 2 {
+		agents = 2
+	}
+	start := time.Now()
+	out, err := exec.Command(bin, "--dir", ws, "run", "--agents", fmt.Sprint(agents)).CombinedOutput()
+	wall := time.Since(start)
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("Merged into main: %d of %d", issues, issues)) {
+		b.Fatalf("run --agents: %v\n%s", err, out)
+	}
+	return wall
+}
+
+// claim --next on a 10,000-issue queue against a 10-issue one, the real
+// command in a process of its own, interleaved (goal ≤ 3×):
+//
+//	go test -run '^$' -bench ClaimNext -benchtime 20x ./cmd/orchestrate
+func BenchmarkClaimNext(b *testing.B) {
+	bin := orchestrateBin(b)
+	var small, big time.Duration
+	dirs := map[int]string{}
+	srcs := map[int][]byte{}
+	for _, n := range []int{10, 10000} {
+		dirs[n], srcs[n] = benchQueue(b, n)
+		// Every issue open and unclaimed but the last: the next ready one
+		// is found after a scan of the whole queue.
+		src := strings.ReplaceAll(string(srcs[n]), "| Status | resolved |", "| Status | pending |")
+		srcs[n] = []byte(src)
+		cleanupAnalytics(b, dirs[n])
+	}
+	claimOnce := func(n int) time.Duration {
+		os.WriteFile(filepath.Join(dirs[n], "issue_queue.md"), srcs[n], 0o644)
+		cmd := exec.Command(bin, "--dir", dirs[n], "claim", "--next", "--as", "bench")
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("claim --next on %d issues: %v\n%s", n, err, out)
+		}
+		return time.Since(start)
+	}
+	claimOnce(10)
+	claimOnce(10000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		small += claimOnce(10)
+		big += claimOnce(10000)
+	}
+	b.ReportMetric(float64(small.Microseconds())/float64(b.N)/1000, "ms-10")
+	b.ReportMetric(float64(big.Microseconds())/float64(b.N)/1000, "ms-10k")
+	b.ReportMetric(float64(big)/float64(small), "10k/10")
+}

@@ -1,0 +1,220 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/orchestrate-dev/orchestrate/worktree"
+)
+
+// train is the merge queue of run --agents, run as a merge train: one
+// integrator, the train, merges the issues whose gates pass into the
+// integration branch in the order they come. A car (an issue's passing
+// work) joins at the end: it is rebased onto the car before it (the first
+// onto the branch), and its gates run again at once, on all the work
+// before it and its own, while the cars ahead are still being checked.
+// The branch is fast-forwarded car by car, in order, as their checks pass.
+// A car whose gates fail leaves with its failure recorded against its
+// issue; the cars after it were checked with work that will not be merged,
+// so they are put onto the car before it and checked again, with no
+// failure of their own. The branch moving under the train (a person's
+// commit) rebuilds it the same way.
+type train struct {
+	repo   *worktree.Repo
+	branch string
+
+	mu   sync.Mutex
+	base string // the branch's head under the first car; "" until a car comes
+	cars []*car // in order, none merged yet
+}
+
+// car is one issue's passing work on the train.
+type car struct {
+	tree *worktree.Tree
+	// upstream, once the car was put onto another car's work, is that
+	// work's head: its own commits are those after it.
+	upstream string
+	// check runs the issue's gates again in its worktree, recording
+	// nothing; record records their failure against its issue.
+	check  func(context.Context) (*GateRun, error)
+	record func(context.Context, *GateRun) error
+	done   chan carResult
+
+	head    string        // where its branch is on the train
+	gen     int           // bumped when it is put onto other work: older checks do not count
+	stop    func()        // ends the check under way, if any
+	running chan struct{} // closed when the check under way ends
+	checked bool          // its check for gen is in
+	gr      *GateRun      // and its result: nil when it had no need to run
+	err     error
+}
+
+// carResult is how a car's merge ended.
+type carResult struct {
+	merged   string                  // the commit the branch is at with it; "" when not merged
+	conflict *worktree.ConflictError // the rebase conflicted
+	failed   *GateRun                // the gates failed after the rebase, recorded
+	err      error
+}
+
+// merge puts c on the train and waits for its merge.
+func (t *train) merge(ctx context.Context, c *car) carResult {
+	c.done = make(chan carResult, 1)
+	bg := context.WithoutCancel(ctx) // the train outlives a car that stops waiting
+	t.mu.Lock()
+	if len(t.cars) == 0 {
+		head, err := t.repo.Head(bg, t.branch)
+		if err != nil {
+			t.mu.Unlock()
+			return carResult{err: err}
+		}
+		t.base = head
+	}
+	if err := t.board(bg, c, t.tip()); err != nil {
+		t.mu.Unlock()
+		return carResult{conflict: asConflict(err, t.branch), err: notConflict(err)}
+	}
+	t.cars = append(t.cars, c)
+	t.mu.Unlock()
+	select {
+	case r := <-c.done:
+		return r
+	case <-ctx.Done():
+		return carResult{err: ctx.Err()}
+	}
+}
+
+// tip is what the next car goes onto: the last car's work, or the branch.
+func (t *train) tip() string {
+	if n := len(t.cars); n > 0 {
+		return t.cars[n-1].head
+	}
+	return t.base
+}
+
+// board puts c onto onto and starts its check when the rebase moved it;
+// t.mu is held.
+func (t *train) board(ctx context.Context, c *car, onto string) error {
+	if c.running != nil {
+		// A check of where it was: ended, and waited for, before its tree
+		// changes under it.
+		c.stop()
+		<-c.running
+		c.running = nil
+	}
+	before, err := t.repo.Head(ctx, c.tree.Branch)
+	if err != nil {
+		return err
+	}
+	if err := c.tree.RebaseOnto(ctx, onto, c.upstream); err != nil {
+		return err
+	}
+	if c.head, err = t.repo.Head(ctx, c.tree.Branch); err != nil {
+		return err
+	}
+	c.upstream = onto
+	if c.head == before {
+		if c.gen == 0 {
+			// Boarding where it was: its gates passed on this very tree.
+			c.gen, c.checked = 1, true
+		}
+		// Otherwise it was put back where it was: its check stands.
+		go t.advance(ctx)
+		return nil
+	}
+	c.gen++
+	c.checked, c.gr, c.err = false, nil, nil
+	gen := c.gen
+	cctx, stop := context.WithCancel(ctx)
+	running := make(chan struct{})
+	c.stop, c.running = stop, running
+	go func() {
+		gr, err := c.check(cctx)
+		stop()
+		close(running) // before the lock, which board may hold waiting for it
+		t.mu.Lock()
+		if c.gen == gen {
+			c.checked, c.gr, c.err = true, gr, err
+			c.running = nil
+		}
+		t.mu.Unlock()
+		t.advance(ctx)
+	}()
+	return nil
+}
+
+// advance merges the cars at the front whose checks are in, in order.
+func (t *train) advance(ctx context.Context) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(t.cars) > 0 && t.cars[0].checked {
+		c := t.cars[0]
+		if c.err == nil && (c.gr == nil || c.gr.Evaluation.Passed) {
+			err := t.repo.Advance(ctx, t.branch, t.base, c.head)
+			if errors.Is(err, worktree.ErrMoved) {
+				head, herr := t.repo.Head(ctx, t.branch)
+				if herr == nil {
+					// Someone else moved the branch: the whole train goes
+					// onto where it is now.
+					t.base = head
+					t.rebuild(ctx, 0)
+					return
+				}
+				err = herr
+			}
+			if err != nil {
+				c.err = err
+			} else {
+				t.base, t.cars = c.head, t.cars[1:]
+				c.done <- carResult{merged: c.head}
+				continue
+			}
+		}
+		t.cars = t.cars[1:]
+		if c.err != nil {
+			c.done <- carResult{err: c.err}
+		} else if err := c.record(ctx, c.gr); err != nil {
+			c.done <- carResult{err: err}
+		} else {
+			c.done <- carResult{failed: c.gr}
+		}
+		t.rebuild(ctx, 0)
+		return
+	}
+}
+
+// rebuild puts the cars from i on again, each onto the one before it (the
+// first onto the branch), after a car left or the branch moved; t.mu is
+// held. A car that now conflicts leaves.
+func (t *train) rebuild(ctx context.Context, i int) {
+	cars := t.cars[i:]
+	t.cars = t.cars[:i]
+	for _, c := range cars {
+		if err := t.board(ctx, c, t.tip()); err != nil {
+			c.done <- carResult{conflict: asConflict(err, t.branch), err: notConflict(err)}
+			continue
+		}
+		t.cars = append(t.cars, c)
+	}
+}
+
+// asConflict returns err's conflict, said against the branch (and the
+// work of the cars before it), or nil.
+func asConflict(err error, branch string) *worktree.ConflictError {
+	var conflict *worktree.ConflictError
+	if errors.As(err, &conflict) {
+		conflict.Onto = branch
+		return conflict
+	}
+	return nil
+}
+
+// notConflict returns err unless it is a conflict.
+func notConflict(err error) error {
+	var conflict *worktree.ConflictError
+	if errors.As(err, &conflict) {
+		return nil
+	}
+	return err
+}

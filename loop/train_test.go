@@ -1,0 +1,121 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/worktree"
+)
+
+// The train, on real worktrees: three cars board while the branch has
+// moved, so each is checked again; the first car's check fails. It leaves
+// with its failure recorded; the two after it, checked with its work, are
+// put onto the branch without it, checked again, and merged in order, with
+// no failure of their own.
+func TestTrainFailedCarLeaves(t *testing.T) {
+	root := t.TempDir()
+	gitIn(t, root, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(root, "base.txt"), []byte("base\n"), 0o644)
+	gitIn(t, root, "add", ".")
+	gitIn(t, root, "commit", "-qm", "init")
+	ctx := context.Background()
+	repo, err := worktree.Open(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trees := map[string]*worktree.Tree{}
+	for _, name := range []string{"A", "B", "C"} {
+		tr, err := repo.Add(ctx, name, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(tr.Dir, name+".txt"), []byte(name+"\n"), 0o644)
+		if _, err := tr.Commit(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		trees[name] = tr
+	}
+	// The branch moves: every car's rebase moves it, and it is checked.
+	os.WriteFile(filepath.Join(root, "moved.txt"), []byte("moved\n"), 0o644)
+	gitIn(t, root, "add", ".")
+	gitIn(t, root, "commit", "-qm", "moved")
+
+	tr := &train{repo: repo, branch: "main"}
+	release := make(chan struct{})
+	var mu sync.Mutex
+	seen := map[string][]string{} // car → what each of its checks saw
+	recorded := map[string]int{}
+	results := map[string]carResult{}
+	var wg sync.WaitGroup
+	for i, name := range []string{"A", "B", "C"} {
+		c := &car{tree: trees[name]}
+		c.check = func(context.Context) (*GateRun, error) {
+			<-release
+			files, _ := filepath.Glob(filepath.Join(c.tree.Dir, "*.txt"))
+			var names []string
+			for _, f := range files {
+				names = append(names, strings.TrimSuffix(filepath.Base(f), ".txt"))
+			}
+			mu.Lock()
+			seen[c.tree.Issue] = append(seen[c.tree.Issue], strings.Join(names, ","))
+			mu.Unlock()
+			return &GateRun{Evaluation: &gate.Evaluation{Passed: c.tree.Issue != "A"}}, nil
+		}
+		c.record = func(context.Context, *GateRun) error {
+			mu.Lock()
+			recorded[c.tree.Issue]++
+			mu.Unlock()
+			return nil
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := tr.merge(ctx, c)
+			mu.Lock()
+			results[c.tree.Issue] = r
+			mu.Unlock()
+		}()
+		waitCars(t, tr, i+1) // in this order
+	}
+	close(release)
+	wg.Wait()
+	if r := results["A"]; r.failed == nil || r.merged != "" || recorded["A"] != 1 {
+		t.Errorf("A: %+v, recorded %d times", r, recorded["A"])
+	}
+	for _, name := range []string{"B", "C"} {
+		if r := results[name]; r.merged == "" || r.err != nil || recorded[name] != 0 {
+			t.Errorf("%s: %+v, recorded %d times", name, r, recorded[name])
+		}
+	}
+	// B was first checked on A's work, then without it; C likewise.
+	if got := strings.Join(seen["B"], " "); got != "A,B,base,moved B,base,moved" {
+		t.Errorf("B's checks saw %q", got)
+	}
+	if got := seen["C"][len(seen["C"])-1]; got != "B,C,base,moved" {
+		t.Errorf("C's last check saw %q", got)
+	}
+	log := gitIn(t, root, "log", "--format=%s", "main")
+	if log != "C\nB\nmoved\ninit" {
+		t.Errorf("main's log:\n%s", log)
+	}
+}
+
+// waitCars waits until the train holds n cars.
+func waitCars(t *testing.T, tr *train, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		tr.mu.Lock()
+		got := len(tr.cars)
+		tr.mu.Unlock()
+		if got >= n {
+			return
+		}
+	}
+	t.Fatalf("the train never held %d cars", n)
+}
