@@ -89,7 +89,7 @@ type agentCtx struct {
 	// upstream is the work of another issue the branch was put onto in a
 	// merge train that did not merge it: its own commits are after it.
 	upstream string
-	rel    string      // the workspace directory, relative to the repository
+	rel      string // the workspace directory, relative to the repository
 }
 
 // RunAgents runs opt.Agents agents at once on the open issues (and on
