@@ -129,21 +129,29 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	if err := os.MkdirAll(r.Dir(), 0o755); err != nil {
 		return nil, err
 	}
+	// Registered one at a time, with no files (--no-checkout); the files
+	// are written after, each worktree's at once with the others'.
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.git(ctx, "worktree", "prune")
 	_, branchErr := r.Head(ctx, "refs/heads/"+t.Branch)
-	switch _, err := os.Stat(filepath.Join(t.Dir, ".git")); {
-	case err == nil && branchErr == nil:
-		// Its worktree, as a killed run left it.
+	checkout := true
+	var err error
+	switch _, serr := os.Stat(filepath.Join(t.Dir, ".git")); {
+	case serr == nil && branchErr == nil:
+		checkout = false // its worktree, as a killed run left it
 	case branchErr == nil:
 		os.RemoveAll(t.Dir) // what is left of a worktree git forgot
-		if _, err := r.git(ctx, "worktree", "add", "--quiet", t.Dir, t.Branch); err != nil {
-			return nil, err
-		}
+		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
 	default:
 		os.RemoveAll(t.Dir)
-		if _, err := r.git(ctx, "worktree", "add", "--quiet", "-b", t.Branch, t.Dir, base); err != nil {
+		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Dir, base)
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if checkout {
+		if _, err := git(ctx, t.Dir, "reset", "--quiet", "--hard"); err != nil {
 			return nil, err
 		}
 	}
