@@ -212,6 +212,10 @@ func Ready(q *queue.Queue, now time.Time, open func(*queue.Issue) bool) []*queue
 // rank orders priorities: critical, high, medium, low, then anything else.
 func rank(is *queue.Issue) int {
 	p, _ := is.Get(queue.FieldPriority)
+	return rankOf(p)
+}
+
+func rankOf(p string) int {
 	switch strings.ToLower(strings.Trim(strings.TrimSpace(p), "`")) {
 	case "critical":
 		return 0
@@ -305,4 +309,56 @@ func Gone(holder string) bool {
 		return true
 	}
 	return !alive(pid)
+}
+
+// Choose is for Next on a big queue: from a look at each piece of the file
+// (queue.Peek), without parsing it, it picks the pieces Next needs to read:
+// every claimed issue's (a holder's own, the Touches of the held), the
+// first max open ones by priority and age, and any piece it cannot read at
+// a look. more reports whether open issues were left out: if none of
+// those read is ready, the whole queue is to be read.
+func Choose(max int) (choose func(pieces func(func([]byte))) func(piece []byte) bool, more *bool) {
+	more = new(bool)
+	return func(pieces func(func([]byte))) func(piece []byte) bool {
+		type brief struct {
+			id, created string
+			rank        int
+		}
+		keep := map[string]bool{} // by heading (queue.Heading)
+		var open []brief
+		pieces(func(piece []byte) {
+			_, v, ok := queue.Peek(piece, "status", "priority", "created", "claimedby")
+			head := queue.Heading(piece)
+			switch st := strings.ToLower(v0(v)); {
+			case !ok:
+				// Not read at a look: an issue's piece is parsed, to be safe.
+				keep[head] = strings.HasPrefix(head, "##")
+			case v[3] != "":
+				keep[head] = true
+			case st == "" || st == queue.StatusPending || st == queue.StatusInProgress:
+				open = append(open, brief{id: head, created: v[2], rank: rankOf(v[1])})
+			}
+		})
+		slices.SortStableFunc(open, func(a, b brief) int {
+			if c := a.rank - b.rank; c != 0 {
+				return c
+			}
+			if c := strings.Compare(a.created, b.created); c != 0 {
+				return c
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		*more = len(open) > max
+		for i := 0; i < len(open) && i < max; i++ {
+			keep[open[i].id] = true
+		}
+		return func(piece []byte) bool { return keep[queue.Heading(piece)] }
+	}, more
+}
+
+func v0(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/claim"
@@ -255,5 +256,39 @@ func TestAgentsNeedGit(t *testing.T) {
 	_, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2})
 	if err == nil || !strings.Contains(err.Error(), "run --agents needs a git repository") {
 		t.Errorf("RunAgents outside git: %v", err)
+	}
+}
+
+// ClaimNext reads at a look the first open issues only; when none of them
+// is ready (here: halted, and an approval request), the whole queue is
+// read, and the first ready one past them is claimed. Claimed issues are
+// always read: a holder gets back what it holds.
+func TestClaimNextPastTheFirstLook(t *testing.T) {
+	var q strings.Builder
+	q.WriteString("# Issue Queue\n\n")
+	for i := 1; i <= chooseOpen+4; i++ {
+		fields := []string{"Status", "pending", "Priority", "critical", "Created", fmt.Sprintf("2026-01-01T00:00:%02dZ", i)}
+		switch {
+		case i <= chooseOpen:
+			fields = append(fields, "Halted", "true")
+		case i == chooseOpen+1:
+			fields = append(fields, "Type", TypeApproval)
+		case i == chooseOpen+2:
+			fields[3] = "low"
+		}
+		q.WriteString(issueText(fmt.Sprintf("ISSUE-20260101-%03d", i), fields...))
+	}
+	w := ruleWorkspace(t, "", q.String())
+	ctx := context.Background()
+	c, err := w.ClaimNext(ctx, ruleNow, "a@h/1", time.Minute, nil)
+	if err != nil || c == nil {
+		t.Fatal(c, err)
+	}
+	if want := fmt.Sprintf("ISSUE-20260101-%03d", chooseOpen+3); c.ID != want {
+		t.Errorf("claimed %s, want %s (the first ready one by priority past the first look)", c.ID, want)
+	}
+	again, err := w.ClaimNext(ctx, ruleNow, "a@h/1", time.Minute, nil)
+	if err != nil || again == nil || again.ID != c.ID || again.Epoch != 1 {
+		t.Errorf("claimed again: %+v, %v", again, err)
 	}
 }

@@ -49,7 +49,7 @@ func (w Workspace) ClaimNext(ctx context.Context, now time.Time, holder string, 
 		humans[g.Name] = g.IsHuman()
 	}
 	var got *Claimed
-	err = w.claimStep(ctx, now, func(q *queue.Queue) (*queue.Issue, error) {
+	next := func(q *queue.Queue) (*queue.Issue, error) {
 		got = nil
 		open := claimable(humans)
 		if skip != nil {
@@ -60,9 +60,20 @@ func (w Workspace) ClaimNext(ctx context.Context, now time.Time, holder string, 
 			got = &Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l}
 		}
 		return is, err
-	})
+	}
+	// Most of a big queue is done with: the first look reads only the
+	// claimed issues and the first open ones (claim.Choose); only when none
+	// of those is ready is the whole queue read.
+	choose, more := claim.Choose(chooseOpen)
+	err = w.claimStep(ctx, now, choose, next)
+	if err == nil && got == nil && *more {
+		err = w.claimStep(ctx, now, nil, next)
+	}
 	return got, err
 }
+
+// chooseOpen is how many open issues the first look of ClaimNext reads.
+const chooseOpen = 16
 
 // Claim claims issue id for holder (force: whoever holds it now).
 func (w Workspace) Claim(ctx context.Context, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error) {
@@ -88,7 +99,7 @@ func (w Workspace) Release(ctx context.Context, now time.Time, id string, epoch 
 
 func (w Workspace) claimOne(ctx context.Context, now time.Time, id string, fn func(*queue.Issue) (claim.Lease, error)) (Claimed, error) {
 	var c Claimed
-	err := w.claimStep(ctx, now, func(q *queue.Queue) (*queue.Issue, error) {
+	err := w.claimStep(ctx, now, nil, func(q *queue.Queue) (*queue.Issue, error) {
 		is := q.Issue(id)
 		if is == nil {
 			return nil, &NoIssueError{Path: w.Path(QueueFile), ID: id}
@@ -103,7 +114,10 @@ func (w Workspace) claimOne(ctx context.Context, now time.Time, id string, fn fu
 // claimStep runs a claim's change on the queue under the lock, and notes
 // in the history a claim that changed hands: taken (a new epoch) or
 // released. Renewals leave no row.
-func (w Workspace) claimStep(ctx context.Context, now time.Time, fn func(*queue.Queue) (*queue.Issue, error)) error {
+//
+// choose, when not nil, picks the pieces of the queue to read (see
+// queue.UpdateChosen); nil reads the whole queue.
+func (w Workspace) claimStep(ctx context.Context, now time.Time, choose func(func(func([]byte))) func([]byte) bool, fn func(*queue.Queue) (*queue.Issue, error)) error {
 	unlock, err := w.Lock(ctx)
 	if err != nil {
 		return err
@@ -111,7 +125,11 @@ func (w Workspace) claimStep(ctx context.Context, now time.Time, fn func(*queue.
 	defer unlock()
 	var before, after claim.Lease
 	var id string
-	err = w.updateQueue(func(q *queue.Queue) error {
+	update := w.updateQueue
+	if choose != nil {
+		update = func(fn func(*queue.Queue) error) error { return queue.UpdateChosen(w.Path(QueueFile), choose, fn) }
+	}
+	err = update(func(q *queue.Queue) error {
 		if len(q.Problems) > 0 {
 			return &queue.ValidationError{Path: w.Path(QueueFile), Problems: q.Problems}
 		}

@@ -82,6 +82,18 @@
 //     against it, under every driver (waitingFor); a halted issue's
 //     evidence is never rewritten: a different failure of its gate files
 //     an issue of its own.
+//   - agents.go: several agents at once (RunAgents): each claims an issue
+//     and works in its worktree with the one-agent loop, for that issue
+//     alone: its failures recorded against it, and retried by its own
+//     check, as the gates and the check do for a claimed issue; its passing
+//     work merged back (mergeBack); a killed run's worktrees cleaned or
+//     kept (cleanLeft, tidy).
+//   - train.go: the merge queue as a merge train: each car rebased onto
+//     the one before it and checked at once, the branch fast-forwarded in
+//     order, a failed car's followers put back without its work (train).
+//   - claims.go: claims under the lock (ClaimNext, Claim, Renew, Release),
+//     their history rows, and the fence every change of a holder carries
+//     (Fenced).
 //
 // And the rest: workspace.go, the files, the lock and runs/ (Lock, RunDir);
 // runlock.go, the run's lock and its agent's process group (runLock,

@@ -1,7 +1,11 @@
 package queue
 
 import (
+	"bytes"
+	"strings"
+
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
 	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
 
@@ -79,4 +83,133 @@ func UpdateSome(path string, needles []string, fn func(*Queue) error) error {
 		}
 		return q.result(old), nil
 	})
+}
+
+// UpdateChosen is UpdateSome for a writer that chooses the pieces to read
+// from a look at each piece of the file as it is under the lock: choose
+// gets the pieces, each once (see Peek), and returns the keep function of
+// ParseSome. It is for a writer that finds what it needs at a look, and
+// parses only those pieces.
+func UpdateChosen(path string, choose func(pieces func(fn func(piece []byte))) func(piece []byte) bool, fn func(*Queue) error) error {
+	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
+		src := mdpatch.NewSource(old)
+		keep := choose(func(fn func(piece []byte)) {
+			src.WalkSome(func(piece []byte) bool { fn(piece); return false }, func(int, int) {}, nil)
+		})
+		q := parseSource(src, keep)
+		if err := apply(path, q, fn); err != nil {
+			return nil, err
+		}
+		if q.elsewhere() {
+			q = Parse(old)
+			if err := apply(path, q, fn); err != nil {
+				return nil, err
+			}
+		}
+		return q.result(old), nil
+	})
+}
+
+// Heading returns a piece's first line, trimmed: the level-2 heading of
+// an issue's piece ("## ISSUE-…"), by which a reader of pieces (see
+// UpdateChosen) tells them apart.
+func Heading(piece []byte) string {
+	line, _, _ := bytes.Cut(piece, []byte("\n"))
+	return string(bytes.TrimSpace(line))
+}
+
+// Peek reads, without parsing the markdown, the issue ID of a piece (its
+// level-2 heading) and the values of the fields named in its first table,
+// as they are written (trimmed, backquotes taken off); ok is false when the
+// piece is not plainly an issue with a table (a reader then parses it).
+// names are in mdpatch.Norm's form (retrycount for Retry-Count).
+func Peek(piece []byte, names ...string) (id string, values []string, ok bool) {
+	line, rest, _ := bytes.Cut(piece, []byte("\n"))
+	title, found := bytes.CutPrefix(bytes.TrimRight(line, " \r"), []byte("## "))
+	if !found || !idPattern.Match(bytes.TrimSpace(title)) {
+		return "", nil, false
+	}
+	id = string(bytes.TrimSpace(title))
+	values = make([]string, len(names))
+	// Blank lines, then the table: a header row, a delimiter row of as
+	// many cells, and rows up to a blank line or the piece's end; anything
+	// else is left to the parser.
+	rows, header := 0, 0
+	for len(rest) > 0 {
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		switch {
+		case len(line) == 0 && rows == 0:
+			continue
+		case len(line) == 0:
+			return id, values, rows > 2
+		case line[0] != '|' || bytes.IndexByte(line, '\\') >= 0 || bytes.IndexByte(line, '`') >= 0 && bytes.Count(line, []byte("|")) > 3:
+			return "", nil, false
+		}
+		rows++
+		switch rows {
+		case 1:
+			// Two named columns, as Field | Value.
+			inner := bytes.TrimSuffix(line[1:], []byte("|"))
+			a, b, _ := bytes.Cut(inner, []byte("|"))
+			if header = cellCount(line); header != 2 || len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
+				return "", nil, false
+			}
+			continue
+		case 2:
+			if !delimiterRow(line) || cellCount(line) != header {
+				return "", nil, false
+			}
+			continue
+		}
+		name, value, found := bytes.Cut(line[1:], []byte("|"))
+		if !found {
+			continue
+		}
+		value, _, _ = bytes.Cut(value, []byte("|"))
+		for i, n := range names {
+			if normEqual(name, n) {
+				values[i] = unquote(strings.TrimSpace(string(value)))
+			}
+		}
+	}
+	return id, values, rows > 2
+}
+
+// cellCount counts a table row's cells, its outer pipes left out.
+func cellCount(line []byte) int {
+	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
+	return bytes.Count(inner, []byte("|")) + 1
+}
+
+// delimiterRow reports whether line is a table's delimiter row: cells of
+// dashes, with colons at their ends.
+func delimiterRow(line []byte) bool {
+	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
+	for _, cell := range bytes.Split(inner, []byte("|")) {
+		cell = bytes.Trim(bytes.TrimSpace(cell), ":")
+		if len(cell) == 0 || len(bytes.Trim(cell, "-")) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// normEqual reports whether mdpatch.Norm(string(name)) == norm, without
+// making the string.
+func normEqual(name []byte, norm string) bool {
+	j := 0
+	for _, c := range name {
+		switch {
+		case c == ' ' || c == '-' || c == '_' || c == '\t':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if j >= len(norm) || norm[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(norm)
 }

@@ -191,7 +191,12 @@ func ParseSome(data []byte, needles ...string) *Queue {
 
 // parse is Parse, of the pieces keep accepts when it is not nil.
 func parse(data []byte, keep func(piece []byte) bool) *Queue {
-	q := &Queue{src: mdpatch.NewSource(data)}
+	return parseSource(mdpatch.NewSource(data), keep)
+}
+
+// parseSource is parse of a source already made.
+func parseSource(src *mdpatch.Source, keep func(piece []byte) bool) *Queue {
+	q := &Queue{src: src}
 	r := &reader{q: q}
 	if keep == nil {
 		q.src.Walk(r.block)

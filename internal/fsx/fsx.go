@@ -71,16 +71,28 @@ func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
 	if fi.Size() > max {
 		return nil, false, &TooLargeError{Path: path, Max: max}
 	}
-	// One byte more than the size, to see a file that grew meanwhile.
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+1))
-	n, err := buf.ReadFrom(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, false, err
+	// Read into a buffer of its size and a little more, to see a file that
+	// grew meanwhile; grown only if it did (a bytes.Buffer would double
+	// it at its end, to keep 512 bytes free).
+	buf := make([]byte, 0, fi.Size()+512)
+	r := io.LimitReader(f, max+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, false, err
+		}
 	}
-	if n > max {
+	if int64(len(buf)) > max {
 		return nil, false, &TooLargeError{Path: path, Max: max}
 	}
-	return buf.Bytes(), true, nil
+	return buf, true, nil
 }
 
 // WriteFile replaces path atomically: a temporary file in the same

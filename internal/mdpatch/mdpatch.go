@@ -35,6 +35,7 @@ type Source struct {
 	EOL string
 
 	lineStarts []int32
+	cutsMemo   []int // cuts, once worked out
 }
 
 // NewSource indexes data. It keeps a reference to data, which must not be
@@ -250,6 +251,13 @@ func (s *Source) collect(n ast.Node, off int, fn func(Block)) {
 // and lies outside fenced code and outside the HTML blocks that a blank
 // line does not end (CommonMark's kinds 1 to 5).
 func (s *Source) cuts() []int {
+	if s.cutsMemo == nil {
+		s.cutsMemo = s.findCuts()
+	}
+	return s.cutsMemo
+}
+
+func (s *Source) findCuts() []int {
 	cuts := []int{0}
 	t := s.Text
 	var fence byte
