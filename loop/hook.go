@@ -192,6 +192,14 @@ func IsChild(getenv func(string) string) bool {
 // of run --agents), it is the main worktree's: one queue for all. It
 // returns "" when there is none.
 func FindWorkspace(name string, projectDirs []string, cwd string) string {
+	ws, _ := FindWorkspaceTree(name, projectDirs, cwd)
+	return ws
+}
+
+// FindWorkspaceTree is FindWorkspace, and the root of the linked worktree
+// through which the workspace was found ("" when it was not): the tree the
+// gates are to run in (see Workspace.InTree).
+func FindWorkspaceTree(name string, projectDirs []string, cwd string) (ws, tree string) {
 	isDir := func(p string) bool {
 		fi, err := os.Stat(p)
 		return err == nil && fi.IsDir()
@@ -200,6 +208,7 @@ func FindWorkspace(name string, projectDirs []string, cwd string) string {
 	// of it the worktree's own checkout holds.
 	inMain := func(d string) string {
 		if main := worktree.MainRoot(d); main != "" && !filepath.IsAbs(name) && isDir(filepath.Join(main, name)) {
+			tree = d
 			return filepath.Join(main, name)
 		}
 		return ""
@@ -209,27 +218,27 @@ func FindWorkspace(name string, projectDirs []string, cwd string) string {
 			continue
 		}
 		if ws := inMain(d); ws != "" {
-			return ws
+			return ws, tree
 		}
 		if isDir(filepath.Join(d, name)) {
-			return filepath.Join(d, name)
+			return filepath.Join(d, name), ""
 		}
 	}
 	if cwd == "" {
-		return ""
+		return "", ""
 	}
 	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
 		_, gitErr := os.Lstat(filepath.Join(d, ".git"))
 		if gitErr == nil {
 			if ws := inMain(d); ws != "" {
-				return ws
+				return ws, tree
 			}
 		}
 		if isDir(filepath.Join(d, name)) {
-			return filepath.Join(d, name)
+			return filepath.Join(d, name), ""
 		}
 		if gitErr == nil || filepath.Dir(d) == d {
-			return "" // the repository's root, or the file system's
+			return "", "" // the repository's root, or the file system's
 		}
 	}
 }

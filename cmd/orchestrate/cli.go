@@ -25,6 +25,10 @@ type env struct {
 	dir  string // the workspace directory
 	json bool   // --json
 
+	// tree is the linked git worktree the workspace was found through (a
+	// command run in it): the gates run there.
+	tree string
+
 	// fenceID and fenceEpoch are the claim the command's changes carry
 	// ($ORCHESTRATE_CLAIM, --epoch): refused once it was taken over.
 	fenceID    string
@@ -33,6 +37,9 @@ type env struct {
 
 func (e *env) ws() loop.Workspace {
 	w := loop.Workspace{Dir: e.dir, Notify: e.notify}
+	if e.tree != "" {
+		w = w.InTree(e.tree)
+	}
 	if e.fenceID != "" {
 		w = w.Fenced(e.fenceID, e.fenceEpoch)
 	}
@@ -134,7 +141,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return usageError("", "unknown command %q", args[0])
 	}
 	if !dirGiven && !walksNot[c.name] {
-		e.dir = findDir(e.dir)
+		e.dir, e.tree = findDir(e.dir)
 	}
 	if err := e.claimFromEnv(); err != nil {
 		return err
@@ -156,24 +163,25 @@ var walksNot = map[string]bool{"init": true, "hook": true, "demo": true, "help":
 // working directory, else the nearest parent's, up to the repository's
 // root (the first directory with a .git), given relative to the working
 // directory ("../../.orchestrator"). In a linked git worktree it is the
-// main worktree's. With none found, dir stays, and the command says there
-// is no workspace.
-func findDir(dir string) string {
+// main worktree's, and tree is the linked worktree's root, where the
+// gates run. With none found, dir stays, and the command says there is no
+// workspace.
+func findDir(dir string) (found, tree string) {
 	if filepath.IsAbs(dir) {
-		return dir
+		return dir, ""
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
-		return dir
+		return dir, ""
 	}
-	found := loop.FindWorkspace(dir, nil, cwd)
+	found, tree = loop.FindWorkspaceTree(dir, nil, cwd)
 	if found == "" {
-		return dir
+		return dir, ""
 	}
 	if rel, err := filepath.Rel(cwd, found); err == nil {
-		return rel
+		return rel, tree
 	}
-	return found
+	return found, tree
 }
 
 // flags makes a flag set for cmd with the common flags (--dir, --json).

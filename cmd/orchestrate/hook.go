@@ -146,6 +146,7 @@ type hookCall struct {
 	plugin  bool   // called by the Claude Code plugin
 	out     loop.HookOutput
 	context string // session-start: what the agent is told, after a compaction
+	tree    string // the linked worktree the workspace was found through, if any
 }
 
 func (h *hookCall) allow(format string, args ...any) {
@@ -181,7 +182,8 @@ func (h *hookCall) read(event string, want func(loop.HookInput) bool) (loop.Hook
 		wd, _ := os.Getwd()
 		cwd = filepath.Join(wd, cwd)
 	}
-	dir := loop.FindWorkspace(h.e.dir, projects, cwd)
+	dir, tree := loop.FindWorkspaceTree(h.e.dir, projects, cwd)
+	h.tree = tree
 	if dir == "" {
 		// Not a repository orchestrate works in: nothing to say to anyone.
 		fmt.Fprintf(h.e.stderr, "orchestrate %s: no %s in %s or above it; the agent may stop\n", h.name, h.e.dir, cwd)
@@ -224,6 +226,9 @@ func (h *hookCall) stop() {
 	// children: their hooks must do nothing.
 	os.Setenv(loop.ChildEnv, "1")
 	ws := loop.Workspace{Dir: dir, Notify: h.e.notify}
+	if h.tree != "" {
+		ws = ws.InTree(h.tree) // a linked worktree's: its gates run there
+	}
 	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session(), loop.StopInput{AgentFixes: loop.LastAssistantText(in.TranscriptPath)})
 	refreshAnalytics(ws)
 	if err != nil {
