@@ -142,6 +142,10 @@ type Agents struct {
 	// PORT=PortBase+N (agents.port_base): servers the agents start do not
 	// collide.
 	PortBase int
+	// Worktrees, when set, is the directory the issues' worktrees go in
+	// (agents.worktrees; relative to the repository); by default the
+	// user's data directory (see package worktree).
+	Worktrees string
 }
 
 // What orchestrate run does while a human gate awaits a person's approval.

@@ -546,6 +546,7 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		"agents": func(v *yaml.Node) {
 			p.section(v, "agents", map[string]func(*yaml.Node){
 				"port_base": p.setInt(&cfg.Agents.PortBase, "agents.port_base", 0, 65000),
+				"worktrees": p.setNonEmpty(&cfg.Agents.Worktrees, "agents.worktrees"),
 			})
 		},
 		"human": func(v *yaml.Node) {

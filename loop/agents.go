@@ -127,6 +127,12 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNeedsGit, err)
 	}
+	if d := cfg.Agents.Worktrees; d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(repo.Root, d)
+		}
+		repo.Base = d
+	}
 	branch, err := repo.CurrentBranch(ctx)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 func agentsRepo(t *testing.T, configOf func(Workspace) string, summaries ...string) Workspace {
 	t.Helper()
 	root := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // where the worktrees go
 	gitIn(t, root, "init", "-q", "-b", "main")
 	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
 	config := configOf(w)

@@ -20,6 +20,7 @@ import (
 // no failure of their own.
 func TestTrainFailedCarLeaves(t *testing.T) {
 	root := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	gitIn(t, root, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(root, "base.txt"), []byte("base\n"), 0o644)
 	gitIn(t, root, "add", ".")

@@ -1,6 +1,8 @@
-// Package worktree gives each claimed issue a git worktree of its own:
-// outside the working tree, under the repository's common directory
-// (.git/orchestrate/worktrees/<issue>), on the branch orchestrate/<issue>.
+// Package worktree gives each claimed issue a git worktree of its own,
+// outside the working tree, on the branch orchestrate/<issue>: by default
+// in the user's data directory ($XDG_DATA_HOME/orchestrate/worktrees/
+// <repository>-<hash>/<issue>, ~/.local/share when unset), not under .git/,
+// where agent CLIs refuse to edit files (Claude Code: "a sensitive file").
 // It makes them, merges them back (Rebase, then Advance: a fast-forward by
 // compare-and-swap), removes them with every process under them, and finds
 // what a killed run left. It runs git, and imports no package of the
@@ -10,6 +12,8 @@ package worktree
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -27,6 +31,8 @@ const BranchPrefix = "orchestrate/"
 type Repo struct {
 	Root   string // the main worktree
 	Common string // the git common directory (.git)
+	// Base is the directory the issues' worktrees go in (see DefaultBase).
+	Base string
 
 	// mu makes the worktree commands (add, remove, prune) one at a time:
 	// git's are not safe against each other (a prune drops a worktree
@@ -55,7 +61,26 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if main := MainRoot(r.Root); main != "" {
 		r.Root = main
 	}
+	r.Base = DefaultBase(r.Common)
 	return r, nil
+}
+
+// DefaultBase is where the worktrees of the repository whose git common
+// directory is common go: $XDG_DATA_HOME/orchestrate/worktrees/<name>-<hash
+// of common>, or ~/.local/share/… when XDG_DATA_HOME is unset; under the
+// common directory when there is no home.
+func DefaultBase(common string) string {
+	data := os.Getenv("XDG_DATA_HOME")
+	if data == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return filepath.Join(common, "orchestrate", "worktrees")
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	sum := sha256.Sum256([]byte(common))
+	name := filepath.Base(filepath.Dir(common))
+	return filepath.Join(data, "orchestrate", "worktrees", name+"-"+hex.EncodeToString(sum[:4]))
 }
 
 // MainRoot returns the main worktree of the linked worktree whose root is
@@ -103,7 +128,7 @@ func readSmall(path string) ([]byte, error) {
 }
 
 // Dir is the directory of the worktrees orchestrate makes.
-func (r *Repo) Dir() string { return filepath.Join(r.Common, "orchestrate", "worktrees") }
+func (r *Repo) Dir() string { return r.Base }
 
 // Branch is the branch of an issue's worktree.
 func Branch(issue string) string { return BranchPrefix + issue }
@@ -115,10 +140,10 @@ type Tree struct {
 	Branch string
 }
 
-// TempDir is the worktree's own temporary directory, inside its git
-// directory's area (never in its tree, where git would see it).
+// TempDir is the worktree's own temporary directory, beside it (never in
+// its tree, where git would see it).
 func (r *Repo) TempDir(issue string) string {
-	return filepath.Join(r.Common, "orchestrate", "tmp", issue)
+	return filepath.Join(r.Dir(), issue+".tmp")
 }
 
 // Add makes the worktree of issue on a new branch at base (a commit). The
@@ -331,7 +356,9 @@ func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
 	}
 	if ents, err := os.ReadDir(r.Dir()); err == nil {
 		for _, e := range ents {
-			issues[e.Name()] = true
+			if name := e.Name(); !strings.HasSuffix(name, ".tmp") {
+				issues[name] = true
+			}
 		}
 	}
 	var left []Left

@@ -15,6 +15,7 @@ import (
 func repo(t *testing.T) *Repo {
 	t.Helper()
 	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	run(t, dir, "init", "-q", "-b", "main")
 	write(t, filepath.Join(dir, "a.txt"), "a\n")
 	run(t, dir, "add", ".")
@@ -49,8 +50,8 @@ func TestOpenFromLinkedWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(tree.Dir, r.Common) {
-		t.Errorf("worktree %s is not under the common dir %s", tree.Dir, r.Common)
+	if !strings.HasPrefix(tree.Dir, os.Getenv("XDG_DATA_HOME")+"/orchestrate/worktrees/") || strings.HasPrefix(tree.Dir, r.Root+"/") {
+		t.Errorf("worktree %s is not in the data directory, outside the working tree %s", tree.Dir, r.Root)
 	}
 	if got := MainRoot(tree.Dir); got != r.Root {
 		t.Errorf("MainRoot(linked) = %q, want %q", got, r.Root)

@@ -56,8 +56,10 @@ func agentsWall(b *testing.B, bin string, issues, agents int) time.Duration {
 	if agents < 2 {
 		agents = 2
 	}
+	run := exec.Command(bin, "--dir", ws, "run", "--agents", fmt.Sprint(agents))
+	run.Env = append(os.Environ(), "XDG_DATA_HOME="+b.TempDir())
 	start := time.Now()
-	out, err := exec.Command(bin, "--dir", ws, "run", "--agents", fmt.Sprint(agents)).CombinedOutput()
+	out, err := run.CombinedOutput()
 	wall := time.Since(start)
 	if err != nil || !strings.Contains(string(out), fmt.Sprintf("Merged into main: %d of %d", issues, issues)) {
 		b.Fatalf("run --agents: %v\n%s", err, out)

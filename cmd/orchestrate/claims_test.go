@@ -245,9 +245,11 @@ func TestAgentsKillTrials(t *testing.T) {
 			"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
 		os.WriteFile(filepath.Join(ws, "config.yaml"), []byte(cfg), 0o644)
 		cleanupAnalytics(t, ws)
+		data := t.TempDir() // where the worktrees go
 		orch := func(args ...string) *exec.Cmd {
 			cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
 			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+data)
 			return cmd
 		}
 		for i := 0; i < 3; i++ {
@@ -263,7 +265,7 @@ func TestAgentsKillTrials(t *testing.T) {
 		if rng.Intn(2) == 0 {
 			run.Process.Signal(syscall.SIGKILL)
 			runKills++
-		} else if pids := agentPIDs(root); len(pids) > 0 {
+		} else if pids := agentPIDs(data); len(pids) > 0 {
 			syscall.Kill(pids[rng.Intn(len(pids))], syscall.SIGKILL)
 			agentKills++
 		}
@@ -282,7 +284,7 @@ func TestAgentsKillTrials(t *testing.T) {
 				t.Fatalf("trial %d: run %d: exit %d:\n%s", trial, i, code, out)
 			}
 		}
-		checkAfterKills(t, trial, root, ws)
+		checkAfterKills(t, trial, root, ws, data)
 	}
 	t.Logf("%d trials (%d runs killed, %d agents killed): 0 double claims, 0 lost, 0 over budget, nothing left", trials, runKills, agentKills)
 }
@@ -296,9 +298,9 @@ func gitRun(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// agentPIDs are the processes working in the repository's worktrees.
-func agentPIDs(root string) []int {
-	under := filepath.Join(root, ".git", "orchestrate") + "/"
+// agentPIDs are the processes working in the worktrees under data.
+func agentPIDs(data string) []int {
+	under := filepath.Join(data, "orchestrate") + "/"
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -313,7 +315,7 @@ func agentPIDs(root string) []int {
 	return pids
 }
 
-func checkAfterKills(t *testing.T, trial int, root, ws string) {
+func checkAfterKills(t *testing.T, trial int, root, ws, data string) {
 	t.Helper()
 	q, err := queue.Load(filepath.Join(ws, "issue_queue.md"))
 	if err != nil {
@@ -353,7 +355,7 @@ func checkAfterKills(t *testing.T, trial int, root, ws string) {
 	if out := gitRun(t, root, "branch", "--list", "orchestrate/*"); out != "" {
 		t.Errorf("trial %d: branches left: %s", trial, out)
 	}
-	if pids := agentPIDs(root); len(pids) > 0 {
+	if pids := agentPIDs(data); len(pids) > 0 {
 		t.Errorf("trial %d: processes left in the worktrees: %v", trial, pids)
 	}
 }

@@ -69,7 +69,8 @@ aider, opencode, cursor, custom) gives the commands; see the README.
 With --agents N (2 to 64), N agents work at once on the open issues (and
 on the tasks given, one --task each, filed as issues first). Each claims an
 issue (see orchestrate help claim), works on it in a git worktree of its
-own (.git/orchestrate/worktrees/<issue>, on the branch orchestrate/<issue>,
+own (in ~/.local/share/orchestrate/worktrees/, or agents.worktrees, on the
+branch orchestrate/<issue>,
 with its own TMPDIR, PORT when agents.port_base is set, and
 ORCHESTRATE_CLAIM=ID:EPOCH), and its gates run there; when they pass its
 work is committed, rebased onto the branch the run started on, its gates
