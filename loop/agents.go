@@ -15,6 +15,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/worktree"
@@ -30,6 +31,9 @@ type AgentsOptions struct {
 	// Lease is how long a claim lasts unless renewed (the agents renew it
 	// a third of the way through); DefaultAgentLease when 0.
 	Lease time.Duration
+	// AgentProgress, if set, hears each gate's progress with the agent
+	// whose gates they are (RunOptions.Progress does not tell them apart).
+	AgentProgress func(agent string, e gate.Event)
 }
 
 // DefaultAgentLease is the lease of the claims of run --agents, renewed
@@ -74,6 +78,8 @@ const (
 	StepClaim = "claim" // an agent claimed an issue: Claim
 	StepMerge = "merge" // an issue's branch merged, or failed to: Merge
 	StepDone  = "done"  // an agent is done with its issue: Result
+	// StepQueued: an issue's passing work joined the merge queue.
+	StepQueued = "queued"
 )
 
 // agentCtx is what a runner working for one of several agents knows of
@@ -402,6 +408,9 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 			p.step(s)
 		}
 	}
+	if ap := p.opt.AgentProgress; ap != nil {
+		opt.Progress = func(e gate.Event) { ap(name, e) }
+	}
 	r := &runner{w: w.InTree(tree.Dir), opt: opt, cfg: p.cfg, res: &RunResult{RunID: p.res.RunID}, held: p.held, agent: a}
 	r.start.git = true
 	wk.RunResult, err = r.loop(actx)
@@ -542,6 +551,7 @@ func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error)
 			return r.w.recordClaimedFailure(ctx, r.opt.Now(), a.claim.ID, gr, nil)
 		},
 	}
+	r.step(Step{Kind: StepQueued, Loop: n})
 	res := a.train.merge(ctx, c)
 	a.upstream = c.upstream
 	switch {

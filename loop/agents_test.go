@@ -293,3 +293,32 @@ func TestClaimNextPastTheFirstLook(t *testing.T) {
 		t.Errorf("claimed again: %+v, %v", again, err)
 	}
 }
+
+// orchestrate abort and the sentinel stop every agent at its next decision
+// point: no agent launches again, and no new issue is claimed.
+func TestAgentsStopAtDecisionPoints(t *testing.T) {
+	for _, tc := range []struct{ file, outcome string }{{AbortFile, RunAborted}, {SentinelFile, RunNothing}} {
+		t.Run(tc.file, func(t *testing.T) {
+			w := agentsRepo(t, func(w Workspace) string {
+				return "agent:\n  command: '" + logLaunch(w) + "true'\ngates:\n  - name: never\n    command: 'echo no; exit 1'\n"
+			}, "one", "two", "three")
+			var once sync.Once
+			res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
+				if s.Kind == StepCheck {
+					once.Do(func() { os.WriteFile(w.Path(tc.file), nil, 0o644) })
+				}
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0
+			for _, n := range launches(t, w) {
+				total += n
+			}
+			if res.Outcome != tc.outcome || total > 3 || len(res.Worked) > 2 {
+				t.Errorf("%s (%s): %d launches, %d issues worked; want %s, at most one more launch per agent, no third issue",
+					res.Outcome, res.Reason, total, len(res.Worked), tc.outcome)
+			}
+		})
+	}
+}

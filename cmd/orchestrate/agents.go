@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mattn/go-isatty"
+	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -26,11 +30,12 @@ func (t *taskList) Set(v string) error {
 // runAgents is orchestrate run --agents N: N agents at once, each on the
 // issue it claimed, in its own worktree, merged back in order.
 func runAgents(e *env, opt loop.AgentsOptions) error {
-	v := &agentsView{w: e.stdout, start: time.Now(), phase: map[string]string{}}
+	v := newAgentsView(e.stdout, stdoutIsTerminal(e), opt.Agents)
 	if !e.json {
-		opt.Step = v.step
+		opt.Step, opt.AgentProgress = v.step, v.progress
 	}
 	res, err := e.ws().RunAgents(e.ctx, opt)
+	v.close()
 	if err != nil && res == nil {
 		return err
 	}
@@ -65,33 +70,116 @@ func runAgents(e *env, opt loop.AgentsOptions) error {
 	return withCode(code, nil)
 }
 
-// agentsView prints the steps of several agents as plain lines, each
-// prefixed by the agent and its issue.
+func stdoutIsTerminal(e *env) bool {
+	f, ok := e.stdout.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// agentsView shows the agents of run --agents as they go. Each step is a
+// plain line, with its time, agent and issue. Live, on a terminal, a block
+// at the bottom is redrawn in place: a line per agent (its issue, its
+// phase, the gate running, the time in that phase) and the merge queue.
 type agentsView struct {
-	mu    sync.Mutex
-	w     io.Writer
-	start time.Time
-	phase map[string]string
+	mu     sync.Mutex
+	w      io.Writer
+	live   bool
+	start  time.Time
+	agents []*agentLine // agent-1 first
+	queue  []string     // issues waiting to merge, in order
+	drawn  int          // lines of the live block on screen
+	stop   chan struct{}
+	once   sync.Once
+}
+
+type agentLine struct {
+	name, issue, phase, gate string
+	since                    time.Time
+}
+
+func newAgentsView(w io.Writer, live bool, n int) *agentsView {
+	v := &agentsView{w: w, live: live, start: time.Now(), stop: make(chan struct{})}
+	for i := 1; i <= n; i++ {
+		v.agents = append(v.agents, &agentLine{name: fmt.Sprintf("agent-%d", i), phase: "starting", since: v.start})
+	}
+	if live {
+		go func() {
+			t := time.NewTicker(500 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					v.mu.Lock()
+					v.draw()
+					v.mu.Unlock()
+				case <-v.stop:
+					return
+				}
+			}
+		}()
+	}
+	return v
+}
+
+func (v *agentsView) close() {
+	v.once.Do(func() {
+		close(v.stop)
+		v.mu.Lock()
+		v.clear()
+		v.mu.Unlock()
+	})
+}
+
+func (v *agentsView) agent(name string) *agentLine {
+	for _, a := range v.agents {
+		if a.name == name {
+			return a
+		}
+	}
+	a := &agentLine{name: name}
+	v.agents = append(v.agents, a)
+	return a
+}
+
+// progress notes the gate an agent's gates are running.
+func (v *agentsView) progress(agent string, e gate.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	a := v.agent(agent)
+	switch e.Kind {
+	case gate.GateStarted:
+		a.gate = e.Gate
+	case gate.GateFinished:
+		a.gate = ""
+	}
 }
 
 func (v *agentsView) step(s loop.Step) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	var line string
+	a := v.agent(s.Worker)
+	phase, line := a.phase, ""
 	switch s.Kind {
 	case loop.StepClaim:
+		a.issue, phase = s.Issue, "claimed"
 		line = fmt.Sprintf("claimed (epoch %d): %s", s.Claim.Epoch, s.Claim.Summary)
 	case loop.StepLaunch:
+		phase = fmt.Sprintf("loop %d: agent", s.Loop)
 		line = fmt.Sprintf("loop %d: agent started", s.Loop)
 	case loop.StepAgent:
+		phase = fmt.Sprintf("loop %d: gates", s.Loop)
 		line = fmt.Sprintf("loop %d: agent %s in %.1fs", s.Loop, s.Agent.Outcome, s.Agent.Duration.Seconds())
 	case loop.StepGates:
 		line = fmt.Sprintf("loop %d: gates %s", s.Loop, gatesLine(s))
 	case loop.StepCheck:
 		line = fmt.Sprintf("loop %d: check %s", s.Loop, s.Check.Outcome)
+	case loop.StepQueued:
+		phase = "waiting to merge"
+		v.queue = append(v.queue, s.Issue)
 	case loop.StepMerge:
+		v.queue = slices.DeleteFunc(v.queue, func(id string) bool { return id == s.Issue })
 		line = "merge " + s.Merge
 	case loop.StepDone:
+		a.issue, phase = "", "looking for an issue"
 		line = fmt.Sprintf("done: %s (%s)", s.Result.Outcome, s.Result.Reason)
 		if s.Result.Kept != "" {
 			line += "\n  " + s.Result.Kept
@@ -99,7 +187,52 @@ func (v *agentsView) step(s loop.Step) {
 	default:
 		return
 	}
+	if phase != a.phase {
+		a.phase, a.since = phase, time.Now()
+	}
+	if line == "" {
+		v.draw()
+		return
+	}
+	v.clear()
 	fmt.Fprintf(v.w, "%6.1fs %s %s: %s\n", time.Since(v.start).Seconds(), s.Worker, s.Issue, line)
+	v.draw()
+}
+
+// clear takes the live block off the screen; v.mu is held.
+func (v *agentsView) clear() {
+	if !v.live || v.drawn == 0 {
+		return
+	}
+	fmt.Fprintf(v.w, "\x1b[%dA\x1b[J", v.drawn)
+	v.drawn = 0
+}
+
+// draw redraws the live block; v.mu is held.
+func (v *agentsView) draw() {
+	if !v.live {
+		return
+	}
+	v.clear()
+	var b strings.Builder
+	for _, a := range v.agents {
+		issue := a.issue
+		if issue == "" {
+			issue = "-"
+		}
+		fmt.Fprintf(&b, "  %-9s %-20s %-22s", a.name, issue, a.phase)
+		if a.gate != "" {
+			fmt.Fprintf(&b, " gate %s", a.gate)
+		}
+		fmt.Fprintf(&b, " %5.1fs\n", time.Since(a.since).Seconds())
+	}
+	queue := "empty"
+	if len(v.queue) > 0 {
+		queue = strings.Join(v.queue, ", ")
+	}
+	fmt.Fprintf(&b, "  merge queue: %s\n", queue)
+	io.WriteString(v.w, b.String())
+	v.drawn = len(v.agents) + 1
 }
 
 func gatesLine(s loop.Step) string {
@@ -115,6 +248,7 @@ func gatesLine(s loop.Step) string {
 }
 
 func (v *agentsView) end(res *loop.AgentsResult) {
+	v.close()
 	fmt.Fprintln(v.w)
 	for _, l := range res.Left {
 		fmt.Fprintf(v.w, "worktree left: %s\n", l)

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/loop"
+)
+
+// The live view: a line per step above a block redrawn in place, a line per
+// agent (issue, phase, gate, time) and the merge queue; plain lines only
+// when not on a terminal.
+func TestAgentsView(t *testing.T) {
+	for _, live := range []bool{true, false} {
+		var out bytes.Buffer
+		v := newAgentsView(&out, live, 2)
+		v.step(loop.Step{Kind: loop.StepClaim, Worker: "agent-1", Issue: "ISSUE-1", Claim: &loop.Claimed{ID: "ISSUE-1", Summary: "one"}})
+		v.step(loop.Step{Kind: loop.StepLaunch, Worker: "agent-1", Issue: "ISSUE-1", Loop: 1})
+		v.progress("agent-1", gate.Event{Kind: gate.GateStarted, Gate: "tests", Time: time.Now()})
+		v.step(loop.Step{Kind: loop.StepQueued, Worker: "agent-2", Issue: "ISSUE-2", Loop: 1})
+		v.close()
+		got := out.String()
+		if !strings.Contains(got, "agent-1 ISSUE-1: claimed (epoch 0): one\n") || !strings.Contains(got, "agent-1 ISSUE-1: loop 1: agent started\n") {
+			t.Errorf("live=%v: the step lines are missing:\n%s", live, got)
+		}
+		block := strings.Contains(got, "agent-1   ISSUE-1") && strings.Contains(got, "gate tests") &&
+			strings.Contains(got, "agent-2   -                    waiting to merge") && strings.Contains(got, "merge queue: ISSUE-2")
+		escapes := strings.Contains(got, "\x1b[")
+		if block != live || escapes != live {
+			t.Errorf("live=%v: block %v, escapes %v:\n%q", live, block, escapes, got)
+		}
+	}
+}
