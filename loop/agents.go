@@ -117,18 +117,11 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 		opt.Lease = DefaultAgentLease
 	}
 	start := time.Now()
-	held, err := w.runLock()
+	held, cfg, err := w.startRun()
 	if err != nil {
 		return nil, err
 	}
 	defer held.Unlock()
-	cfg, err := w.Config()
-	if err != nil {
-		return nil, err
-	}
-	if err := w.checkGates(cfg); err != nil {
-		return nil, err
-	}
 	repo, err := worktree.Open(ctx, w.Root())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNeedsGit, err)

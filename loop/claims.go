@@ -162,21 +162,6 @@ func (w Workspace) claimStep(ctx context.Context, now time.Time, choose func(fun
 	return w.appendHistory(ev)
 }
 
-// Claims returns the issues that are claimed, in queue order.
-func (w Workspace) Claims() ([]Claimed, error) {
-	q, err := w.loadQueue()
-	if err != nil {
-		return nil, err
-	}
-	var out []Claimed
-	for _, is := range q.Issues {
-		if l := claim.Of(is); l.Holder != "" {
-			out = append(out, Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l})
-		}
-	}
-	return out, nil
-}
-
 // Fenced returns the workspace seen by the holder of issue id's claim at
 // epoch: every change it makes to the queue is refused once the claim was
 // taken over (a greater epoch), with claim.ErrFenced.

@@ -152,18 +152,11 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	held, err := w.runLock()
+	held, cfg, err := w.startRun()
 	if err != nil {
 		return nil, err
 	}
 	defer held.Unlock()
-	cfg, err := w.Config()
-	if err != nil {
-		return nil, err
-	}
-	if err := w.checkGates(cfg); err != nil {
-		return nil, err
-	}
 	task := opt.Task
 	if task == "" {
 		data, _, err := fsx.ReadFileMax(w.Path(TaskFile), MaxTaskFile)
@@ -209,6 +202,24 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 		err = errors.Join(err, w.warn(fmt.Errorf("making analytics.html: %w", aerr)))
 	}
 	return res, err
+}
+
+// startRun takes the run lock and reads the config, which must name a
+// gate: what every run begins with.
+func (w Workspace) startRun() (*fsx.Held, *config.Config, error) {
+	held, err := w.runLock()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := w.Config()
+	if err == nil {
+		err = w.checkGates(cfg)
+	}
+	if err != nil {
+		held.Unlock()
+		return nil, nil, err
+	}
+	return held, cfg, nil
 }
 
 type runner struct {

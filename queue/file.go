@@ -71,18 +71,24 @@ func LoadSome(path string, needles ...string) (*Queue, error) {
 // the whole queue, as Update runs it, which finds an ID given twice.
 func UpdateSome(path string, needles []string, fn func(*Queue) error) error {
 	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
-		q := ParseSome(old, needles...)
+		return applySome(path, old, ParseSome(old, needles...), fn)
+	})
+}
+
+// applySome runs fn on q, the pieces of old a writer read, and returns what
+// it writes; should an issue changed or added have its ID in a piece not
+// read, fn runs again on the whole queue.
+func applySome(path string, old []byte, q *Queue, fn func(*Queue) error) ([]byte, error) {
+	if err := apply(path, q, fn); err != nil {
+		return nil, err
+	}
+	if q.elsewhere() {
+		q = Parse(old)
 		if err := apply(path, q, fn); err != nil {
 			return nil, err
 		}
-		if q.elsewhere() {
-			q = Parse(old)
-			if err := apply(path, q, fn); err != nil {
-				return nil, err
-			}
-		}
-		return q.result(old), nil
-	})
+	}
+	return q.result(old), nil
 }
 
 // UpdateChosen is UpdateSome for a writer that chooses the pieces to read
@@ -96,17 +102,7 @@ func UpdateChosen(path string, choose func(pieces func(fn func(piece []byte))) f
 		keep := choose(func(fn func(piece []byte)) {
 			src.WalkSome(func(piece []byte) bool { fn(piece); return false }, func(int, int) {}, nil)
 		})
-		q := parseSource(src, keep)
-		if err := apply(path, q, fn); err != nil {
-			return nil, err
-		}
-		if q.elsewhere() {
-			q = Parse(old)
-			if err := apply(path, q, fn); err != nil {
-				return nil, err
-			}
-		}
-		return q.result(old), nil
+		return applySome(path, old, parseSource(src, keep), fn)
 	})
 }
 

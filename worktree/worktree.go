@@ -239,16 +239,11 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("merge conflict rebasing onto %s in %s", e.Onto, strings.Join(e.Files, ", "))
 }
 
-// Rebase rebases the worktree's branch onto onto (a branch or commit). A
-// conflict is undone (the branch stays as it was) and returned as a
-// *ConflictError.
-func (t *Tree) Rebase(ctx context.Context, onto string) error {
-	return t.RebaseOnto(ctx, onto, "")
-}
-
-// RebaseOnto is Rebase of the commits after upstream only (git rebase
-// --onto onto upstream): for a branch that was put onto another's work
-// which it is now to leave. An empty upstream is Rebase.
+// RebaseOnto rebases the worktree's branch onto onto (a branch or
+// commit): the commits after upstream only (git rebase --onto onto
+// upstream), for a branch that was put onto another's work which it is now
+// to leave; with an empty upstream, those not in onto. A conflict is
+// undone (the branch stays as it was) and returned as a *ConflictError.
 func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
 	args := []string{"-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost", "rebase", "--quiet"}
 	if upstream != "" {

@@ -91,7 +91,7 @@ func TestRebaseAndAdvance(t *testing.T) {
 		t.Fatal(err)
 	}
 	old, _ := r.Head(ctx, "main")
-	if err := one.Rebase(ctx, "main"); err != nil {
+	if err := one.RebaseOnto(ctx, "main", ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Advance(ctx, "main", old, c1); err != nil {
@@ -104,7 +104,7 @@ func TestRebaseAndAdvance(t *testing.T) {
 		t.Errorf("Advance from a stale head = %v", err)
 	}
 	before, _ := r.Head(ctx, "orchestrate/I2")
-	err = two.Rebase(ctx, "main")
+	err = two.RebaseOnto(ctx, "main", "")
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) || strings.Join(conflict.Files, ",") != "a.txt" {
 		t.Fatalf("Rebase = %v", err)
