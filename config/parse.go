@@ -482,6 +482,16 @@ func (p *parser) setNonEmpty(dst *string, key string) func(*yaml.Node) {
 
 const maxInt = math.MaxInt32
 
+// agentsSection reads agents: the settings of run --agents.
+func (p *parser) agentsSection(a *Agents) func(*yaml.Node) {
+	return func(v *yaml.Node) {
+		p.section(v, "agents", map[string]func(*yaml.Node){
+			"port_base": p.setInt(&a.PortBase, "agents.port_base", 0, 65000),
+			"worktrees": p.setNonEmpty(&a.Worktrees, "agents.worktrees"),
+		})
+	}
+}
+
 func (p *parser) root(cfg *Config, n *yaml.Node) {
 	n = resolve(n)
 	if isNull(n) {
@@ -543,12 +553,7 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 				"log_tail_bytes": p.setInt(&o.LogTailBytes, "output.log_tail_bytes", 0, MaxCaptureBytes),
 			})
 		},
-		"agents": func(v *yaml.Node) {
-			p.section(v, "agents", map[string]func(*yaml.Node){
-				"port_base": p.setInt(&cfg.Agents.PortBase, "agents.port_base", 0, 65000),
-				"worktrees": p.setNonEmpty(&cfg.Agents.Worktrees, "agents.worktrees"),
-			})
-		},
+		"agents": p.agentsSection(&cfg.Agents),
 		"human": func(v *yaml.Node) {
 			p.section(v, "human", map[string]func(*yaml.Node){
 				"wait": p.setEnum(&cfg.Human.Wait, "human.wait", HumanWaitExit, HumanWaitBlock),
