@@ -64,7 +64,9 @@ func claimRaces(t testing.TB, orch func([]string, ...string) (string, int), proc
 			for i := 0; ; i++ {
 				// A fresh holder for each claim: claim --next would give a
 				// holder back what it holds.
-				out, code := orch(nil, "claim", "--next", "--as", fmt.Sprintf("p%d-%d", p, i), "--json")
+				// A machine that is busy enough makes a waiter lose the
+				// lock for minutes: the races are about who gets what.
+				out, code := orch([]string{"ORCHESTRATE_LOCK_TIMEOUT=30m"}, "claim", "--next", "--as", fmt.Sprintf("p%d-%d", p, i), "--json")
 				if code == 10 {
 					return
 				}
