@@ -322,3 +322,23 @@ func TestAgentsStopAtDecisionPoints(t *testing.T) {
 		})
 	}
 }
+
+// The same failure in two checkouts of one repository is one signature,
+// whichever checkout's path the output names.
+func TestSignatureAcrossCheckouts(t *testing.T) {
+	w := agentsRepo(t, func(Workspace) string { return "" })
+	linked := filepath.Join(t.TempDir(), "linked")
+	gitIn(t, w.Root(), "worktree", "add", "-q", linked)
+	code := 1
+	sig := func(ws Workspace, path string) string {
+		s, _ := ws.Signature(Failure{Output: []byte("--- FAIL: TestX\n    " + path + "/calc_test.go:12: want 5\n"), ExitCode: &code})
+		return s
+	}
+	inMain, inLinked := w, w.InTree(linked)
+	want := sig(inMain, w.Root())
+	for _, got := range []string{sig(inMain, linked), sig(inLinked, linked), sig(inLinked, w.Root())} {
+		if got != want {
+			t.Errorf("signature %s, want %s: a checkout's path is not masked", got[:12], want[:12])
+		}
+	}
+}

@@ -169,7 +169,7 @@ func (w Workspace) newGateRun(run, dir string) (*GateRun, error) {
 func (w Workspace) evaluate(ctx context.Context, now func() time.Time, cfg *config.Config, gates []config.Gate, gr *GateRun, opt GateOptions) (map[string]*human, error) {
 	humans := map[string]*human{}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
-		RepoRoot: w.Root(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
+		RepoRoot: w.Root(), Roots: w.checkouts(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
 		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
 		DiffExclude: w.diffExclude(),
 		Human: func(g config.Gate) gate.Approval {

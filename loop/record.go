@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"github.com/orchestrate-dev/orchestrate/worktree"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,7 +99,21 @@ func (w Workspace) Signature(f Failure) (sig, normalized string) {
 // workspace's root and the user's home.
 func (w Workspace) SignatureOptions() signature.Options {
 	home, _ := os.UserHomeDir()
-	return signature.Options{Workdir: w.Root(), Home: home}
+	return signature.Options{Workdir: w.Root(), Roots: w.checkouts(), Home: home}
+}
+
+// checkouts are the repository's other checkouts (its main and linked
+// worktrees, but the workspace's own tree): masked in signatures as its
+// root is.
+func (w Workspace) checkouts() []string {
+	root := w.Root()
+	var out []string
+	for _, c := range worktree.Checkouts(root) {
+		if c != root {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Recorded is what recording a failure did to an issue.

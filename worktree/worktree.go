@@ -404,3 +404,34 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// Checkouts returns the roots of every checkout of the repository whose
+// worktree (main or linked) is at root: the main worktree and each linked
+// one, from the files git keeps (the .git file, commondir, each
+// worktrees/*/gitdir), without running git: a failure's signature masks
+// them all, so that the same failure in two checkouts is one. nil outside
+// a repository.
+func Checkouts(root string) []string {
+	common := filepath.Join(root, ".git")
+	if fi, err := os.Lstat(common); err != nil {
+		return nil
+	} else if !fi.IsDir() {
+		main := MainRoot(root)
+		if main == "" {
+			return nil
+		}
+		common = filepath.Join(main, ".git")
+	}
+	out := []string{filepath.Dir(common)}
+	ents, _ := os.ReadDir(filepath.Join(common, "worktrees"))
+	for _, e := range ents {
+		data, err := readSmall(filepath.Join(common, "worktrees", e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		if p := strings.TrimSpace(string(data)); filepath.IsAbs(p) {
+			out = append(out, filepath.Dir(p))
+		}
+	}
+	return out
+}

@@ -226,3 +226,19 @@ func TestAddTakesUpLeftWork(t *testing.T) {
 		t.Errorf("the new worktree lacks the branch's work: %q", data)
 	}
 }
+
+// Checkouts names the main worktree and every linked one, from either.
+func TestCheckouts(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tr, _ := r.Add(ctx, "I", "main")
+	for _, from := range []string{r.Root, tr.Dir} {
+		got := Checkouts(from)
+		if len(got) != 2 || got[0] != r.Root || got[1] != tr.Dir {
+			t.Errorf("Checkouts(%s) = %v, want [%s %s]", from, got, r.Root, tr.Dir)
+		}
+	}
+	if got := Checkouts(t.TempDir()); got != nil {
+		t.Errorf("Checkouts(not a repository) = %v", got)
+	}
+}
