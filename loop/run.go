@@ -16,6 +16,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
@@ -335,6 +336,9 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			if a.ExitCode == 126 || a.ExitCode == 127 {
 				return r.fail(ctx, fmt.Errorf("the agent could not run (%s): check %s in %s", a.Reason, a.Key, r.w.Path(ConfigFile)))
 			}
+			if err := r.couldNotStart(a); err != nil {
+				return r.fail(ctx, err)
+			}
 		}
 
 		gr, awaiting, err := r.gatesApproved(ctx, n)
@@ -586,6 +590,25 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	}
 	r.step(Step{Kind: StepAgent, Loop: n, Agent: a})
 	return a, nil
+}
+
+// couldNotStart returns why the agent could not work at all, when its
+// launch failed with no model turn and its output says so in the words its
+// profile knows (config.Agent.CouldNotStart): not an attempt, and nothing
+// is counted; the run stops, quoting the agent.
+func (r *runner) couldNotStart(a *AgentRun) error {
+	if a.Usage != nil && (a.Usage.Turns > 0 || a.Usage.Tokens() > 0) {
+		return nil // it worked, then failed: an attempt like any other
+	}
+	f, line, ok := r.cfg.Agent.CouldNotStart(a.ExitCode, a.Output)
+	if !ok {
+		return nil
+	}
+	line = textclean.Line(line)
+	if r := []rune(line); len(r) > 200 {
+		line = string(r[:199]) + "…"
+	}
+	return fmt.Errorf("the agent could not work: %s (exit %d: %q; all of it in %s): %s; nothing was counted", f.What, a.ExitCode, line, a.Log, f.Fix)
 }
 
 // agentCall is how a loop calls the agent: the prompt it renders, the

@@ -110,3 +110,43 @@ func TestRunStopsBeforeLaunch(t *testing.T) {
 		})
 	}
 }
+
+// An agent that could not work at all (here: the API's rate limit, before
+// any model turn) stops the run at once, quoting it: no gate runs, no
+// issue is filed, nothing is counted. One that worked and then failed the
+// same way is an attempt like any other.
+func TestRunAgentCouldNotStart(t *testing.T) {
+	for _, tc := range []struct {
+		name, agent string
+		stops       bool
+	}{
+		{"no-turn", `echo '{"type":"result","is_error":true,"num_turns":0,"result":"API Error: 429 rate_limit_error"}'; exit 1`, true},
+		{"after-turns", `echo '{"type":"result","is_error":true,"num_turns":3,"usage":{"input_tokens":10,"output_tokens":5},"result":"API Error: 429 rate_limit_error"}'; exit 1`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			w := Workspace{Dir: filepath.Join(root, DefaultDir)}
+			os.MkdirAll(w.Dir, 0o755)
+			cfg := "agent:\n  profile: claude\n  command: |\n    echo run >> launches; " + tc.agent + "\nretry:\n  max_retries: 2\n" +
+				"gates:\n  - name: check\n    command: 'echo not yet; exit 1'\n"
+			if err := os.WriteFile(w.Path(ConfigFile), []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := w.Run(context.Background(), RunOptions{Task: "x"})
+			launches, _ := os.ReadFile(filepath.Join(root, "launches"))
+			q, _ := os.ReadFile(w.Path(QueueFile))
+			if tc.stops {
+				if err == nil || !strings.Contains(err.Error(), "the agent could not work: the model API refused it") || !strings.Contains(err.Error(), "nothing was counted") {
+					t.Fatalf("Run: %v", err)
+				}
+				if string(launches) != "run\n" || res.Outcome != RunError || strings.Contains(string(q), "## ISSUE-") {
+					t.Errorf("launched %q, outcome %s, queue:\n%s", launches, res.Outcome, q)
+				}
+				return
+			}
+			if err != nil || strings.Count(string(launches), "run") < 2 {
+				t.Errorf("Run: %v, launched %q: an agent that worked is retried as usual", err, launches)
+			}
+		})
+	}
+}

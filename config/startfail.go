@@ -1,0 +1,89 @@
+package config
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// StartFailure is a way an agent CLI says it could not work at all (it
+// took no model turn): a folder it does not trust, no authentication, the
+// API's rate limit or quota, no network. Such a launch is not an attempt:
+// orchestrate run stops at once, quoting the agent, and counts nothing.
+type StartFailure struct {
+	Code  int    // the exit code that says it; 0 for any failing one
+	Match string // a regular expression (case-insensitive) a line of the output matches; "" for the code alone
+	What  string // what went wrong, for the person
+	Fix   string // what to do about it
+}
+
+// startFailures are every agent's: the API's and the network's words.
+var startFailures = []StartFailure{
+	{Match: `rate.?limit|too many requests|\b(429|529)\b.*(error|status|code)|(error|status|code)\D{0,12}\b(429|529)\b|quota exceeded|resource.?exhausted|overloaded_error`,
+		What: "the model API refused it: a rate limit, a quota or an overload", Fix: "wait a while, or raise the limit, then run again"},
+	{Match: `invalid (x-)?api.?key|authentication_error|\b401\b.*(unauthori[sz]ed|auth)|not logged in|please run /login|no api key|api key (is )?(not set|missing|not found)`,
+		What: "the agent is not signed in to its model API", Fix: "set its API key or sign it in (run it once by hand), then run again"},
+	{Match: `econnrefused|enotfound|eai_again|network is unreachable|getaddrinfo|fetch failed|could not resolve host`,
+		What: "the agent could not reach its model API", Fix: "check the network (and any proxy or base URL setting), then run again"},
+}
+
+// profileStartFailures are each profile's own.
+var profileStartFailures = map[string][]StartFailure{
+	ProfileGemini: {
+		{Code: 55, Match: `not running in a trusted directory`,
+			What: "Gemini CLI does not trust this folder",
+			Fix:  "trusting a folder is your decision: run gemini here once and trust it, or, for a repository you trust, set GEMINI_CLI_TRUST_WORKSPACE=true or add --skip-trust to agent.command"},
+		{Code: 41, What: "Gemini CLI has no authentication method set up",
+			Fix: "set GEMINI_API_KEY and choose it in ~/.gemini/settings.json (security.auth.selectedType: gemini-api-key), or sign in by running gemini once"},
+	},
+	ProfileCodex: {
+		{Match: `not inside a trusted directory`,
+			What: "Codex does not trust this folder",
+			Fix:  "trust the project in codex (run it here once), or add --skip-git-repo-check to agent.command"},
+	},
+}
+
+var startRE sync.Map // Match → *regexp.Regexp
+
+func (f StartFailure) re() *regexp.Regexp {
+	if v, ok := startRE.Load(f.Match); ok {
+		return v.(*regexp.Regexp)
+	}
+	re := regexp.MustCompile(`(?i)` + f.Match)
+	startRE.Store(f.Match, re)
+	return re
+}
+
+// CouldNotStart reports whether an agent's failed launch (exit code, and
+// the head and tail of its output) says it could not work at all, and how
+// (see StartFailure), with the line of the output that says so. A launch
+// that exited 0 worked. The caller also makes sure the agent reported no
+// model turn.
+func (a Agent) CouldNotStart(code int, output string) (f StartFailure, line string, ok bool) {
+	if code == 0 {
+		return StartFailure{}, "", false
+	}
+	for _, f := range append(append([]StartFailure(nil), profileStartFailures[a.Profile]...), startFailures...) {
+		if f.Code != 0 && f.Code != code {
+			continue
+		}
+		if f.Match == "" {
+			return f, firstLine(output), true
+		}
+		for _, l := range strings.Split(output, "\n") {
+			if f.re().MatchString(l) {
+				return f, strings.TrimSpace(l), true
+			}
+		}
+	}
+	return StartFailure{}, "", false
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
