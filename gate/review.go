@@ -281,7 +281,21 @@ func (rr *reviewRun) runReviewers(ctx context.Context) [][]findings.Finding {
 				timeout: rr.remaining(), timeoutMsg: rr.timeoutMsg, stdin: rr.diffPath(),
 			}
 			var err error
-			reviewers[i], found[i], err = runReviewer(ctx, d.Name, sp, rr.opts, rr.stem+".reviewer-"+safeName(d.Name)+".log")
+			log := rr.stem + ".reviewer-" + safeName(d.Name) + ".log"
+			reviewers[i], found[i], err = runReviewer(ctx, d.Name, sp, rr.opts, log)
+			if unreadable(reviewers[i]) && ctx.Err() == nil {
+				// An answer that cannot be read is asked for once more: a
+				// reviewer's slip is not the change's failure.
+				first := reviewers[i].Err
+				sp.timeout = rr.remaining()
+				reviewers[i], found[i], err = runReviewer(ctx, d.Name, sp, rr.opts, strings.TrimSuffix(log, ".log")+".again.log")
+				if again := reviewers[i].Err; unreadable(reviewers[i]) {
+					reviewers[i].Err = strings.Replace(again, "printed no findings", "printed no findings twice", 1)
+					if again != first {
+						reviewers[i].Err += " (the first time: " + strings.TrimPrefix(first, "printed no findings: ") + ")"
+					}
+				}
+			}
 			if err != nil {
 				logMu.Lock()
 				rr.logErr = err
@@ -365,6 +379,12 @@ func runReviewer(ctx context.Context, name string, sp spec, opts *Options, logPa
 	}
 	rv.Findings = len(fs)
 	return rv, fs, logErr
+}
+
+// unreadable reports whether a reviewer ran and answered, but with neither
+// findings nor "no findings".
+func unreadable(rv Reviewer) bool {
+	return rv.Outcome == Errored && strings.HasPrefix(rv.Err, "printed no findings")
 }
 
 // firstBad returns the reviewer that decides a review's failure: the first

@@ -274,6 +274,18 @@ echo '{"priority": "P2", "file": "main.go", "line": 3, "issue": "merged: one pro
 	}
 }
 
+// A reviewer whose answer cannot be read is asked once more: the second
+// answer is the review.
+func TestReviewAskedAgain(t *testing.T) {
+	repo := gitRepo(t)
+	count := filepath.Join(t.TempDir(), "asked")
+	once := script(t, "once", `cat >/dev/null; echo x >> `+count+`; if [ "$(wc -l < `+count+`)" -eq 1 ]; then echo 'Sure! Looks good.'; else echo no findings; fi`)
+	r := evalOne(t, reviewGate("r", once), Options{RepoRoot: repo, LogDir: t.TempDir()})
+	if data, _ := os.ReadFile(count); r.Outcome != Pass || string(data) != "x\nx\n" {
+		t.Errorf("%s %q, asked %q; want a pass on the second answer", r.Outcome, r.Err, data)
+	}
+}
+
 // TestReviewErrors: a reviewer that times out, exits non-zero, or prints
 // what is not a review makes the gate an error (or timeout), never a pass.
 func TestReviewErrors(t *testing.T) {
@@ -287,10 +299,10 @@ func TestReviewErrors(t *testing.T) {
 		output     string
 	}{
 		{"garbage", "cat >/dev/null; echo 'Sure! Looks good to me.'", Errored, 0,
-			`reviewer "security" printed no findings: neither JSON findings nor markdown sections (### P0 Critical, ### P1 Major, …), and not "no findings": it begins "Sure! Looks good to me."`, "Sure! Looks good to me."},
-		{"nothing", "cat >/dev/null", Errored, 0, `reviewer "security" printed no findings: printed nothing (want findings, or "no findings")`, ""},
+			`reviewer "security" printed no findings twice: neither JSON findings nor markdown sections (### P0 Critical, ### P1 Major, …), and not "no findings": it begins "Sure! Looks good to me."`, "Sure! Looks good to me."},
+		{"nothing", "cat >/dev/null", Errored, 0, `reviewer "security" printed no findings twice: printed nothing (want findings, or "no findings")`, ""},
 		{"bad JSON line", `cat >/dev/null; echo '{"priority": "P1", "issue": "x"}'; echo '{"priority": "urgent", "issue": "y"}'`, Errored, 0,
-			`reviewer "security" printed no findings: line 2: unknown priority "urgent" (want P0, P1, P2 or P3)`, ""},
+			`reviewer "security" printed no findings twice: line 2: unknown priority "urgent" (want P0, P1, P2 or P3)`, ""},
 		{"exit 2", "cat >/dev/null; echo '{\"priority\": \"P0\", \"issue\": \"x\"}'; echo 'rate limited' >&2; exit 2", Errored, 2,
 			`reviewer "security" failed: exit code 2`, "rate limited"},
 		{"not found", "exec /no/such/reviewer", Errored, 127, `reviewer "security" failed: command not found (exit 127)`, "not found"},

@@ -45,6 +45,33 @@ type GateRun struct {
 	// filed again, and that issue's evidence stays as it is. Every driver
 	// (run, gate, the Stop hook) follows this one rule.
 	Waiting map[string]IssueRef
+
+	// ReviewerErrors says, for each review gate whose reviewer could not
+	// be run or read (twice), why: not the agent's to fix, so no issue is
+	// filed for it; a person is told.
+	ReviewerErrors []string
+}
+
+// OnlyReviewerErrors reports whether every blocking failure is a
+// reviewer's error: the agent has nothing to fix.
+func (gr *GateRun) OnlyReviewerErrors() bool {
+	fs := gr.Evaluation.Failures()
+	if len(gr.ReviewerErrors) == 0 || len(fs) == 0 {
+		return false
+	}
+	for i := range fs {
+		if !reviewerError(&fs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// reviewerError reports whether a review gate's result is its reviewers'
+// error (unreadable twice, a failed or killed reviewer, a synthesis that
+// went wrong), not findings about the change.
+func reviewerError(r *gate.Result) bool {
+	return r.Gate.IsReview() && r.Outcome == gate.Errored
 }
 
 // Failed reports whether a blocking gate failed: the agent has work to do.
@@ -218,6 +245,9 @@ func (s *gateStep) recordResults(ctx context.Context) ([]analytics.Event, error)
 		if s.opt.Issue != "" && h == nil {
 			// A claimed issue's failure is recorded below; a human gate
 			// asks as it does for one agent.
+			if reviewerError(r) {
+				s.gr.ReviewerErrors = append(s.gr.ReviewerErrors, r.Name()+": "+r.Reason())
+			}
 			e.IssueID = s.opt.Issue
 			events = append(events, e)
 			continue
@@ -254,7 +284,7 @@ func (s *gateStep) recordClaimed(ctx context.Context) error {
 // attempt. It notes the issue of each failed gate in gr.Issues (and its
 // signature in sigs, when given).
 func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
-	failed := gr.Evaluation.Failures()
+	failed := slices.DeleteFunc(gr.Evaluation.Failures(), func(r gate.Result) bool { return reviewerError(&r) })
 	if len(failed) == 0 {
 		return nil
 	}
@@ -320,6 +350,8 @@ func (s *gateStep) record(ctx context.Context, r *gate.Result, h *human, e *anal
 		gr.AwaitingApproval = append(gr.AwaitingApproval, r.Name())
 		gr.Approvals[r.Name()] = id
 		e.Detail = "approval " + id
+	case reviewerError(r):
+		gr.ReviewerErrors = append(gr.ReviewerErrors, r.Name()+": "+r.Reason())
 	case r.Failed() && r.Gate.AutoRetry:
 		return s.recordFailure(ctx, r, e)
 	case r.Passed():

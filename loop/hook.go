@@ -488,6 +488,10 @@ func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *Hoo
 		res.Output.SystemMessage = "orchestrate: the quality gates still fail and no attempt is left, so the agent may stop.\n" +
 			ExhaustedMessage(w.Dir, res.Exhausted)
 		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates fail as issues that wait for a person")
+	case gr.OnlyReviewerErrors():
+		res.Outcome = HookNotRetried
+		res.Output.SystemMessage = fmt.Sprintf("orchestrate: the review could not be done (%s); that is not the agent's to fix, so it may stop: check the reviewer's command. The logs are in %s.",
+			strings.Join(gr.ReviewerErrors, "; "), gr.Dir)
 	default:
 		res.Outcome = HookNotRetried
 		res.Output.SystemMessage = fmt.Sprintf("orchestrate: quality gates failed (%s), but they file no auto-retry issue (auto_retry: false), so the agent may stop. The results are in %s.",

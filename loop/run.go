@@ -351,6 +351,10 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		if err != nil {
 			return r.fail(ctx, err)
 		}
+		if gr.OnlyReviewerErrors() {
+			return r.fail(ctx, fmt.Errorf("the review could not be done, which is not the agent's to fix (%s): check the reviewer's command; its logs are in %s",
+				strings.Join(gr.ReviewerErrors, "; "), gr.Dir))
+		}
 		var mergeFeedback string
 		if gr.Evaluation.Passed {
 			if r.agent == nil {
