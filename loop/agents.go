@@ -53,6 +53,10 @@ type Worked struct {
 	// Kept is the worktree kept for a person, with what it holds; "" when
 	// it was removed.
 	Kept string `json:"kept,omitempty"`
+	// TakenOver says the claim was taken over while the agent worked (a
+	// person reassigned it, or its lease lapsed): the agent stopped, and
+	// the run goes on with the other issues.
+	TakenOver bool `json:"taken_over,omitempty"`
 }
 
 // AgentsResult is what RunAgents did and why it stopped.
@@ -293,7 +297,11 @@ func (p *pool) agent(ctx context.Context, cancel context.CancelFunc, name string
 				p.res.Left = append(p.res.Left, wk.Kept)
 			}
 			switch wk.Outcome {
-			case RunCapReached, RunAborted, RunInterrupted, RunError, RunNothing:
+			case RunInterrupted:
+				if !wk.TakenOver && p.stop == nil {
+					p.stop = wk.RunResult
+				}
+			case RunCapReached, RunAborted, RunError, RunNothing:
 				if p.stop == nil && wk.Outcome != RunNothing || wk.Outcome == RunNothing && strings.Contains(wk.Reason, "disabled") {
 					p.stop = wk.RunResult
 				}
@@ -407,14 +415,20 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 	r := &runner{w: w.InTree(tree.Dir), opt: opt, cfg: p.cfg, res: &RunResult{RunID: p.res.RunID}, held: p.held, agent: a}
 	r.start.git = true
 	wk.RunResult, err = r.loop(actx)
-	if cause := context.Cause(actx); errors.Is(cause, claim.ErrFenced) {
-		wk.RunResult.Outcome, wk.RunResult.Reason = RunInterrupted, cause.Error()
-		err = nil
+	// A takeover, seen by the renewal or by a write refused: this agent
+	// stops; the run goes on.
+	fenced := context.Cause(actx)
+	if !errors.Is(fenced, claim.ErrFenced) {
+		fenced = err
+	}
+	if errors.Is(fenced, claim.ErrFenced) && ctx.Err() == nil {
+		wk.RunResult.Outcome, wk.RunResult.Reason = RunInterrupted, fenced.Error()
+		wk.TakenOver, err = true, nil
 	}
 	stop(nil)
 	<-renewed
 	wk.Merged = a.merged
-	if !errors.Is(context.Cause(actx), claim.ErrFenced) {
+	if !wk.TakenOver {
 		release()
 	}
 	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")

@@ -342,3 +342,39 @@ func TestSignatureAcrossCheckouts(t *testing.T) {
 		}
 	}
 }
+
+// A claim taken over while its agent works (a person reassigns the issue):
+// the agent's next write is refused, it stops and leaves the claim to its
+// new holder; the other agents go on and merge their work.
+func TestAgentsTakeover(t *testing.T) {
+	w := agentsRepo(t, func(w Workspace) string {
+		return "agent:\n  command: '" + logLaunch(w) + "echo \"$id\" > \"$id.txt\"'\ngates:\n  - name: own\n    command: 'echo failing; exit 1'\n"
+	}, "taken", "kept")
+	taken := "ISSUE-20241213-001"
+	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
+		if s.Kind == StepAgent && s.Issue == taken && s.Loop == 1 {
+			if _, err := w.Claim(context.Background(), time.Now(), taken, "boss", 0, true); err != nil {
+				t.Error(err)
+			}
+		}
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var took *Worked
+	for i := range res.Worked {
+		if res.Worked[i].Issue == taken {
+			took = &res.Worked[i]
+		}
+	}
+	if took == nil || !took.TakenOver || len(res.Worked) != 2 {
+		t.Fatalf("worked: %+v", res.Worked)
+	}
+	is := loadIssue(t, w, taken)
+	if l := claim.Of(is); l.Holder != "boss" || l.Epoch != 2 || is.Int(queue.FieldRetryCount, 0) != 0 {
+		t.Errorf("%s: claim %+v, Retry-Count %d: the new holder's claim, and nothing of the old one's counted", taken, l, is.Int(queue.FieldRetryCount, 0))
+	}
+	if n := launches(t, w)[taken]; n != 1 {
+		t.Errorf("%s launched %d times after its takeover", taken, n)
+	}
+}
