@@ -249,6 +249,10 @@ type runner struct {
 	start      startTree    // the tree as the run found it, for on_success
 	resolved   []Resolution // the issues the run's gates resolved
 
+	// totals are the running totals each Codex thread reported last (see
+	// launchUsage).
+	totals map[string]analytics.Usage
+
 	// agent, when set, is the claim, worktree and merge queue of one of
 	// several agents (RunAgents): the loop works on its issue alone, in
 	// its worktree, and merges its work back when the gates pass.
@@ -752,9 +756,30 @@ func (r *runner) takeReport(a *AgentRun, output, session string) {
 		if rep.Usage.Session == "" {
 			rep.Usage.Session = r.session
 		}
-		u := rep.Usage
+		u := r.launchUsage(rep.Usage)
 		a.Usage = &u
 	}
+}
+
+// launchUsage is what one launch used, from what the agent reported. Codex
+// reports a resumed thread's running totals: this launch's share is what
+// they grew by since the thread's last launch.
+func (r *runner) launchUsage(u analytics.Usage) analytics.Usage {
+	if r.cfg.Agent.Usage != config.UsageCodexJSONL || u.Session == "" {
+		return u
+	}
+	if r.totals == nil {
+		r.totals = map[string]analytics.Usage{}
+	}
+	prev, seen := r.totals[u.Session]
+	r.totals[u.Session] = u
+	if !seen || u.InputTokens < prev.InputTokens || u.OutputTokens < prev.OutputTokens || u.CacheReadTokens < prev.CacheReadTokens {
+		return u // a thread of its own, or totals that did not grow: as reported
+	}
+	u.InputTokens -= prev.InputTokens
+	u.OutputTokens -= prev.OutputTokens
+	u.CacheReadTokens -= prev.CacheReadTokens
+	return u
 }
 
 // agentEvents are the history rows of loop n's agent run: the run, and

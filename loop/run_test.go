@@ -150,3 +150,32 @@ func TestRunAgentCouldNotStart(t *testing.T) {
 		})
 	}
 }
+
+// Codex reports a resumed thread's running totals: each launch's usage row
+// holds what that launch used (200/40/20 each time here), not the total
+// again.
+func TestRunCodexUsagePerLaunch(t *testing.T) {
+	root := t.TempDir()
+	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
+	os.MkdirAll(w.Dir, 0o755)
+	agent := `n=$(( $(cat n 2>/dev/null || echo 0) + 1 )); echo $n > n; ` +
+		`echo '{"type":"thread.started","thread_id":"t-1"}'; ` +
+		`echo "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":$((200*n)),\"cached_input_tokens\":$((20*n)),\"output_tokens\":$((40*n))}}"`
+	if err := os.WriteFile(filepath.Join(root, "agent.sh"), []byte(agent+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "retry:\n  strategy: same\nagent:\n  profile: codex\n  command: sh agent.sh\n  resume_command: sh agent.sh\n" +
+		"gates:\n  - name: third\n    command: 'test \"$(cat n)\" -ge 3'\n"
+	if err := os.WriteFile(w.Path(ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Run(context.Background(), RunOptions{Task: "x"})
+	if err != nil || res.Outcome != RunPassed || len(res.Agents) != 3 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	for i, a := range res.Agents {
+		if u := a.Usage; u == nil || u.InputTokens != 200 || u.OutputTokens != 40 || u.CacheReadTokens != 20 || u.Session != "t-1" {
+			t.Errorf("launch %d: usage %+v; want 200/40/20 of thread t-1", i+1, u)
+		}
+	}
+}
