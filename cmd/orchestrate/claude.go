@@ -34,7 +34,9 @@ type hookFile struct {
 var hookFiles = map[string]hookFile{
 	loop.AgentClaude: {path: ".claude/settings.json", startEvent: "SessionStart", stopEvent: "Stop"},
 	loop.AgentCodex: {path: ".codex/hooks.json", startEvent: "SessionStart", stopEvent: "Stop",
-		note: "codex runs a project's hooks once you trust them: /hooks in codex"},
+		note: "codex runs a project's hooks only when it trusts both the project and the hooks: " +
+			"the project (trust it when codex asks, run codex exec --trust once here, or add [projects.\"<this folder>\"] trust_level = \"trusted\" to $CODEX_HOME/config.toml) " +
+			"and the hooks themselves (review and trust them with /hooks in codex, again after every change to .codex/hooks.json)"},
 	loop.AgentGemini: {path: ".gemini/settings.json", startEvent: "SessionStart", stopEvent: "AfterAgent", millis: true},
 	loop.AgentCursor: {path: ".cursor/hooks.json", flat: true, startEvent: "sessionStart", stopEvent: "stop", loopLimit: true},
 }
