@@ -7,6 +7,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
@@ -85,15 +86,27 @@ type Resolution struct {
 
 // Resolve marks an issue resolved: its verification passed. manual says a
 // person fixed it by hand, which the analytics do not count as the loop's
-// own fix.
+// own fix. Resolved by the holder of its claim (Fenced), the claim ends in
+// the same write.
 func (w Workspace) Resolve(ctx context.Context, now time.Time, id string, manual bool) (Resolution, error) {
 	var r Resolution
+	var released claim.Lease
 	err := w.updateIssue(ctx, id, func(is *queue.Issue) error {
 		r = Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)}
 		if v, ok := is.Get(queue.FieldCreated); ok {
 			r.Created, _ = time.Parse(time.RFC3339, v)
 		}
 		is.Set(queue.FieldStatus, queue.StatusResolved)
+		released = claim.Lease{}
+		if f := w.fence; f != nil && f.id == id {
+			// Its holder resolves it: the claim ends in the same write, so
+			// that no crash leaves a resolved issue claimed.
+			l, err := claim.Release(is, f.epoch)
+			if err != nil {
+				return err
+			}
+			released = l
+		}
 		return nil
 	}, func() []analytics.Event {
 		ev := analytics.Event{Time: now, RunID: w.runID(), Event: analytics.EventResolve, IssueID: id, Attempt: r.Retries}
@@ -102,6 +115,10 @@ func (w Workspace) Resolve(ctx context.Context, now time.Time, id string, manual
 		}
 		if manual {
 			ev.Detail = analytics.DetailManual
+		}
+		if released.Holder != "" {
+			return []analytics.Event{ev, {Time: now, RunID: ev.RunID, Event: analytics.EventRelease, IssueID: id,
+				Attempt: released.Epoch, Detail: "holder=" + released.Holder}}
 		}
 		return []analytics.Event{ev}
 	})
