@@ -164,6 +164,7 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	switch _, serr := os.Stat(filepath.Join(t.Dir, ".git")); {
 	case serr == nil && branchErr == nil:
 		checkout = false // its worktree, as a killed run left it
+		recoverTree(ctx, t.Dir)
 	case branchErr == nil:
 		os.RemoveAll(t.Dir) // what is left of a worktree git forgot
 		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
@@ -184,6 +185,28 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// recoverTree undoes what a git command killed in the worktree at dir left
+// behind: its index lock, a rebase half done. The caller holds the run
+// lock: no git command of orchestrate's works in it now.
+func recoverTree(ctx context.Context, dir string) {
+	data, err := readSmall(filepath.Join(dir, ".git"))
+	if err != nil {
+		return
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	os.Remove(filepath.Join(gitdir, "index.lock"))
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if _, err := os.Stat(filepath.Join(gitdir, d)); err == nil {
+			git(ctx, dir, "rebase", "--abort")
+			break
+		}
+	}
 }
 
 // Head returns the commit a ref names.

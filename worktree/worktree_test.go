@@ -242,3 +242,31 @@ func TestCheckouts(t *testing.T) {
 		t.Errorf("Checkouts(not a repository) = %v", got)
 	}
 }
+
+// A worktree a killed git command left locked, or in the middle of a
+// rebase, is taken up clean.
+func TestAddRecoversKilledGit(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, _ := r.Add(ctx, "I", "main")
+	write(t, filepath.Join(tree.Dir, "a.txt"), "mine\n")
+	tree.Commit(ctx, "mine")
+	write(t, filepath.Join(r.Root, "a.txt"), "theirs\n")
+	run(t, r.Root, "commit", "-qam", "theirs")
+	// A rebase that stops on its conflict, as a kill would leave it, and
+	// the index lock of a git add killed midway.
+	exec.Command("git", "-C", tree.Dir, "-c", "user.name=t", "-c", "user.email=t@t", "rebase", "main").Run()
+	gitdir := strings.TrimSpace(strings.TrimPrefix(run(t, tree.Dir, "rev-parse", "--git-dir"), "gitdir:"))
+	if _, err := os.Stat(filepath.Join(gitdir, "rebase-merge")); err != nil {
+		t.Fatalf("no rebase in progress to recover from: %v", err)
+	}
+	write(t, filepath.Join(gitdir, "index.lock"), "")
+	again, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(again.Dir, "b.txt"), "more\n")
+	if c, err := again.Commit(ctx, "more"); err != nil || c == "" {
+		t.Errorf("commit in the taken-up worktree: %q, %v", c, err)
+	}
+}
