@@ -11,7 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,7 +154,7 @@ func Parse(out []byte) ([]Finding, error) {
 	return fs, nil
 }
 
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+var ansi = lazyre.New(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 
 func cleanOutput(out []byte) string {
 	s := strings.ToValidUTF8(string(out), "\uFFFD")
@@ -179,7 +179,7 @@ func unfence(s string) (string, int) {
 	return strings.Join(lines[1:len(lines)-1], "\n"), lead + 1
 }
 
-var noFindings = regexp.MustCompile(`(?i)^[#*_\s]*(no (findings|issues)( found)?|none)[.!]?[*_\s]*$`)
+var noFindings = lazyre.New(`(?i)^[#*_\s]*(no (findings|issues)( found)?|none)[.!]?[*_\s]*$`)
 
 func isNoFindings(s string) bool { return noFindings.MatchString(s) }
 
@@ -328,16 +328,16 @@ func excerptLine(s string) string {
 }
 
 var (
-	mdHeading   = regexp.MustCompile(`^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
-	mdBold      = regexp.MustCompile(`^ {0,3}(?:\*\*|__)(.+?)(?:\*\*|__):?\s*$`)
-	mdItem      = regexp.MustCompile(`^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$`)
-	pToken      = regexp.MustCompile(`(?i)\bP([0-3])\b`)
-	priorityWrd = regexp.MustCompile(`(?i)^\W*(critical|major|minor|nits?|suggestions?|trivial)\b`)
-	suggestion  = regexp.MustCompile(`(?i)^(?:suggestion|suggested fix|fix)\s*:\s*(.*)$`)
-	noneItem    = regexp.MustCompile(`(?i)^[(*_\s]*(none|n/a|nothing|no (findings|issues)( found)?)[.)*_\s]*$`)
+	mdHeading   = lazyre.New(`^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	mdBold      = lazyre.New(`^ {0,3}(?:\*\*|__)(.+?)(?:\*\*|__):?\s*$`)
+	mdItem      = lazyre.New(`^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$`)
+	pToken      = lazyre.New(`(?i)\bP([0-3])\b`)
+	priorityWrd = lazyre.New(`(?i)^\W*(critical|major|minor|nits?|suggestions?|trivial)\b`)
+	suggestion  = lazyre.New(`(?i)^(?:suggestion|suggested fix|fix)\s*:\s*(.*)$`)
+	noneItem    = lazyre.New(`(?i)^[(*_\s]*(none|n/a|nothing|no (findings|issues)( found)?)[.)*_\s]*$`)
 	// A location: a path (with a dot or a slash, or with a line number),
 	// an optional :line or :line:col, then a separator and the issue.
-	location = regexp.MustCompile("^[`*_\\[]*([^\\s`*\\[\\]():]+?)(?::(\\d+)(?:[-:]\\d+)?)?[`*_\\]]*(?:\\s+[-–—:]|:)\\s+(.+)$")
+	location = lazyre.New("^[`*_\\[]*([^\\s`*\\[\\]():]+?)(?::(\\d+)(?:[-:]\\d+)?)?[`*_\\]]*(?:\\s+[-–—:]|:)\\s+(.+)$")
 )
 
 // headingPriority returns the priority a markdown heading names, if any.

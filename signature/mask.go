@@ -1,8 +1,8 @@
 package signature
 
 import (
+	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +18,7 @@ type rule struct {
 }
 
 // replace returns an apply function for a regexp and a template.
-func replace(re *regexp.Regexp, template string) func(string) string {
+func replace(re *lazyre.RE, template string) func(string) string {
 	return func(line string) string { return re.ReplaceAllString(line, template) }
 }
 
@@ -44,58 +44,58 @@ const (
 var (
 	// 2026-11-22, 2026/11/22 03:05:05 (Go's log), 2026-11-22 03:05:07,184
 	// (Python's logging), 2026-11-22T03:05:09.367784328Z (RFC 3339).
-	reDateTime = regexp.MustCompile(`\b\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z\b| ?[+-]\d{2}:?\d{2}\b| UTC\b)?)?\b`)
+	reDateTime = lazyre.New(`\b\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z\b| ?[+-]\d{2}:?\d{2}\b| UTC\b)?)?\b`)
 	// Sun Nov 22 03:05:09 UTC 2026 (date), Sun, 22 Nov 2026 03:05:09 +0000
 	// (RFC 2822), Nov 22 03:05:09 (syslog).
-	reWordyTime = regexp.MustCompile(`\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? +)?(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?:\d{1,2},? +)?(?:\d{4} +)?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?: ?[AP]M)?(?: +(?:UTC|GMT|[A-Z]{1,3}[SD]?T|[+-]\d{4})\b)?(?: +\d{4})?\b`)
+	reWordyTime = lazyre.New(`\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? +)?(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?:\d{1,2},? +)?(?:\d{4} +)?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?: ?[AP]M)?(?: +(?:UTC|GMT|[A-Z]{1,3}[SD]?T|[+-]\d{4})\b)?(?: +\d{4})?\b`)
 	// 03:05:09, 03:05:09.123
-	reClock = regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b`)
+	reClock = lazyre.New(`\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b`)
 
-	reUUID = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+	reUUID = lazyre.New(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
 
 	// The arguments of a Go stack frame, words of memory printed in hex:
 	// "testing.tRunner(0xcda2849a008, 0x595230)".
-	reGoArgs = regexp.MustCompile(`^(\S+)\([0-9a-fA-Fx{}?., ]*0x[0-9a-fA-Fx{}?., ]*\)$`)
-	reHex    = regexp.MustCompile(`\b[0-9a-fA-F]{16,}\b`)
+	reGoArgs = lazyre.New(`^(\S+)\([0-9a-fA-Fx{}?., ]*0x[0-9a-fA-Fx{}?., ]*\)$`)
+	reHex    = lazyre.New(`\b[0-9a-fA-F]{16,}\b`)
 
-	rePyLine = regexp.MustCompile(`(File "[^"]*", line )\d+`)
+	rePyLine = lazyre.New(`(File "[^"]*", line )\d+`)
 	// sh: 1: gotestsum: not found (dash); ./run.sh: line 5: x: command not found (bash).
-	reShLine = regexp.MustCompile(`^((?:\S*/)?(?:[\w.-]*sh|[\w.-]+\.sh)): (line )?\d+: `)
+	reShLine = lazyre.New(`^((?:\S*/)?(?:[\w.-]*sh|[\w.-]+\.sh)): (line )?\d+: `)
 	// The line number in the source excerpt of gcc and clang: "    7 |   x = 1;".
-	reGutter = regexp.MustCompile(`^ *\d+ \| `)
+	reGutter = lazyre.New(`^ *\d+ \| `)
 
 	// A fractional duration (0.123s, 1.5 ms, 1m30.5s), which is measured,
 	// not configured.
-	reDurFrac = regexp.MustCompile(`\b(?:\d+h)?(?:\d+m)?\d+\.\d+ ?(?:ns|µs|μs|us|ms|s|sec|secs|seconds)\b`)
+	reDurFrac = lazyre.New(`\b(?:\d+h)?(?:\d+m)?\d+\.\d+ ?(?:ns|µs|μs|us|ms|s|sec|secs|seconds)\b`)
 	// Any duration in parentheses: "--- FAIL: TestX (0.00s)", "TestHang (2s)".
-	reDurParen = regexp.MustCompile(`\((?:\d+h)?(?:\d+m)?\d+(?:\.\d+)? ?(?:ns|µs|μs|us|ms|s|sec|m|min|h)\)`)
+	reDurParen = lazyre.New(`\((?:\d+h)?(?:\d+m)?\d+(?:\.\d+)? ?(?:ns|µs|μs|us|ms|s|sec|m|min|h)\)`)
 	// Any duration after a word that says it was measured: "in 0.001s",
 	// "after 0 ms" (curl), "took 3s".
-	reDurWord = regexp.MustCompile(`\b(in|after|took|elapsed|Elapsed:?|[Tt]ime:?) \d+(?:\.\d+)? ?(?:ns|µs|μs|us|ms|s|sec|secs|seconds|m|min|mins|minutes|h|hours)\b`)
+	reDurWord = lazyre.New(`\b(in|after|took|elapsed|Elapsed:?|[Tt]ime:?) \d+(?:\.\d+)? ?(?:ns|µs|μs|us|ms|s|sec|secs|seconds|m|min|mins|minutes|h|hours)\b`)
 	// node's "duration_ms: 1.243374" (TAP) and "ℹ duration_ms 102.97" (spec).
-	reDurMs = regexp.MustCompile(`\b(duration_ms:?) \d+(?:\.\d+)?\b`)
+	reDurMs = lazyre.New(`\b(duration_ms:?) \d+(?:\.\d+)?\b`)
 	// A throughput: "34.7 GB/s" (dd), "1.2MiB/s".
-	reRate = regexp.MustCompile(`\b\d+(?:\.\d+)? ?[kKMGTP]?i?B/s\b`)
+	reRate = lazyre.New(`\b\d+(?:\.\d+)? ?[kKMGTP]?i?B/s\b`)
 
 	// ==11118==ERROR: AddressSanitizer (and the other sanitizers).
-	reSanPID = regexp.MustCompile(`^==\d+==`)
+	reSanPID = lazyre.New(`^==\d+==`)
 	// (node:18206) Warning: …
-	reNodePID = regexp.MustCompile(`\(node:\d+\)`)
+	reNodePID = lazyre.New(`\(node:\d+\)`)
 
 	// goroutine 7 [running]:, created by x in goroutine 6, by goroutine 9:,
 	// Goroutine 9 (running) created at: (the race detector).
-	reGoroutine     = regexp.MustCompile(`\b([Gg]oroutine) \d+\b`)
-	reGoroutineWait = regexp.MustCompile(`^(goroutine N \[[^\]]*), \d+ minutes`)
-	reRaceState     = regexp.MustCompile(`^(Goroutine N) \((?:running|finished)\)`)
+	reGoroutine     = lazyre.New(`\b([Gg]oroutine) \d+\b`)
+	reGoroutineWait = lazyre.New(`^(goroutine N \[[^\]]*), \d+ minutes`)
+	reRaceState     = lazyre.New(`^(Goroutine N) \((?:running|finished)\)`)
 	// Which access of a data race came first varies from run to run.
-	reRaceAccess = regexp.MustCompile(`^(Previous )?(?:[Aa]tomic )?(?:[Rr]ead|[Ww]rite) at (\S+) by `)
+	reRaceAccess = lazyre.New(`^(Previous )?(?:[Aa]tomic )?(?:[Rr]ead|[Ww]rite) at (\S+) by `)
 
 	// TAP test points are numbered in the order they ran: "not ok 2 - x".
-	reTAP = regexp.MustCompile(`^(\s*)(ok|not ok) \d+\b`)
+	reTAP = lazyre.New(`^(\s*)(ok|not ok) \d+\b`)
 
 	// The gate keeps the head and the tail of a long output and marks the
 	// cut with "… N bytes omitted …"; N moves with every duration and path.
-	reOmitted = regexp.MustCompile(`^… \d+ bytes omitted …$`)
+	reOmitted = lazyre.New(`^… \d+ bytes omitted …$`)
 )
 
 // rules are applied to every line in this order: temporary paths before
@@ -820,6 +820,6 @@ func maskVitestTimes(l string) string {
 }
 
 var (
-	reVitestTime = regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ms|s)\b`)
-	reVitestTail = regexp.MustCompile(` \d+(?:\.\d+)?(?:ms|s)$`)
+	reVitestTime = lazyre.New(`\b\d+(?:\.\d+)?(?:ms|s)\b`)
+	reVitestTail = lazyre.New(` \d+(?:\.\d+)?(?:ms|s)$`)
 )

@@ -2,7 +2,7 @@ package signature
 
 import (
 	"encoding/json"
-	"regexp"
+	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"strings"
 )
 
@@ -12,40 +12,40 @@ import (
 var (
 	// pytest's summary, "== 1 failed, 2 passed in <dur> ==" (its "="
 	// padding follows the width of the rest) or, with -q, without padding.
-	rePytestSummary = regexp.MustCompile(`^(?:=+ )?(\d+ [a-z]+(?:, \d+ [a-z]+)*)(?: in (<dur>)(?: \(<time>\))?)?(?: =+)?$`)
+	rePytestSummary = lazyre.New(`^(?:=+ )?(\d+ [a-z]+(?:, \d+ [a-z]+)*)(?: in (<dur>)(?: \(<time>\))?)?(?: =+)?$`)
 	// "collected 3 items", "collecting ... collected 3 items", and with
 	// deselection "collected 5 items / 2 deselected / 3 selected".
-	rePytestCollected = regexp.MustCompile(`\bcollected \d+ items?(?: / \d+ deselected)?(?: / \d+ selected)?`)
+	rePytestCollected = lazyre.New(`\bcollected \d+ items?(?: / \d+ deselected)?(?: / \d+ selected)?`)
 	// pytest -v: "test_calc.py::test_add FAILED    [ 66%]".
-	rePytestVerbose = regexp.MustCompile(`^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \([^)]*\))? *\[ *\d+%\]$`)
+	rePytestVerbose = lazyre.New(`^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \([^)]*\))? *\[ *\d+%\]$`)
 	// pytest-xdist -v: "[gw0] [ 33%] PASSED test_calc.py::test_sub".
-	rePytestXdistVerbose = regexp.MustCompile(`^\[gw\d+\] \[ *\d+%\] (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)`)
+	rePytestXdistVerbose = lazyre.New(`^\[gw\d+\] \[ *\d+%\] (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)`)
 	// pytest's progress: "test_calc.py .F.    [100%]", "...F..   [ 50%]".
-	rePytestProgress = regexp.MustCompile(`^(?:\S+\.py )?[.FEsxX]+ *\[ *\d+%\]$`)
+	rePytestProgress = lazyre.New(`^(?:\S+\.py )?[.FEsxX]+ *\[ *\d+%\]$`)
 	// pytest-xdist's workers: "gw0 I / gw1 I", "gw0 [9] / gw1 [9]", "[gw1]".
-	rePytestWorkers = regexp.MustCompile(`^gw\d+ (?:I|C|ok|\[\d+\])(?: / gw\d+ (?:I|C|ok|\[\d+\]))*$`)
-	reXdistWorker   = regexp.MustCompile(`\[gw\d+\]`)
+	rePytestWorkers = lazyre.New(`^gw\d+ (?:I|C|ok|\[\d+\])(?: / gw\d+ (?:I|C|ok|\[\d+\]))*$`)
+	reXdistWorker   = lazyre.New(`\[gw\d+\]`)
 
 	// cargo test: "thread 'tests::adds' (19173) panicked at src/lib.rs:N:N:"
-	reRustThread = regexp.MustCompile(`\bthread '([^']*)' \(\d+\) panicked`)
-	reRustTests  = regexp.MustCompile(`^running \d+ tests?$`)
+	reRustThread = lazyre.New(`\bthread '([^']*)' \(\d+\) panicked`)
+	reRustTests  = lazyre.New(`^running \d+ tests?$`)
 	// cargo test -q's progress: "." for each passing test, and with failures
 	// the count so far: ".... 5/6".
-	reRustProgress = regexp.MustCompile(`^\.* ?\d+/\d+$`)
+	reRustProgress = lazyre.New(`^\.* ?\d+/\d+$`)
 	// "test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0
 	// filtered out; finished in <dur>"
-	reRustResult = regexp.MustCompile(`^test result: (\w+)\. (.*)$`)
+	reRustResult = lazyre.New(`^test result: (\w+)\. (.*)$`)
 
 	// tsc: "calc.ts(5,14): error TS2322: …", a file's line and column.
-	reTscPos = regexp.MustCompile(`(\.[A-Za-z][\w+-]*)\(\d+,\d+\):`)
+	reTscPos = lazyre.New(`(\.[A-Za-z][\w+-]*)\(\d+,\d+\):`)
 	// eslint's stylish rows: "  2:7   error  'x' is assigned …  no-unused-vars",
 	// aligned in columns as wide as the widest row.
-	reESLintRow = regexp.MustCompile(`^\s+\d+:\d+\s+(error|warning)\s+(.*\S)\s\s+(\S+)$`)
+	reESLintRow = lazyre.New(`^\s+\d+:\d+\s+(error|warning)\s+(.*\S)\s\s+(\S+)$`)
 
 	// node --test: "# tests 6", "ℹ pass 2" (the fail count stays), and the
 	// TAP plan "1..6".
-	reNodeCount = regexp.MustCompile(`^(# |ℹ )(tests|suites|pass|skipped|todo|cancelled) \d+$`)
-	reTAPPlan   = regexp.MustCompile(`^(\s*)1\.\.\d+$`)
+	reNodeCount = lazyre.New(`^(# |ℹ )(tests|suites|pass|skipped|todo|cancelled) \d+$`)
+	reTAPPlan   = lazyre.New(`^(\s*)1\.\.\d+$`)
 )
 
 // pytestDropped are the counts of pytest's summary that say nothing about

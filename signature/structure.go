@@ -1,7 +1,7 @@
 package signature
 
 import (
-	"regexp"
+	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"slices"
 	"strings"
 )
@@ -232,13 +232,13 @@ func sortFailedLines(lines []line) []line {
 }
 
 var (
-	reGoEvent  = regexp.MustCompile(`^=== (?:RUN|PAUSE|CONT|NAME)(?:\s+(\S+))?$`)
-	reGoResult = regexp.MustCompile(`^(\s*)--- (FAIL|PASS|SKIP): (\S+) \(`)
-	reGoOK     = regexp.MustCompile(`^ok\s+\S+\s+(?:<dur>|\(cached\)|\[no tests to run\])`)
-	reGoNoTest = regexp.MustCompile(`^\?\s+\S+\s+\[no test files\]$`)
-	rePyRan    = regexp.MustCompile(`^Ran \d+ tests? in `)
+	reGoEvent  = lazyre.New(`^=== (?:RUN|PAUSE|CONT|NAME)(?:\s+(\S+))?$`)
+	reGoResult = lazyre.New(`^(\s*)--- (FAIL|PASS|SKIP): (\S+) \(`)
+	reGoOK     = lazyre.New(`^ok\s+\S+\s+(?:<dur>|\(cached\)|\[no tests to run\])`)
+	reGoNoTest = lazyre.New(`^\?\s+\S+\s+\[no test files\]$`)
+	rePyRan    = lazyre.New(`^Ran \d+ tests? in `)
 	// unittest -v: "test_add (__main__.CalcTest.test_add) ... FAIL".
-	rePyVerbose = regexp.MustCompile(`^\S+ \(\S+\) \.\.\. (?:FAIL|ERROR|skipped|expected failure|unexpected success)`)
+	rePyVerbose = lazyre.New(`^\S+ \(\S+\) \.\.\. (?:FAIL|ERROR|skipped|expected failure|unexpected success)`)
 )
 
 // isNoise reports whether a line only says that something passed, or varies
