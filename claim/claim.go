@@ -145,9 +145,11 @@ func Release(is *queue.Issue, epoch int) (Lease, error) {
 }
 
 // Fence refuses a write to is made by a holder at epoch when the issue's
-// epoch is greater: its claim was taken over.
+// epoch is greater (its claim was taken over), or the same but no one holds
+// it (a person released it).
 func Fence(is *queue.Issue, epoch int) error {
-	if cur := Of(is); epoch < cur.Epoch {
+	if cur := Of(is); epoch < cur.Epoch || epoch == cur.Epoch && cur.Holder == "" && epoch > 0 {
+		// Taken over, or released by a person: its holder is to stop.
 		return &FencedError{ID: is.ID, Yours: epoch, Lease: cur}
 	}
 	return nil

@@ -140,7 +140,7 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 	if err != nil {
 		return nil, err
 	}
-	if _, err := repo.Head(ctx, branch); err != nil {
+	if _, err := repo.Head(ctx, "refs/heads/"+branch); err != nil {
 		return nil, fmt.Errorf("%s has no commit yet: commit once, then run the agents", branch)
 	}
 	rel, err := filepath.Rel(repo.Root, w.absDir())
@@ -283,10 +283,12 @@ func (p *pool) agent(ctx context.Context, cancel context.CancelFunc, name string
 			}
 			continue
 		}
+		p.mu.Lock()
+		p.given[c.ID] = true // no other agent of this run takes it again, whatever comes
+		p.mu.Unlock()
 		p.step(Step{Kind: StepClaim, Worker: name, Issue: c.ID, Claim: c})
 		wk, err := p.work(ctx, name, *c)
 		p.mu.Lock()
-		p.given[c.ID] = true
 		if wk != nil {
 			p.res.Worked = append(p.res.Worked, *wk)
 			p.res.AgentTimeMS += wk.agentTime()
@@ -384,7 +386,7 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 			w.warn(fmt.Errorf("releasing %s: %w", c.ID, err))
 		}
 	}
-	base, err := p.repo.Head(ctx, p.branch)
+	base, err := p.repo.Head(ctx, "refs/heads/"+p.branch)
 	if err != nil {
 		release()
 		return nil, err
@@ -421,16 +423,19 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 	if !errors.Is(fenced, claim.ErrFenced) {
 		fenced = err
 	}
-	if errors.Is(fenced, claim.ErrFenced) && ctx.Err() == nil {
+	if errors.Is(fenced, claim.ErrFenced) && ctx.Err() == nil && a.merged == "" {
 		wk.RunResult.Outcome, wk.RunResult.Reason = RunInterrupted, fenced.Error()
 		wk.TakenOver, err = true, nil
 	}
 	stop(nil)
 	<-renewed
 	wk.Merged = a.merged
-	if !wk.TakenOver {
-		release()
+	if wk.TakenOver {
+		// Its worktree is the new holder's now: left as it is.
+		wk.Kept = keptNote(p.repo, c.ID, "its claim taken over")
+		return wk, err
 	}
+	release()
 	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")
 	return wk, err
 }
@@ -557,6 +562,7 @@ func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error)
 		record: func(ctx context.Context, gr *GateRun) error {
 			return r.w.recordClaimedFailure(ctx, r.opt.Now(), a.claim.ID, gr, nil)
 		},
+		fence: r.w.checkFence,
 	}
 	r.step(Step{Kind: StepQueued, Loop: n})
 	res := a.train.merge(ctx, c)
@@ -565,8 +571,14 @@ func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error)
 	case res.err != nil:
 		return nil, "", res.err
 	case res.conflict != nil:
-		return nil, r.mergeFailure(ctx, fmt.Sprintf("%v. Rebase your branch onto %s (git rebase %s) and resolve the conflicts, keeping both sides' intent.",
-			res.conflict, a.branch, a.branch)), nil
+		how := "git rebase " + a.branch
+		if a.upstream != "" {
+			// Its branch still sits on work of another issue that is not
+			// merged: that work stays out.
+			how = fmt.Sprintf("git rebase --onto %s %.12s", a.branch, a.upstream)
+		}
+		return nil, r.mergeFailure(ctx, fmt.Sprintf("%v. Rebase your branch onto %s (%s) and resolve the conflicts, keeping both sides' intent.",
+			res.conflict, a.branch, how)), nil
 	case res.failed != nil:
 		r.mergeEvent(ctx, n, analytics.OutcomeFail, "gates fail after the rebase onto "+a.branch)
 		return res.failed, "", nil

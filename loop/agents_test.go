@@ -378,3 +378,31 @@ func TestAgentsTakeover(t *testing.T) {
 		t.Errorf("%s launched %d times after its takeover", taken, n)
 	}
 }
+
+// A claim taken over while its work waits in the merge queue: the train
+// asks the fence just before it merges, and that work is not merged.
+func TestAgentsTakeoverBeforeMerge(t *testing.T) {
+	w := agentsRepo(t, func(w Workspace) string {
+		return "agent:\n  command: '" + logLaunch(w) + "echo \"$id\" > \"$id.txt\"'\ngates:\n  - name: own\n    command: 'ls ISSUE-*.txt'\n"
+	}, "taken")
+	taken := "ISSUE-20241213-001"
+	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
+		if s.Kind == StepQueued && s.Issue == taken {
+			if _, err := w.Claim(context.Background(), time.Now(), taken, "boss", 0, true); err != nil {
+				t.Error(err)
+			}
+		}
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Merged) != 0 || len(res.Worked) != 1 || !res.Worked[0].TakenOver {
+		t.Errorf("merged %v, worked %+v", res.Merged, res.Worked)
+	}
+	if got := gitIn(t, w.Root(), "rev-list", "--count", "main"); got != "1" {
+		t.Errorf("main has %s commits: work whose claim was taken over was merged", got)
+	}
+	if l := claim.Of(loadIssue(t, w, taken)); l.Holder != "boss" || l.Epoch != 2 {
+		t.Errorf("claim %+v", l)
+	}
+}

@@ -186,3 +186,21 @@ func (f *fence) check(q *queue.Queue) error {
 	}
 	return nil
 }
+
+// checkFence refuses, without changing anything, a holder whose claim was
+// taken over: the merge train asks just before it merges a car.
+func (w Workspace) checkFence(ctx context.Context) error {
+	if w.fence == nil {
+		return nil
+	}
+	return w.withLock(ctx, func() error {
+		q, err := queue.LoadSome(w.Path(QueueFile), w.fence.id)
+		if err != nil {
+			return err
+		}
+		if q.Issue(w.fence.id) == nil {
+			return &NoIssueError{Path: w.Path(QueueFile), ID: w.fence.id}
+		}
+		return w.fence.check(q)
+	})
+}

@@ -398,7 +398,11 @@ func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
 		}
 	}
 	if w.session != "" {
-		return queue.UpdateSome(w.Path(QueueFile), []string{w.session, "ISSUE-" + w.day + "-"}, fn)
+		needles := []string{w.session, "ISSUE-" + w.day + "-"}
+		if w.fence != nil {
+			needles = append(needles, w.fence.id) // the fence reads its issue
+		}
+		return queue.UpdateSome(w.Path(QueueFile), needles, fn)
 	}
 	return queue.Update(w.Path(QueueFile), fn)
 }

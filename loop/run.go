@@ -366,14 +366,16 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 				return r.end(ctx, RunPassed, "every blocking quality gate passes")
 			}
 			after, feedback, err := r.mergeBack(ctx, n)
+			if r.agent.merged != "" {
+				// Merged: done, whatever ended meanwhile (the renewal of a
+				// claim its resolve ended, a Ctrl-C after the merge).
+				return r.end(ctx, RunPassed, "its gates pass, and it is merged into "+r.agent.branch)
+			}
 			if ctx.Err() != nil {
 				return r.interrupted(ctx)
 			}
 			if err != nil {
 				return r.fail(ctx, err)
-			}
-			if r.agent.merged != "" {
-				return r.end(ctx, RunPassed, "its gates pass, and it is merged into "+r.agent.branch)
 			}
 			if after != nil {
 				gr = after // the gates failed after the rebase

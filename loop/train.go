@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/orchestrate-dev/orchestrate/worktree"
@@ -36,9 +37,11 @@ type car struct {
 	// work's head: its own commits are those after it.
 	upstream string
 	// check runs the issue's gates again in its worktree, recording
-	// nothing; record records their failure against its issue.
+	// nothing; record records their failure against its issue; fence,
+	// just before the merge, refuses a claim that was taken over.
 	check  func(context.Context) (*GateRun, error)
 	record func(context.Context, *GateRun) error
+	fence  func(context.Context) error
 	done   chan carResult
 
 	head    string        // where its branch is on the train
@@ -64,7 +67,7 @@ func (t *train) merge(ctx context.Context, c *car) carResult {
 	bg := context.WithoutCancel(ctx) // the train outlives a car that stops waiting
 	t.mu.Lock()
 	if len(t.cars) == 0 {
-		head, err := t.repo.Head(bg, t.branch)
+		head, err := t.repo.Head(bg, "refs/heads/"+t.branch)
 		if err != nil {
 			t.mu.Unlock()
 			return carResult{err: err}
@@ -81,8 +84,31 @@ func (t *train) merge(ctx context.Context, c *car) carResult {
 	case r := <-c.done:
 		return r
 	case <-ctx.Done():
-		return carResult{err: ctx.Err()}
+		return t.leave(bg, c, ctx.Err())
 	}
+}
+
+// leave takes c off the train when its agent stops waiting (interrupted,
+// its claim taken over): its check ends, and the cars behind it are put
+// back without its work. A car already merged or failed says so.
+func (t *train) leave(ctx context.Context, c *car, err error) carResult {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case r := <-c.done:
+		return r
+	default:
+	}
+	if i := slices.Index(t.cars, c); i >= 0 {
+		if c.running != nil {
+			c.stop()
+			<-c.running
+			c.running = nil
+		}
+		t.cars = slices.Delete(t.cars, i, i+1)
+		t.rebuild(ctx, i)
+	}
+	return carResult{err: err}
 }
 
 // tip is what the next car goes onto: the last car's work, or the branch.
@@ -150,18 +176,23 @@ func (t *train) advance(ctx context.Context) {
 	defer t.mu.Unlock()
 	for len(t.cars) > 0 && t.cars[0].checked {
 		c := t.cars[0]
+		if c.err == nil && c.fence != nil {
+			c.err = c.fence(ctx)
+		}
 		if c.err == nil && (c.gr == nil || c.gr.Evaluation.Passed) {
 			err := t.repo.Advance(ctx, t.branch, t.base, c.head)
 			if errors.Is(err, worktree.ErrMoved) {
-				head, herr := t.repo.Head(ctx, t.branch)
-				if herr == nil {
+				head, herr := t.repo.Head(ctx, "refs/heads/"+t.branch)
+				if herr == nil && head != t.base {
 					// Someone else moved the branch: the whole train goes
 					// onto where it is now.
 					t.base = head
 					t.rebuild(ctx, 0)
 					return
 				}
-				err = herr
+				if herr != nil {
+					err = herr
+				}
 			}
 			if err != nil {
 				c.err = err

@@ -167,9 +167,11 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 		recoverTree(ctx, t.Dir)
 	case branchErr == nil:
 		os.RemoveAll(t.Dir) // what is left of a worktree git forgot
+		r.git(ctx, "worktree", "prune")
 		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
 	default:
 		os.RemoveAll(t.Dir)
+		r.git(ctx, "worktree", "prune")
 		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Dir, base)
 	}
 	r.mu.Unlock()
@@ -302,7 +304,7 @@ func (r *Repo) Advance(ctx context.Context, branch, old, new string) error {
 	}
 	cur, _ := r.CurrentBranch(ctx)
 	if cur == branch {
-		head, err := r.Head(ctx, "HEAD")
+		head, err := r.Head(ctx, "refs/heads/"+branch)
 		if err != nil {
 			return err
 		}
@@ -315,7 +317,10 @@ func (r *Repo) Advance(ctx context.Context, branch, old, new string) error {
 		return nil
 	}
 	if _, err := r.git(ctx, "update-ref", "-m", "orchestrate: merge", "refs/heads/"+branch, new, old); err != nil {
-		return fmt.Errorf("%s: %w: %v", branch, ErrMoved, err)
+		if head, herr := r.Head(ctx, "refs/heads/"+branch); herr == nil && head != old {
+			return fmt.Errorf("%s: %w: %v", branch, ErrMoved, err)
+		}
+		return err // a lock, a permission: not a move
 	}
 	return nil
 }
@@ -408,7 +413,9 @@ func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
 // command and what git printed.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	// No optional locks: a git status of ours never takes the index lock
+	// an agent's git add in the same worktree needs.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
