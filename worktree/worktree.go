@@ -190,7 +190,7 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 }
 
 // recoverTree undoes what a git command killed in the worktree at dir left
-// behind: its index lock, a rebase half done. The caller holds the run
+// behind: its lock files and its branch's, a rebase half done. The caller holds the run
 // lock: no git command of orchestrate's works in it now.
 func recoverTree(ctx context.Context, dir string) {
 	data, err := readSmall(filepath.Join(dir, ".git"))
@@ -202,7 +202,20 @@ func recoverTree(ctx context.Context, dir string) {
 		return
 	}
 	gitdir = strings.TrimSpace(gitdir)
-	os.Remove(filepath.Join(gitdir, "index.lock"))
+	// Its lock files (index.lock, HEAD.lock, …), and its branch's.
+	locks, _ := filepath.Glob(filepath.Join(gitdir, "*.lock"))
+	if branch, err := git(ctx, dir, "symbolic-ref", "-q", "HEAD"); err == nil {
+		if common, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
+			c := strings.TrimSpace(string(common))
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(gitdir, c)
+			}
+			locks = append(locks, filepath.Join(c, filepath.FromSlash(strings.TrimSpace(branch))+".lock"))
+		}
+	}
+	for _, l := range locks {
+		os.Remove(l)
+	}
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(gitdir, d)); err == nil {
 			git(ctx, dir, "rebase", "--abort")

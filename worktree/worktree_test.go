@@ -261,6 +261,8 @@ func TestAddRecoversKilledGit(t *testing.T) {
 		t.Fatalf("no rebase in progress to recover from: %v", err)
 	}
 	write(t, filepath.Join(gitdir, "index.lock"), "")
+	write(t, filepath.Join(gitdir, "HEAD.lock"), "")
+	write(t, filepath.Join(r.Common, "refs", "heads", "orchestrate", "I.lock"), "")
 	again, err := r.Add(ctx, "I", "main")
 	if err != nil {
 		t.Fatal(err)
