@@ -164,16 +164,7 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 		given: map[string]bool{}, train: &train{repo: repo, branch: branch}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
-	err = p.end(ctx)
-	if rerr := os.Remove(w.Path(AbortFile)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		err = errors.Join(err, rerr)
-	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if _, aerr := w.RefreshAnalytics(actx, false); aerr != nil {
-		err = errors.Join(err, w.warn(fmt.Errorf("making analytics.html: %w", aerr)))
-	}
-	return res, err
+	return res, w.endRun(ctx, p.end(ctx))
 }
 
 func (w Workspace) absDir() string {

@@ -188,21 +188,24 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	}
 	r.start = w.noteStartTree(ctx, cfg)
 	res, err := r.loop(ctx)
-	// An abort that came after the run's last decision point is the
-	// run's, which has ended: none stays behind it.
+	return res, w.endRun(ctx, err)
+}
+
+// endRun is what every run does last: an abort that came after its last
+// decision point is its own, which has ended, so none stays behind it; and
+// the report shows the run, made once, outside the workspace's lock, also
+// after an interruption. Past the run's commit point, the page is a
+// warning, never the run's exit code.
+func (w Workspace) endRun(ctx context.Context, err error) error {
 	if rerr := os.Remove(w.Path(AbortFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		err = errors.Join(err, rerr)
 	}
-	// The report shows the run when it ends: made once, here, outside the
-	// workspace's lock, and also after an interruption.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if _, aerr := w.RefreshAnalytics(actx, false); aerr != nil {
-		// Past the run's commit point (its queue and history are
-		// written): the page is a warning, never the run's exit code.
 		err = errors.Join(err, w.warn(fmt.Errorf("making analytics.html: %w", aerr)))
 	}
-	return res, err
+	return err
 }
 
 // startRun takes the run lock and reads the config, which must name a
