@@ -87,13 +87,28 @@ func runAgents(t *testing.T, w Workspace, n int) *AgentsResult {
 // sees its own work only, and each is merged into main in turn; nothing is
 // left behind, every claim is released.
 func TestAgentsMergeAll(t *testing.T) {
+	trees := t.TempDir()
 	w := agentsRepo(t, func(w Workspace) string {
 		// Each agent works in a worktree of its own, not the checkout,
-		// with a temporary directory of its own.
-		return "agent:\n  command: '" + logLaunch(w) + `test "$(git rev-parse --show-toplevel)" != ` + w.Root() + ` && echo "$id" > "$id.txt" && test -d "$TMPDIR"'` + "\n" +
+		// in agents.worktrees, with a temporary directory and a port of
+		// its own.
+		return "agents:\n  port_base: 3000\n  worktrees: " + trees + "\n" +
+			"agent:\n  command: '" + logLaunch(w) + `test "$(git rev-parse --show-toplevel)" != ` + w.Root() + ` && echo "$id" > "$id.txt" && test -d "$TMPDIR" && echo "$PORT $PWD" >> ` + filepath.Join(w.Root(), "ports") + `'` + "\n" +
 			"gates:\n  - name: own\n    command: 'ls ISSUE-*.txt'\n"
 	}, "one", "two", "three", "four")
 	res := runAgents(t, w, 4)
+	ports, _ := os.ReadFile(filepath.Join(w.Root(), "ports"))
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(ports)), "\n") {
+		port, dir, _ := strings.Cut(l, " ")
+		if port < "3001" || port > "3004" || len(port) != 4 || !strings.HasPrefix(dir, trees+"/") {
+			t.Errorf("an agent ran with PORT %q in %s; want 3001 to 3004, in %s", port, dir, trees)
+		}
+		seen[port] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("the agents' ports: %q; want one each", ports)
+	}
 	if res.Outcome != RunPassed || len(res.Merged) != 4 {
 		t.Fatalf("RunAgents = %s %q, merged %v", res.Outcome, res.Reason, res.Merged)
 	}

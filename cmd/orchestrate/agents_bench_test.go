@@ -32,32 +32,10 @@ func BenchmarkAgentsParallel(b *testing.B) {
 // new repository (--agents 2 for one issue: the same path as four).
 func agentsWall(b *testing.B, bin string, issues, agents int) time.Duration {
 	b.Helper()
-	root := b.TempDir()
-	git := func(args ...string) {
-		if out, err := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	ws := filepath.Join(root, ".orchestrator")
-	os.MkdirAll(ws, 0o755)
-	os.WriteFile(filepath.Join(root, ".gitignore"), []byte(".orchestrator/\n"), 0o644)
-	git("add", ".")
-	git("commit", "-qm", "init")
 	cfg := "agent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; sleep 2; echo \"$id\" > \"$id.txt\"'\n" +
 		"gates:\n  - name: test\n    command: 'sleep 0.2; ls ISSUE-*.txt'\n"
-	os.WriteFile(filepath.Join(ws, "config.yaml"), []byte(cfg), 0o644)
-	cleanupAnalytics(b, ws)
-	for i := 0; i < issues; i++ {
-		if out, err := exec.Command(bin, "--dir", ws, "issue", "add", "--summary", fmt.Sprintf("issue %d", i), "--auto-retry", "true").CombinedOutput(); err != nil {
-			b.Fatalf("%v: %s", err, out)
-		}
-	}
-	if agents < 2 {
-		agents = 2
-	}
-	run := exec.Command(bin, "--dir", ws, "run", "--agents", fmt.Sprint(agents))
-	run.Env = append(os.Environ(), "XDG_DATA_HOME="+b.TempDir())
+	_, _, _, orch := agentsProject(b, bin, cfg, issues)
+	run := orch("run", "--agents", fmt.Sprint(max(agents, 2)))
 	start := time.Now()
 	out, err := run.CombinedOutput()
 	wall := time.Since(start)

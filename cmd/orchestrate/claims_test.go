@@ -248,29 +248,9 @@ func TestAgentsKillTrials(t *testing.T) {
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	var runKills, agentKills int
 	for trial := 0; trial < trials; trial++ {
-		root := t.TempDir()
-		gitRun(t, root, "init", "-q", "-b", "main")
-		ws := filepath.Join(root, ".orchestrator")
-		os.MkdirAll(ws, 0o755)
-		os.WriteFile(filepath.Join(root, ".gitignore"), []byte(".orchestrator/\n"), 0o644)
-		gitRun(t, root, "add", ".")
-		gitRun(t, root, "commit", "-qm", "init")
 		cfg := "retry:\n  max_retries: 4\nagent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; sleep 0.$(( $$ % 7 )); echo \"$id\" > \"$id.txt\"'\n" +
 			"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
-		os.WriteFile(filepath.Join(ws, "config.yaml"), []byte(cfg), 0o644)
-		cleanupAnalytics(t, ws)
-		data := t.TempDir() // where the worktrees go
-		orch := func(args ...string) *exec.Cmd {
-			cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+data)
-			return cmd
-		}
-		for i := 0; i < 3; i++ {
-			if out, err := orch("issue", "add", "--summary", fmt.Sprintf("issue %d", i), "--auto-retry", "true").CombinedOutput(); err != nil {
-				t.Fatalf("%v: %s", err, out)
-			}
-		}
+		root, ws, data, orch := agentsProject(t, bin, cfg, 3)
 		run := orch("run", "--agents", "2", "--lease", "3s")
 		if err := run.Start(); err != nil {
 			t.Fatal(err)
@@ -303,7 +283,36 @@ func TestAgentsKillTrials(t *testing.T) {
 	t.Logf("%d trials (%d runs killed, %d agents killed): 0 double claims, 0 lost, 0 over budget, nothing left", trials, runKills, agentKills)
 }
 
-func gitRun(t *testing.T, dir string, args ...string) string {
+// agentsProject makes a git repository on main with one commit, its
+// workspace (ignored by git) with config and issues open issues, and a
+// data directory for the worktrees; orch makes an orchestrate command in
+// it.
+func agentsProject(t testing.TB, bin, config string, issues int) (root, ws, data string, orch func(args ...string) *exec.Cmd) {
+	t.Helper()
+	root, data = t.TempDir(), t.TempDir()
+	gitRun(t, root, "init", "-q", "-b", "main")
+	ws = filepath.Join(root, ".orchestrator")
+	os.MkdirAll(ws, 0o755)
+	os.WriteFile(filepath.Join(root, ".gitignore"), []byte(".orchestrator/\n"), 0o644)
+	gitRun(t, root, "add", ".")
+	gitRun(t, root, "commit", "-qm", "init")
+	os.WriteFile(filepath.Join(ws, "config.yaml"), []byte(config), 0o644)
+	cleanupAnalytics(t, ws)
+	orch = func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+data)
+		return cmd
+	}
+	for i := 0; i < issues; i++ {
+		if out, err := orch("issue", "add", "--summary", fmt.Sprintf("issue %d", i), "--auto-retry", "true").CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	return root, ws, data, orch
+}
+
+func gitRun(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).CombinedOutput()
 	if err != nil {
