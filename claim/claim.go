@@ -11,6 +11,7 @@
 package claim
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -323,44 +324,59 @@ func Choose(max int) (choose func(pieces func(func([]byte))) func(piece []byte) 
 	more = new(bool)
 	return func(pieces func(func([]byte))) func(piece []byte) bool {
 		type brief struct {
-			id, created string
-			rank        int
+			head, created string
+			rank          int
 		}
-		keep := map[string]bool{} // by heading (queue.Heading)
-		var open []brief
-		pieces(func(piece []byte) {
-			_, v, ok := queue.Peek(piece, "status", "priority", "created", "claimedby")
-			head := queue.Heading(piece)
-			switch st := strings.ToLower(v0(v)); {
-			case !ok:
-				// Not read at a look: an issue's piece is parsed, to be safe.
-				keep[head] = strings.HasPrefix(head, "##")
-			case v[3] != "":
-				keep[head] = true
-			case st == "" || st == queue.StatusPending || st == queue.StatusInProgress:
-				open = append(open, brief{id: head, created: v[2], rank: rankOf(v[1])})
-			}
-		})
-		slices.SortStableFunc(open, func(a, b brief) int {
+		before := func(a, b brief) int {
 			if c := a.rank - b.rank; c != 0 {
 				return c
 			}
 			if c := strings.Compare(a.created, b.created); c != 0 {
 				return c
 			}
-			return strings.Compare(a.id, b.id)
-		})
-		*more = len(open) > max
-		for i := 0; i < len(open) && i < max; i++ {
-			keep[open[i].id] = true
+			return strings.Compare(a.head, b.head)
 		}
-		return func(piece []byte) bool { return keep[queue.Heading(piece)] }
+		keep := map[string]bool{} // by heading (queue.Heading)
+		// The first max open issues, in order, found in one pass: a big
+		// queue's pieces are looked at, not copied.
+		first := make([]brief, 0, max+1)
+		open := 0
+		v := make([][]byte, 4)
+		pieces(func(piece []byte) {
+			_, ok := queue.Peek(piece, v, "status", "priority", "created", "claimedby")
+			head := queue.Heading(piece)
+			switch st := v[0]; {
+			case !ok:
+				// Not read at a look: an issue's piece is parsed, to be safe.
+				keep[string(head)] = bytes.HasPrefix(head, []byte("##"))
+			case len(v[3]) != 0:
+				keep[string(head)] = true
+			case len(st) == 0 || bytes.EqualFold(st, []byte(queue.StatusPending)) || bytes.EqualFold(st, []byte(queue.StatusInProgress)):
+				open++
+				b := brief{rank: rankOf(string(v[1]))}
+				if len(first) == max {
+					if max == 0 {
+						return
+					}
+					last := first[max-1]
+					if b.rank > last.rank || b.rank == last.rank && string(v[2]) > last.created {
+						return // after all of the first max: never among them
+					}
+				}
+				b.head, b.created = string(head), string(v[2])
+				i := slices.IndexFunc(first, func(x brief) bool { return before(x, b) > 0 })
+				if i < 0 {
+					i = len(first)
+				}
+				if i < max {
+					first = slices.Insert(first, i, b)[:min(len(first)+1, max)]
+				}
+			}
+		})
+		*more = open > max
+		for _, b := range first {
+			keep[b.head] = true
+		}
+		return func(piece []byte) bool { return keep[string(queue.Heading(piece))] }
 	}, more
-}
-
-func v0(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
 }

@@ -3,8 +3,11 @@ package claim
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -205,6 +208,83 @@ func TestGlobsMeet(t *testing.T) {
 	} {
 		if got := globsMeet(c.x, c.y); got != c.want {
 			t.Errorf("globsMeet(%q, %q) = %v", c.x, c.y, got)
+		}
+	}
+}
+
+// Choose keeps, from a look at each piece, every claimed issue, every piece
+// it cannot read at a look, and the first max open issues in Ready's order,
+// however the file orders them: checked against a sort of them all.
+func TestChoose(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	prios := []string{"critical", "high", "`medium`", "low", "", "HIGH"}
+	statuses := []string{"pending", "in_progress", "resolved", "", "Pending", "stuck"}
+	for trial := range 200 {
+		var pieces [][]byte
+		type want struct {
+			head, created string
+			rank          int
+		}
+		var open []want
+		keepWant := map[string]bool{}
+		n := rng.IntN(40)
+		for i := range n {
+			head := fmt.Sprintf("## ISSUE-20260102-%03d", rng.IntN(900)+i*1000)
+			st, pr := statuses[rng.IntN(len(statuses))], prios[rng.IntN(len(prios))]
+			created := fmt.Sprintf("2026-01-0%dT00:00:00Z", rng.IntN(3)+1)
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s\n\n| Field | Value |\n|---|---|\n", head)
+			if st != "" {
+				fmt.Fprintf(&b, "| Status | %s |\n", st)
+			}
+			fmt.Fprintf(&b, "| Priority | %s |\n| Created | %s |\n", pr, created)
+			claimed := rng.IntN(5) == 0
+			if claimed {
+				b.WriteString("| Claimed-By | a@h/1 |\n")
+			}
+			unreadable := rng.IntN(10) == 0
+			if unreadable {
+				b.Reset()
+				fmt.Fprintf(&b, "%s\n\ntext before the table\n| Field | Value |\n|---|---|\n| Status | pending |\n", head)
+			}
+			pieces = append(pieces, []byte(b.String()+"\n"))
+			s := strings.ToLower(st)
+			switch {
+			case unreadable || claimed:
+				keepWant[head] = true
+			case s == "" || s == queue.StatusPending || s == queue.StatusInProgress:
+				open = append(open, want{head: head, created: created, rank: rankOf(pr)})
+			}
+		}
+		slices.SortStableFunc(open, func(a, b want) int {
+			if c := a.rank - b.rank; c != 0 {
+				return c
+			}
+			if c := strings.Compare(a.created, b.created); c != 0 {
+				return c
+			}
+			return strings.Compare(a.head, b.head)
+		})
+		for _, max := range []int{0, 1, 2, 5, 16} {
+			choose, more := Choose(max)
+			keep := choose(func(fn func([]byte)) {
+				for _, p := range pieces {
+					fn(p)
+				}
+			})
+			wantKeep := maps.Clone(keepWant)
+			for i := 0; i < len(open) && i < max; i++ {
+				wantKeep[open[i].head] = true
+			}
+			for _, p := range pieces {
+				head := string(queue.Heading(p))
+				if keep(p) != wantKeep[head] {
+					t.Fatalf("trial %d, max %d: %s kept %v, want %v (open in order: %v)", trial, max, head, keep(p), wantKeep[head], open)
+				}
+			}
+			if *more != (len(open) > max) {
+				t.Fatalf("trial %d, max %d: more %v with %d open", trial, max, *more, len(open))
+			}
 		}
 	}
 }

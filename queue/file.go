@@ -2,7 +2,6 @@ package queue
 
 import (
 	"bytes"
-	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
@@ -27,7 +26,7 @@ func Load(path string) (*Queue, error) {
 // changes under it, fn runs again on the new content, so fn must only
 // change the queue and capture what it reports.
 func Update(path string, fn func(*Queue) error) error {
-	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
+	return fsx.TransformChunks(path, func(old []byte, _ bool) ([][]byte, error) {
 		q := Parse(old)
 		if err := apply(path, q, fn); err != nil {
 			return nil, err
@@ -44,12 +43,13 @@ func apply(path string, q *Queue, fn func(*Queue) error) error {
 	return fn(q)
 }
 
-// result is what a writer puts back: old itself when nothing changed.
-func (q *Queue) result(old []byte) []byte {
+// result is what a writer puts back, in chunks (see fsx.TransformChunks):
+// old itself when nothing changed.
+func (q *Queue) result(old []byte) [][]byte {
 	if !q.Changed() {
-		return old
+		return [][]byte{old}
 	}
-	return q.Bytes()
+	return q.src.ApplyChunks(q.edits())
 }
 
 // LoadSome is Load with ParseSome: only the issues whose text holds one of
@@ -70,7 +70,7 @@ func LoadSome(path string, needles ...string) (*Queue, error) {
 // issue changed or added have its ID in a piece not read, fn runs again on
 // the whole queue, as Update runs it, which finds an ID given twice.
 func UpdateSome(path string, needles []string, fn func(*Queue) error) error {
-	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
+	return fsx.TransformChunks(path, func(old []byte, _ bool) ([][]byte, error) {
 		return applySome(path, old, ParseSome(old, needles...), fn)
 	})
 }
@@ -78,7 +78,7 @@ func UpdateSome(path string, needles []string, fn func(*Queue) error) error {
 // applySome runs fn on q, the pieces of old a writer read, and returns what
 // it writes; should an issue changed or added have its ID in a piece not
 // read, fn runs again on the whole queue.
-func applySome(path string, old []byte, q *Queue, fn func(*Queue) error) ([]byte, error) {
+func applySome(path string, old []byte, q *Queue, fn func(*Queue) error) ([][]byte, error) {
 	if err := apply(path, q, fn); err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func applySome(path string, old []byte, q *Queue, fn func(*Queue) error) ([]byte
 // ParseSome. It is for a writer that finds what it needs at a look, and
 // parses only those pieces.
 func UpdateChosen(path string, choose func(pieces func(fn func(piece []byte))) func(piece []byte) bool, fn func(*Queue) error) error {
-	return fsx.Transform(path, func(old []byte, _ bool) ([]byte, error) {
+	return fsx.TransformChunks(path, func(old []byte, _ bool) ([][]byte, error) {
 		src := mdpatch.NewSource(old)
 		keep := choose(func(fn func(piece []byte)) {
 			src.WalkSome(func(piece []byte) bool { fn(piece); return false }, func(int, int) {}, nil)
@@ -108,25 +108,26 @@ func UpdateChosen(path string, choose func(pieces func(fn func(piece []byte))) f
 
 // Heading returns a piece's first line, trimmed: the level-2 heading of
 // an issue's piece ("## ISSUE-…"), by which a reader of pieces (see
-// UpdateChosen) tells them apart.
-func Heading(piece []byte) string {
+// UpdateChosen) tells them apart. It is a slice of piece.
+func Heading(piece []byte) []byte {
 	line, _, _ := bytes.Cut(piece, []byte("\n"))
-	return string(bytes.TrimSpace(line))
+	return bytes.TrimSpace(line)
 }
 
 // Peek reads, without parsing the markdown, the issue ID of a piece (its
 // level-2 heading) and the values of the fields named in its first table,
-// as they are written (trimmed, backquotes taken off); ok is false when the
-// piece is not plainly an issue with a table (a reader then parses it).
-// names are in mdpatch.Norm's form (retrycount for Retry-Count).
-func Peek(piece []byte, names ...string) (id string, values []string, ok bool) {
+// as they are written (trimmed, backquotes taken off) into values, one for
+// each name (values has as many); ok is false when the piece is not plainly
+// an issue with a table (a reader then parses it). names are in
+// mdpatch.Norm's form (retrycount for Retry-Count). id and values are
+// slices of piece: a reader of a big file at a look makes nothing.
+func Peek(piece []byte, values [][]byte, names ...string) (id []byte, ok bool) {
+	clear(values)
 	line, rest, _ := bytes.Cut(piece, []byte("\n"))
 	title, found := bytes.CutPrefix(bytes.TrimRight(line, " \r"), []byte("## "))
-	if !found || !idPattern.Match(bytes.TrimSpace(title)) {
-		return "", nil, false
+	if id = bytes.TrimSpace(title); !found || !idPattern.Match(id) {
+		return nil, false
 	}
-	id = string(bytes.TrimSpace(title))
-	values = make([]string, len(names))
 	// Blank lines, then the table: a header row, a delimiter row of as
 	// many cells, and rows up to a blank line or the piece's end; anything
 	// else is left to the parser.
@@ -138,9 +139,9 @@ func Peek(piece []byte, names ...string) (id string, values []string, ok bool) {
 		case len(line) == 0 && rows == 0:
 			continue
 		case len(line) == 0:
-			return id, values, rows > 2
+			return id, rows > 2
 		case line[0] != '|' || bytes.IndexByte(line, '\\') >= 0 || bytes.IndexByte(line, '`') >= 0 && bytes.Count(line, []byte("|")) > 3:
-			return "", nil, false
+			return nil, false
 		}
 		rows++
 		switch rows {
@@ -149,12 +150,12 @@ func Peek(piece []byte, names ...string) (id string, values []string, ok bool) {
 			inner := bytes.TrimSuffix(line[1:], []byte("|"))
 			a, b, _ := bytes.Cut(inner, []byte("|"))
 			if header = cellCount(line); header != 2 || len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
-				return "", nil, false
+				return nil, false
 			}
 			continue
 		case 2:
 			if !delimiterRow(line) || cellCount(line) != header {
-				return "", nil, false
+				return nil, false
 			}
 			continue
 		}
@@ -165,11 +166,19 @@ func Peek(piece []byte, names ...string) (id string, values []string, ok bool) {
 		value, _, _ = bytes.Cut(value, []byte("|"))
 		for i, n := range names {
 			if normEqual(name, n) {
-				values[i] = unquote(strings.TrimSpace(string(value)))
+				values[i] = unquoteBytes(bytes.TrimSpace(value))
 			}
 		}
 	}
-	return id, values, rows > 2
+	return id, rows > 2
+}
+
+// unquoteBytes is unquote on bytes.
+func unquoteBytes(v []byte) []byte {
+	if len(v) >= 2 && v[0] == '`' && v[len(v)-1] == '`' {
+		return bytes.TrimSpace(v[1 : len(v)-1])
+	}
+	return v
 }
 
 // cellCount counts a table row's cells, its outer pipes left out.
@@ -182,7 +191,9 @@ func cellCount(line []byte) int {
 // dashes, with colons at their ends.
 func delimiterRow(line []byte) bool {
 	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
-	for _, cell := range bytes.Split(inner, []byte("|")) {
+	for more := true; more; {
+		var cell []byte
+		cell, inner, more = bytes.Cut(inner, []byte("|"))
 		cell = bytes.Trim(bytes.TrimSpace(cell), ":")
 		if len(cell) == 0 || len(bytes.Trim(cell, "-")) != 0 {
 			return false

@@ -718,6 +718,11 @@ func (q *Queue) elsewhere() bool {
 // Bytes returns the file with every change applied. Bytes the changes do not
 // touch are the ones parsed.
 func (q *Queue) Bytes() []byte {
+	return q.src.Apply(q.edits())
+}
+
+// edits returns the edits that write q's changes into its source.
+func (q *Queue) edits() []mdpatch.Edit {
 	src := q.src
 	var edits []mdpatch.Edit
 	for _, is := range q.Issues {
@@ -768,7 +773,7 @@ func (q *Queue) Bytes() []byte {
 		e.New = b.String()
 		edits = append(edits, e)
 	}
-	return src.Apply(edits)
+	return edits
 }
 
 // replaceBody returns the edit that puts s.body in place of its old body.

@@ -75,6 +75,7 @@ func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
 	// grew meanwhile; grown only if it did (a bytes.Buffer would double
 	// it at its end, to keep 512 bytes free).
 	buf := make([]byte, 0, fi.Size()+512)
+	prefault(buf)
 	r := io.LimitReader(f, max+1)
 	for {
 		if len(buf) == cap(buf) {
@@ -148,10 +149,14 @@ func writeFileFunc(path string, perm fs.FileMode, write func(io.Writer) error, s
 // survives a crash.
 func SyncDir(dir string) error { return syncDir(dir) }
 
-func writeTemp(path string, data []byte, perm fs.FileMode) (string, func(), error) {
+func writeTemp(path string, chunks [][]byte, perm fs.FileMode) (string, func(), error) {
 	return writeTempFunc(path, perm, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
+		for _, c := range chunks {
+			if _, err := w.Write(c); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -305,6 +310,17 @@ func lockCurrent(path string, old []byte, exists bool) (same bool, unlock func()
 	return same, func() { f.Close() }, nil
 }
 
+// chunksEqual reports whether chunks, one after another, are data.
+func chunksEqual(chunks [][]byte, data []byte) bool {
+	for _, c := range chunks {
+		if len(c) > len(data) || !bytes.Equal(c, data[:len(c)]) {
+			return false
+		}
+		data = data[len(c):]
+	}
+	return len(data) == 0
+}
+
 // maxRetries bounds the re-applies of a Transform to a file that keeps
 // changing under it.
 const maxRetries = 50
@@ -321,6 +337,17 @@ const maxRetries = 50
 // compared with the content read, and if someone wrote in between, theirs
 // is swapped straight back and fn applied to it.
 func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) error {
+	return TransformChunks(path, func(old []byte, exists bool) ([][]byte, error) {
+		data, err := fn(old, exists)
+		return [][]byte{data}, err
+	})
+}
+
+// TransformChunks is Transform for an fn that gives the new content as
+// chunks, written one after another: a writer that changes a few lines of
+// a big file gives the slices of the old content around its changes, and
+// the new content is never built whole.
+func TransformChunks(path string, fn func(old []byte, exists bool) ([][]byte, error)) error {
 	old, exists, err := ReadFile(path)
 	if err != nil {
 		return err
@@ -330,7 +357,7 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 		if err != nil {
 			return err
 		}
-		if bytes.Equal(data, old) && (exists || len(data) == 0) {
+		if chunksEqual(data, old) && (exists || len(old) == 0) {
 			return nil
 		}
 		// The slow part, writing and syncing, comes before the last look

@@ -1,6 +1,7 @@
 package fsx
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -211,5 +212,43 @@ func TestTransformWaitsForTheWriterThatHoldsTheFile(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "one\ntwo\n" {
 		t.Errorf("the file holds %q; want %q", b, "one\ntwo\n")
+	}
+}
+
+// A big file is read whole and exactly (its buffer is backed at once, see
+// prefault), and TransformChunks writes chunks one after another, and
+// nothing when they add up to the file as it was.
+func TestBigFileChunks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big")
+	data := make([]byte, 3<<20+123)
+	for i := range data {
+		data[i] = byte(i*7 + i>>12)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, exists, err := ReadFile(path)
+	if err != nil || !exists || !bytes.Equal(got, data) {
+		t.Fatalf("ReadFile of %d bytes: %d bytes, exists %v, err %v", len(data), len(got), exists, err)
+	}
+	before, _ := os.Stat(path)
+	same := func(old []byte, _ bool) ([][]byte, error) {
+		return [][]byte{old[:10], old[10 : 1<<20], old[1<<20:]}, nil
+	}
+	if err := TransformChunks(path, same); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(path); !os.SameFile(before, after) {
+		t.Errorf("chunks that add up to the file as it was were written")
+	}
+	edit := func(old []byte, _ bool) ([][]byte, error) {
+		return [][]byte{old[:100], []byte("NEW"), old[200:]}, nil
+	}
+	if err := TransformChunks(path, edit); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(append([]byte{}, data[:100]...), "NEW"...), data[200:]...)
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+		t.Errorf("TransformChunks wrote %d bytes; want the %d of the chunks", len(got), len(want))
 	}
 }

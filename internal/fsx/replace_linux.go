@@ -2,6 +2,7 @@ package fsx
 
 import (
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,3 +37,27 @@ func uncommit(tmp, path string) error {
 	}
 	return nil
 }
+
+// prefault asks the kernel to back buf with memory now, in one call, rather
+// than a page fault at a time as a read fills it: on a virtual machine each
+// fault of a big buffer costs more than the copy. Only whole pages inside
+// buf are touched, and their content is left as it is; an old kernel's
+// refusal changes nothing.
+func prefault(buf []byte) {
+	if cap(buf) < prefaultMin {
+		return
+	}
+	buf = buf[:cap(buf)]
+	page := uintptr(os.Getpagesize())
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	skip := int((page - start%page) % page)
+	if skip >= len(buf) {
+		return
+	}
+	n := (len(buf) - skip) / int(page) * int(page)
+	unix.Madvise(buf[skip:skip+n], unix.MADV_POPULATE_WRITE)
+}
+
+// prefaultMin is the smallest buffer prefault asks for: below it, the
+// faults cost less than the call.
+const prefaultMin = 1 << 20

@@ -15,3 +15,6 @@ func commit(tmp, path string, exists bool) (exchanged bool, err error) {
 
 // uncommit is never needed where commit displaces nothing.
 func uncommit(tmp, path string) error { return nil }
+
+// prefault is Linux's alone (see replace_linux.go).
+func prefault(buf []byte) {}

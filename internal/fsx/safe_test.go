@@ -149,7 +149,7 @@ func TestRemoveStaleTemps(t *testing.T) {
 		os.WriteFile(p, nil, 0o644)
 	}
 	// One being written: its writer holds its lock.
-	live, release, err := writeTemp(filepath.Join(dir, "issue_queue.md"), []byte("x"), 0o644)
+	live, release, err := writeTemp(filepath.Join(dir, "issue_queue.md"), [][]byte{[]byte("x")}, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestRemoveAllStaleTemps(t *testing.T) {
 	for _, p := range append([]string{stale}, kept...) {
 		os.WriteFile(p, nil, 0o644)
 	}
-	live, release, err := writeTemp(filepath.Join(dir, "gate-results.json"), []byte("{}"), 0o644)
+	live, release, err := writeTemp(filepath.Join(dir, "gate-results.json"), [][]byte{[]byte("{}")}, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

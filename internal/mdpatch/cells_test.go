@@ -263,3 +263,27 @@ func TestApplyOrder(t *testing.T) {
 	}()
 	s.Apply([]Edit{{Start: 0, End: 3}, {Start: 2, End: 4}})
 }
+
+// FuzzSourceLines checks Line, LineStart and LineEnd against a count from
+// the start of the text, at offsets visited in any order (Line counts on
+// from the offset it last counted to).
+func FuzzSourceLines(f *testing.F) {
+	f.Add("one\ntwo\r\nthree", []byte{0, 14, 3, 9, 4, 200})
+	f.Add("\n\n\n", []byte{3, 0, 2, 1})
+	f.Add("", []byte{0, 5})
+	f.Fuzz(func(t *testing.T, text string, offs []byte) {
+		s := NewSource([]byte(text))
+		for _, o := range offs {
+			off := int(o) % (len(text) + 1)
+			line := 1 + strings.Count(text[:off], "\n")
+			start := strings.LastIndex(text[:off], "\n") + 1
+			end := len(text)
+			if i := strings.Index(text[off:], "\n"); i >= 0 {
+				end = off + i + 1
+			}
+			if l, st, e := s.Line(off), s.LineStart(off), s.LineEnd(off); l != line || st != start || e != end {
+				t.Fatalf("%q at %d: line %d [%d, %d); want %d [%d, %d)", text, off, l, st, e, line, start, end)
+			}
+		}
+	})
+}

@@ -24,7 +24,9 @@ import (
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
-// Source is a markdown file's bytes with its line index.
+// Source is a markdown file's bytes, read where a reader asks: lines are
+// counted and cuts found as needed, and remembered. It is for one reader
+// at a time.
 type Source struct {
 	// Raw is the file as read, BOM included.
 	Raw []byte
@@ -34,25 +36,18 @@ type Source struct {
 	// EOL is the line ending new lines are written with: the file's own.
 	EOL string
 
-	lineStarts []int32
-	cutsMemo   []int // cuts, once worked out
+	// lineAt is the last offset Line counted to, and lineNo its line:
+	// pieces are read in order, so each count starts where the last ended.
+	lineAt, lineNo int
+	cutsMemo       []int // cuts, once worked out
 }
 
 // NewSource indexes data. It keeps a reference to data, which must not be
 // changed afterwards: the values read are views of it.
 func NewSource(data []byte) *Source {
-	s := &Source{Raw: data, Text: data, EOL: "\n"}
+	s := &Source{Raw: data, Text: data, EOL: "\n", lineNo: 1}
 	if bytes.HasPrefix(data, bom) {
 		s.Text = data[len(bom):]
-	}
-	s.lineStarts = make([]int32, 1, bytes.Count(s.Text, []byte{'\n'})+1)
-	for i := 0; ; {
-		j := bytes.IndexByte(s.Text[i:], '\n')
-		if j < 0 {
-			break
-		}
-		i += j + 1
-		s.lineStarts = append(s.lineStarts, int32(i))
 	}
 	if i := bytes.IndexByte(s.Text, '\n'); i > 0 && s.Text[i-1] == '\r' {
 		s.EOL = "\r\n"
@@ -62,20 +57,30 @@ func NewSource(data []byte) *Source {
 
 // Line returns the 1-based line number of offset off.
 func (s *Source) Line(off int) int {
-	return sort.Search(len(s.lineStarts), func(i int) bool { return int(s.lineStarts[i]) > off })
+	off = max(0, min(off, len(s.Text)))
+	if off >= s.lineAt {
+		s.lineNo += bytes.Count(s.Text[s.lineAt:off], newline)
+	} else {
+		s.lineNo -= bytes.Count(s.Text[off:s.lineAt], newline)
+	}
+	s.lineAt = off
+	return s.lineNo
 }
+
+var newline = []byte{'\n'}
 
 // LineStart returns the offset of the start of the line holding off.
 func (s *Source) LineStart(off int) int {
-	return int(s.lineStarts[s.Line(off)-1])
+	off = max(0, min(off, len(s.Text)))
+	return bytes.LastIndexByte(s.Text[:off], '\n') + 1
 }
 
 // LineEnd returns the offset just past the end of the line holding off,
 // its line ending included.
 func (s *Source) LineEnd(off int) int {
-	n := s.Line(off)
-	if n < len(s.lineStarts) {
-		return int(s.lineStarts[n])
+	off = max(0, min(off, len(s.Text)))
+	if i := bytes.IndexByte(s.Text[off:], '\n'); i >= 0 {
+		return off + i + 1
 	}
 	return len(s.Text)
 }
@@ -264,11 +269,12 @@ func (s *Source) findCuts() []int {
 	fenceLen := 0
 	htmlEnd := ""
 	blank := true
-	for i := 0; i < len(s.lineStarts); i++ {
-		ls := int(s.lineStarts[i])
-		le := len(t)
-		if i+1 < len(s.lineStarts) {
-			le = int(s.lineStarts[i+1])
+	// Each line, from ls to le, its ending included; after a last line
+	// ending, the empty line that follows.
+	for ls, le, more := 0, 0, true; more; ls = le {
+		le, more = len(t), false
+		if i := bytes.IndexByte(t[ls:], '\n'); i >= 0 {
+			le, more = ls+i+1, true
 		}
 		line := t[ls:le]
 		if len(line) > 0 && htmlEnd == "" && plainStart(line[0]) {
@@ -476,28 +482,32 @@ func (s *Source) Apply(edits []Edit) []byte {
 	if len(edits) == 0 {
 		return s.Raw
 	}
+	return bytes.Join(s.ApplyChunks(edits), nil)
+}
+
+// ApplyChunks is Apply giving the result as chunks to be written one after
+// another: slices of the source between the edits, and the edits' text.
+func (s *Source) ApplyChunks(edits []Edit) [][]byte {
+	if len(edits) == 0 {
+		return [][]byte{s.Raw}
+	}
 	sort.SliceStable(edits, func(i, j int) bool {
 		if edits[i].Start != edits[j].Start {
 			return edits[i].Start < edits[j].Start
 		}
 		return edits[i].Seq < edits[j].Seq
 	})
-	size := len(s.Raw)
-	for _, e := range edits {
-		size += len(e.New) - (e.End - e.Start)
-	}
-	out := make([]byte, 0, size)
-	out = append(out, s.Raw[:len(s.Raw)-len(s.Text)]...)
+	out := make([][]byte, 0, 2*len(edits)+2)
+	out = append(out, s.Raw[:len(s.Raw)-len(s.Text)])
 	pos := 0
 	for _, e := range edits {
 		if e.Start < pos {
 			panic("mdpatch: overlapping edits")
 		}
-		out = append(out, s.Text[pos:e.Start]...)
-		out = append(out, e.New...)
+		out = append(out, s.Text[pos:e.Start], []byte(e.New))
 		pos = e.End
 	}
-	return append(out, s.Text[pos:]...)
+	return append(out, s.Text[pos:])
 }
 
 // Aligned reports whether column col of t is padded to one width in every
