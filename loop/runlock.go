@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
@@ -39,13 +40,31 @@ func (w Workspace) runLock() (*fsx.Held, error) {
 			continue
 		}
 		pgid, err := strconv.Atoi(f[1])
-		if err == nil && gate.GroupAlive(pgid, runEnv+"="+f[2]) {
+		if err == nil && groupStays(pgid, runEnv+"="+f[2]) {
 			h.Abandon() // the record stays, for the next try
 			return nil, fmt.Errorf("%w: process group %d of run %s (stop it with kill -- -%d, then run again)",
 				ErrLeftover, pgid, f[2], pgid)
 		}
 	}
 	return h, nil
+}
+
+// leftoverWait is how long a run waits for a killed run's agent group to
+// go before it refuses: the agent's supervisor stops the group once it
+// sees its parent die, within the kill grace.
+var leftoverWait = gate.DefaultKillGrace + time.Second
+
+// groupStays reports whether the process group pgid, whose processes carry
+// env, still lives after leftoverWait.
+func groupStays(pgid int, env string) bool {
+	deadline := time.Now().Add(leftoverWait)
+	for gate.GroupAlive(pgid, env) {
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
 }
 
 // noteGroup records an agent's process group in the run lock, for the next

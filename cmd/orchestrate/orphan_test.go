@@ -93,10 +93,14 @@ func running(pid int) bool {
 }
 
 // TestRunKilledLeavesNoOrphans: orchestrate run killed with SIGKILL takes
-// its agent with it, the agent's children and setsid daemons too; then
-// the next run starts.
+// its agent with it, the agent's children and setsid daemons too; and the
+// next run, started at once, waits the moment the agent's supervisor
+// takes to stop them rather than refuse.
 func TestRunKilledLeavesNoOrphans(t *testing.T) {
 	dir, orch := orphanWorkspace(t)
+	// An agent deaf to SIGTERM: its group lives out the supervisor's
+	// grace, until SIGKILL, as the next run starts.
+	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("trap '' TERM\n"+orphanAgent), 0o644)
 	cmd := orch("run", "--task", "never done")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -104,15 +108,17 @@ func TestRunKilledLeavesNoOrphans(t *testing.T) {
 	waitStarted(t, dir)
 	cmd.Process.Kill()
 	cmd.Wait()
-	waitPIDsGone(t, dir)
 
-	// The agent's group is gone: the next run is not refused for it.
+	// A new agent script beside the one still running, put in its place
+	// by a rename (sh reads a script as it runs it).
 	os.Remove(filepath.Join(dir, "started"))
-	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("cat > /dev/null"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.sh.new"), []byte("cat > /dev/null"), 0o644)
+	os.Rename(filepath.Join(dir, "agent.sh.new"), filepath.Join(dir, "agent.sh"))
 	out, err := orch("run", "--once", "--task", "done").CombinedOutput()
 	if strings.Contains(string(out), "still running") {
 		t.Errorf("the next run: %v\n%s", err, out)
 	}
+	waitPIDsGone(t, dir)
 }
 
 // TestRunRefusesWhileAKilledRunsAgentLives: the group a killed run left
