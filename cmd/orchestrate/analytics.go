@@ -139,11 +139,14 @@ func refreshCommand(exe, dir string) *exec.Cmd {
 // refreshAnalytics.
 var startRefresh func(loop.Workspace)
 
-// refreshesAnalytics lists the commands that may append to history.csv,
-// after which refreshAnalytics runs. run makes the page itself, and so do
-// analytics and watch; the Stop hook calls refreshAnalytics for the
-// workspace its input names.
+// refreshesAnalytics lists the commands after which refreshAnalytics
+// runs: a person's (an issue changed, a decision, a session, an abort,
+// the gates run by hand or in CI) and status, by which someone looks. The
+// commands of a loop at work (record, check, claim) do not: the loop ends
+// with one that does (run makes the page itself; a Stop hook that lets
+// the agent stop calls refreshAnalytics; the slash command ends with
+// analytics and status).
 var refreshesAnalytics = map[string]bool{
-	"record": true, "check": true, "gate": true, "issue": true, "session": true,
-	"approve": true, "reject": true, "abort": true,
+	"issue": true, "session": true, "approve": true, "reject": true, "abort": true,
+	"gate": true, "status": true,
 }

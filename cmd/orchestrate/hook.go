@@ -230,7 +230,11 @@ func (h *hookCall) stop() {
 		ws = ws.InTree(h.tree) // a linked worktree's: its gates run there
 	}
 	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session(), loop.StopInput{AgentFixes: loop.LastAssistantText(in.TranscriptPath)})
-	refreshAnalytics(ws)
+	// The page is made when the agent stops, not at each stop the loop
+	// blocks: an agent that keeps failing pays nothing for it.
+	if err != nil || res.Outcome != loop.HookBlocked {
+		refreshAnalytics(ws)
+	}
 	if err != nil {
 		h.allow("%v; the agent may stop", err)
 		return

@@ -25,8 +25,12 @@ import (
 //
 //	go test -run '^$' -bench HotPaths -benchtime 10x ./cmd/orchestrate
 //
-// The background refresh of analytics.html these commands start is a
-// process of its own, which they do not wait for: it is not in their time.
+// The background refresh of analytics.html a command starts is a process
+// of its own, which it does not wait for: the benchmark does, as the reaper
+// of the orphans of its commands, and counts it (the "+bg" figures). A
+// record and a Stop hook that blocks start none; a Stop hook that lets the
+// agent stop does, whose cost grows with the history: the page is made
+// then, for the person who looks.
 
 // hotWorkspace makes a repository with a workspace whose one gate runs
 // command, a queue of issues issues and a history of rows rows.
@@ -83,6 +87,13 @@ func writeHistory(b *testing.B, path string, rows int) {
 // cpuOf runs the command and returns the CPU time of its process and of
 // the processes it waited for.
 func cpuOf(b *testing.B, cmd *exec.Cmd) time.Duration {
+	own, _ := cpuWithOrphans(b, cmd)
+	return own
+}
+
+// cpuWithOrphans is cpuOf, and the CPU time of the processes the command
+// left to run on (see asReaper), once they are done.
+func cpuWithOrphans(b *testing.B, cmd *exec.Cmd) (own, orphans time.Duration) {
 	b.Helper()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -91,7 +102,7 @@ func cpuOf(b *testing.B, cmd *exec.Cmd) time.Duration {
 			b.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.Bytes())
 		}
 	}
-	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), reapOrphans()
 }
 
 func BenchmarkHotPaths(b *testing.B) {
@@ -104,6 +115,7 @@ func BenchmarkHotPaths(b *testing.B) {
 			b.Skip("orchestrate is not on PATH:", err)
 		}
 	}
+	asReaper(b)
 	small, smallQueue := hotWorkspace(b, 10, 0, "true")
 	long, longQueue := hotWorkspace(b, 10, 1_000_000, "true")
 	big, _ := hotWorkspace(b, 10_000, 0, "true")
@@ -112,6 +124,11 @@ func BenchmarkHotPaths(b *testing.B) {
 	failing := "echo unit: got 3, want 4; exit 1"
 	smallFail, smallFailQueue := hotWorkspace(b, 10, 0, failing)
 	bigFail, bigFailQueue := hotWorkspace(b, 10_000, 0, failing)
+	// The failing hook on the long history (the same file, linked).
+	longFail, longFailQueue := hotWorkspace(b, 10, 0, failing)
+	if err := os.Link(filepath.Join(long, loop.DefaultDir, "history.csv"), filepath.Join(longFail, loop.DefaultDir, "history.csv")); err != nil {
+		b.Fatal(err)
+	}
 	failure := filepath.Join(b.TempDir(), "failure.log")
 	if err := os.WriteFile(failure, []byte("--- FAIL: TestAdd (0.00s)\n    calc_test.go:12: got 3, want 4\nFAIL\n"), 0o644); err != nil {
 		b.Fatal(err)
@@ -139,10 +156,13 @@ func BenchmarkHotPaths(b *testing.B) {
 		cmd.Dir = root
 		return cmd
 	}
-	best := map[string]time.Duration{}
+	best := map[string]time.Duration{} // name, and name+"+bg"
 	measure := func(name string, cmd *exec.Cmd) {
-		if d := cpuOf(b, cmd); best[name] == 0 || d < best[name] {
-			best[name] = d
+		own, orphans := cpuWithOrphans(b, cmd)
+		for n, d := range map[string]time.Duration{name: own, name + "+bg": own + orphans} {
+			if best[n] == 0 || d < best[n] {
+				best[n] = d
+			}
 		}
 	}
 	for b.Loop() {
@@ -156,6 +176,7 @@ func BenchmarkHotPaths(b *testing.B) {
 			measure("record-1M", record(long, longQueue))
 			measure("hook-fail-10", hookFail(smallFail, smallFailQueue))
 			measure("hook-fail-10k", hookFail(bigFail, bigFailQueue))
+			measure("hook-fail-1M", hookFail(longFail, longFailQueue))
 		}
 	}
 	ratio := func(a, b string) float64 { return float64(best[a]) / float64(best[b]) }
@@ -165,9 +186,13 @@ func BenchmarkHotPaths(b *testing.B) {
 	}{
 		{"hook-1M", "hook-empty", "hook-1M/empty", 1.2},
 		{"record-1M", "record-empty", "record-1M/empty", 1.2},
+		{"record-1M+bg", "record-empty+bg", "record-1M/empty+bg", 1.5},
+		{"hook-fail-1M+bg", "hook-fail-10+bg", "hook-fail-1M/empty+bg", 1.5},
 		{"hook-10k", "hook-10", "hook-10k/10", 3},
 		// A failing gate writes the queue back, whole: reported only.
 		{"hook-fail-10k", "hook-fail-10", "hook-fail-10k/10", 0},
+		// The page made as the agent stops, for the person: reported only.
+		{"hook-1M+bg", "hook-empty+bg", "hook-1M/empty+bg", 0},
 	} {
 		got := ratio(r.a, r.b)
 		b.ReportMetric(got, r.unit)
@@ -175,8 +200,8 @@ func BenchmarkHotPaths(b *testing.B) {
 			b.Errorf("%s = %.2f; want at most %.1f", r.unit, got, r.most)
 		}
 	}
-	for _, name := range []string{"hook-empty", "hook-1M", "hook-10", "hook-10k", "record-empty", "record-1M", "hook-fail-10", "hook-fail-10k"} {
-		b.Logf("%-12s %6.1f ms CPU", name, float64(best[name].Microseconds())/1000)
+	for _, name := range []string{"hook-empty", "hook-1M", "hook-10", "hook-10k", "record-empty", "record-1M", "hook-fail-10", "hook-fail-10k", "hook-fail-1M"} {
+		b.Logf("%-13s %6.1f ms CPU, %6.1f ms with what it left running", name, float64(best[name].Microseconds())/1000, float64(best[name+"+bg"].Microseconds())/1000)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
 // waitAnalytics waits until no background orchestrate analytics --if-stale
@@ -115,4 +117,47 @@ func TestRefreshAnalyticsStarts(t *testing.T) {
 	if started != 2 {
 		t.Errorf("no refresh started for a stale page")
 	}
+}
+
+// The page is made when someone will look, not at each step of a loop at
+// work: a record, a check and a Stop hook that blocks start no refresh; a
+// Stop hook that lets the agent stop, and status, do.
+func TestRefreshWhenSomeoneLooks(t *testing.T) {
+	root := t.TempDir()
+	ws := loop.Workspace{Dir: filepath.Join(root, loop.DefaultDir)}
+	if err := os.MkdirAll(ws.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := "gates:\n  - name: unit\n    command: 'test -e fixed || { echo unit: got 1, want 4; exit 1; }'\n"
+	if err := os.WriteFile(ws.Path(loop.ConfigFile), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failure := filepath.Join(root, "out.log")
+	os.WriteFile(failure, []byte("unit: got 1, want 4\n"), 0o644)
+	started := 0
+	startRefresh = func(loop.Workspace) { started++ }
+	defer func() { startRefresh = nil }()
+	step := func(want int, stdin string, args ...string) {
+		t.Helper()
+		err := run(context.Background(), args, strings.NewReader(stdin), io.Discard, io.Discard)
+		os.Unsetenv(loop.ChildEnv) // set by the hook for its gates' processes
+		var coded *codeError       // exits 10 and 11 are answers, not failures
+		if err != nil && !(errors.As(err, &coded) && coded.code >= 10) {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if started != want {
+			t.Fatalf("after %v: %d refreshes started; want %d", args, started, want)
+		}
+	}
+	stop := `{"session_id":"s1","cwd":"` + root + `","hook_event_name":"Stop"}`
+	step(0, stop, "hook", "stop") // blocked: the agent goes on
+	q, err := queue.Load(ws.Path(loop.QueueFile))
+	if err != nil || len(q.Issues) != 1 {
+		t.Fatalf("the blocked stop filed %v issues (%v)", q, err)
+	}
+	step(0, "", "--dir", ws.Dir, "record", q.Issues[0].ID, failure, "--exit-code", "1")
+	step(0, "", "--dir", ws.Dir, "check")
+	os.WriteFile(filepath.Join(root, "fixed"), nil, 0o644)
+	step(1, stop, "hook", "stop") // passed: the agent stops
+	step(2, "", "--dir", ws.Dir, "status")
 }
