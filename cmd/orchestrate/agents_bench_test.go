@@ -82,6 +82,9 @@ func BenchmarkClaimNext(b *testing.B) {
 	b.ReportMetric(float64(ms.Microseconds())/1000, "cpu-ms-10")
 	b.ReportMetric(float64(mb.Microseconds())/1000, "cpu-ms-10k")
 	b.ReportMetric(float64(mb)/float64(ms), "10k/10")
+	if r := float64(mb) / float64(ms); r > 3 {
+		b.Errorf("claim --next on 10,000 issues costs %.2f× its cost on 10; want at most 3×", r)
+	}
 }
 
 func median(d []time.Duration) time.Duration {
