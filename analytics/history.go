@@ -53,6 +53,10 @@ const (
 
 	// DetailManual marks a resolve row written for a person's orchestrate issue resolve.
 	DetailManual = "manual"
+	// DetailAdvisory and DetailInformational mark the gate row of a gate
+	// that does not block: its failure does not fail the run.
+	DetailAdvisory      = "advisory"
+	DetailInformational = "informational"
 )
 
 // TimeFormat is how AppendHistory writes the time column: RFC 3339, UTC, milliseconds.

@@ -671,10 +671,13 @@ func (r *RunStat) gateOutcome(ev Event) {
 		return
 	}
 	name := ev.Gate
-	switch ev.Outcome {
-	case OutcomeSkipped:
+	switch {
+	case ev.Outcome == OutcomeSkipped:
 		return
-	case OutcomePass:
+	case ev.Detail == DetailAdvisory || ev.Detail == DetailInformational:
+		// Its failure is reported, and does not fail the run.
+		return
+	case ev.Outcome == OutcomePass:
 		delete(r.failing, name)
 		if len(r.failing) == 0 {
 			r.succeeded = ev.Time

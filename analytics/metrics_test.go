@@ -410,6 +410,29 @@ func TestComputeGateAfterRunEnd(t *testing.T) {
 	}
 }
 
+// An advisory or informational gate that fails (its row says so in detail)
+// does not fail the run: the run that passed its blocking gates succeeded,
+// at the time they passed.
+func TestComputeAdvisoryFailure(t *testing.T) {
+	in := headerLine +
+		"2026-01-01T00:00:00Z,r1,,run_start,,,,,,,,\n" +
+		"2026-01-01T00:00:04Z,r1,1,gate,,unit,,pass,0,5,,\n" +
+		"2026-01-01T00:00:05Z,r1,1,gate,,style,,fail,1,5,abc,advisory\n" +
+		"2026-01-01T00:00:06Z,r1,1,gate,,size,,fail,1,5,abd,informational\n" +
+		"2026-01-01T00:00:07Z,r1,1,run_end,,,,passed,,,,every blocking quality gate passes\n" +
+		"2026-01-02T00:00:00Z,r2,,run_start,,,,,,,,\n" +
+		"2026-01-02T00:00:04Z,r2,1,gate,,unit,,pass,0,5,,\n" +
+		"2026-01-02T00:00:05Z,r2,1,gate,,style,,fail,1,5,abc,\n" +
+		"2026-01-02T00:00:07Z,r2,1,run_end,,,,failed,,,,\n"
+	m, err := Compute(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Runs != 2 || m.SucceededRuns != 1 || m.TimeToSuccess.Count != 1 || m.TimeToSuccess.MedianMS != 4000 {
+		t.Errorf("Compute = %d runs, %d succeeded, times to success %+v; want 2, 1 (r1, at 4 s)", m.Runs, m.SucceededRuns, m.TimeToSuccess)
+	}
+}
+
 // Runs of several agents: each agent's claims, merges and merge failures,
 // a takeover counted for its new holder, and the time saved against one
 // agent after another.

@@ -122,6 +122,8 @@ func TestRunAgentCouldNotStart(t *testing.T) {
 	}{
 		{"no-turn", `echo '{"type":"result","is_error":true,"num_turns":0,"result":"API Error: 429 rate_limit_error"}'; exit 1`, true},
 		{"after-turns", `echo '{"type":"result","is_error":true,"num_turns":3,"usage":{"input_tokens":10,"output_tokens":5},"result":"API Error: 429 rate_limit_error"}'; exit 1`, false},
+		// One turn, no tokens reported: it worked all the same.
+		{"one-turn", `echo '{"type":"result","is_error":true,"num_turns":1,"result":"API Error: 429 rate_limit_error"}'; exit 1`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

@@ -140,6 +140,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c == nil {
 		return usageError("", "unknown command %q", args[0])
 	}
+	if commandStarts != nil {
+		commandStarts(c.name)
+	}
 	if !dirGiven && !walksNot[c.name] {
 		e.dir, e.tree = findDir(e.dir)
 	}

@@ -12,26 +12,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/orchestrate-dev/orchestrate/claim"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/orchestrate-dev/orchestrate/claim"
 )
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		// A command lives for a moment, and reads its files whole: fewer
-		// collections of a heap that is thrown away at exit anyway. The
-		// files' caps bound what it holds.
-		debug.SetGCPercent(400)
+	commandStarts = func(name string) {
+		if os.Getenv("GOGC") == "" && !streams[name] {
+			// A command lives for a moment, and reads its files whole:
+			// fewer collections of a heap that is thrown away at exit
+			// anyway. The files' caps bound what it holds.
+			debug.SetGCPercent(400)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
 }
+
+// streams are the commands whose heap is steady however much they read
+// (they stream it: signature, the page's rows, gate and agent output) or
+// that live long: they keep Go's collector as it is, which keeps their
+// peak memory bounded.
+var streams = map[string]bool{"signature": true, "analytics": true, "run": true, "watch": true, "gate": true, "demo": true}
+
+// commandStarts, when set (by main), is told the command about to run.
+var commandStarts func(name string)
 
 // The exit codes.
 const (
