@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -61,5 +62,51 @@ gates:
 		if !kinds[k] {
 			t.Errorf("the history has no %s row; the test does not test it", k)
 		}
+	}
+}
+
+// TestHookHistoryLoops: a Stop hook session's stops are its loops; each
+// stop's history rows name it, as its gate logs do (unit.log, then
+// unit.loop2.log, …).
+func TestHookHistoryLoops(t *testing.T) {
+	root := t.TempDir()
+	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := "gates:\n  - {name: unit, command: 'n=$(( $(cat " + root + "/n 2>/dev/null || echo 0) + 1 )); echo $n > " + root + "/n; test $n -ge 3 || { echo \"unit: got $n\"; exit 1; }'}\n"
+	if err := os.WriteFile(w.Path(ConfigFile), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := func() time.Time { return time.Now().UTC() }
+	for stop, want := range []string{HookBlocked, HookBlocked, HookPassed} {
+		res, err := w.StopHook(context.Background(), now, "s1")
+		if err != nil || res.Outcome != want {
+			t.Fatalf("stop %d: %+v, %v; want %s", stop+1, res, err, want)
+		}
+	}
+	f, err := os.Open(w.Path(HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates := 0
+	for i, row := range rows[1:] {
+		if row[2] == "" {
+			t.Errorf("row %d (%s, %s) names no loop", i+2, row[3], row[4])
+		}
+		if row[3] == "gate" {
+			gates++
+			if row[2] != strconv.Itoa(gates) {
+				t.Errorf("the gate row of stop %d names loop %s", gates, row[2])
+			}
+		}
+	}
+	if gates != 3 {
+		t.Errorf("%d gate rows; want one a stop", gates)
 	}
 }

@@ -412,6 +412,11 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			return res, nil
 		}
 	}
+	// The session's stops are its loops: the history rows of this one name
+	// it, as its gate logs do (<gate>.loop<N>.log).
+	if dir, err := w.RunDir(dirName); err == nil {
+		w.loop = logLoop(dir, cfg.Gates)
+	}
 	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName}
 	for _, x := range extra {
 		opt.AgentFixes = agentFixes(x.AgentFixes)
