@@ -72,6 +72,9 @@ var (
 	portWordSpec = regexp.MustCompile(`\b(port) (\d{5})\b`)
 )
 
+// fracDurSpec is what maskFracDurations does, as a regexp.
+var fracDurSpec = regexp.MustCompile(`\b(?:\d+h)?(?:\d+m)?\d+\.\d+ ?(?:ns|µs|μs|us|ms|s|sec|secs|seconds)\b`)
+
 // fileLineSpec is what maskFileLines does, as a regexp.
 var fileLineSpec = regexp.MustCompile(`(\.[A-Za-z][\w+-]*|\b(?:GNUmakefile|[Mm]akefile|Dockerfile|Containerfile|Jenkinsfile)|\bnode:[\w/.-]+):\d+(:\d+)?`)
 
@@ -83,7 +86,8 @@ func FuzzScanners(f *testing.F) {
 	}
 	for _, s := range []string{"a.go:1:2:3", "my-Makefile:3", "xMakefile:3", "(node:123)", "xnode:a:1", "node:a/b.c-d:7:8", "x.1go:3", "a.b+c:1",
 		"+0x1 +0x1fg 0x0x123456 x0x123456 0x1234567_ +0x", "0x123456+0x12",
-		"pid=1 PID: 22 rapid 3 pid 4x (pid  5)", "1.2.3.4:45007 1234.5.6.7:45007 localhost:50000 xlocalhost:50000 [::1]:61000 port 42413 sport 42413 port 123456",
+		"pid=1 PID: 22 rapid 3 pid 4x (pid  5)",
+		"(0.45s) 1.5 ms 2m3.5s 1h2m0.5sec 1h.5s 5h2.5seconds 0.5secs 0.5sex x1.5s 12x1.5s 1.5 x 1m2h3.5s 3m1.5ms 1.5µs 1.5μs_ 1.5 s", "1.2.3.4:45007 1234.5.6.7:45007 localhost:50000 xlocalhost:50000 [::1]:61000 port 42413 sport 42413 port 123456",
 	} {
 		f.Add(s)
 	}
@@ -106,6 +110,9 @@ func FuzzScanners(f *testing.F) {
 		})
 		if got := maskPorts(line); got != wantPorts {
 			t.Errorf("maskPorts(%q) = %q; want %q", line, got, wantPorts)
+		}
+		if want, got := fracDurSpec.ReplaceAllString(line, tokDur), maskFracDurations(line); got != want {
+			t.Errorf("maskFracDurations(%q) = %q; want %q", line, got, want)
 		}
 		want := fileLineSpec.ReplaceAllStringFunc(line, func(m string) string {
 			sub := fileLineSpec.FindStringSubmatch(m)

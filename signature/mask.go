@@ -66,7 +66,6 @@ var (
 
 	// A fractional duration (0.123s, 1.5 ms, 1m30.5s), which is measured,
 	// not configured.
-	reDurFrac = lazyre.New(`\b(?:\d+h)?(?:\d+m)?\d+\.\d+ ?(?:ns|µs|μs|us|ms|s|sec|secs|seconds)\b`)
 	// Any duration in parentheses: "--- FAIL: TestX (0.00s)", "TestHang (2s)".
 	reDurParen = lazyre.New(`\((?:\d+h)?(?:\d+m)?\d+(?:\.\d+)? ?(?:ns|µs|μs|us|ms|s|sec|m|min|h)\)`)
 	// Any duration after a word that says it was measured: "in 0.001s",
@@ -138,7 +137,7 @@ var rules = []rule{
 	{"gutter", func(l string) bool { return strings.Contains(l, " | ") }, replace(reGutter, "    N | ")},
 	{"duration", hasDigitUnit, func(l string) string {
 		if hasDigitDotDigit(l) {
-			l = reDurFrac.ReplaceAllString(l, tokDur)
+			l = maskFracDurations(l)
 		}
 		if hasParenDigit(l) {
 			l = reDurParen.ReplaceAllString(l, "("+tokDur+")")
@@ -271,6 +270,77 @@ func maskFileLines(l string) string {
 		i = j - 1
 	}
 	return spliced(&b, l, last)
+}
+
+// maskFracDurations replaces with tokDur the durations with a fraction:
+// 1.5s, 0.25 ms, 2m3.5s, 1h2m0.5sec, each starting at a word boundary and
+// ending at one. It scans for "digit.digit" and reads around it; the
+// regexp that says the same (fracDurSpec, in the tests) tries every
+// position of every line.
+func maskFracDurations(l string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(l); i++ {
+		if !isDigit(l[i]) || i > 0 && isWordByte(l[i-1]) {
+			continue
+		}
+		end := fracDurationAt(l, i)
+		if end < 0 {
+			for i+1 < len(l) && isWordByte(l[i+1]) {
+				i++ // no boundary before the next start in this word
+			}
+			continue
+		}
+		b.WriteString(l[last:i])
+		b.WriteString(tokDur)
+		last = end
+		i = end - 1
+	}
+	return spliced(&b, l, last)
+}
+
+// fracDurationAt returns the end of the duration with a fraction that
+// starts at l[i] (a digit), or -1: an optional "<digits>h", an optional
+// "<digits>m", "<digits>.<digits>", an optional space and a unit that ends
+// at a word boundary.
+func fracDurationAt(l string, i int) int {
+	digits := func(j int) int {
+		for j < len(l) && isDigit(l[j]) {
+			j++
+		}
+		return j
+	}
+	if j := digits(i); j < len(l) && l[j] == 'h' {
+		i = j + 1
+	}
+	if j := digits(i); j > i && j < len(l) && l[j] == 'm' {
+		i = j + 1
+	}
+	j := digits(i)
+	if j == i || j+1 >= len(l) || l[j] != '.' || !isDigit(l[j+1]) {
+		return -1
+	}
+	j = digits(j + 1)
+	if j < len(l) && l[j] == ' ' {
+		if end := unitAt(l, j+1); end >= 0 {
+			return end
+		}
+	}
+	return unitAt(l, j)
+}
+
+// durationUnits are the units of fracDurationAt, in the order they are tried.
+var durationUnits = []string{"ns", "µs", "μs", "us", "ms", "s", "sec", "secs", "seconds"}
+
+// unitAt returns the end of the first of durationUnits at l[j:] that ends
+// at a word boundary, or -1.
+func unitAt(l string, j int) int {
+	for _, u := range durationUnits {
+		if end := j + len(u); strings.HasPrefix(l[j:], u) && (end == len(l) || !isWordByte(l[end])) {
+			return end
+		}
+	}
+	return -1
 }
 
 // endsInFileName reports whether s ends in a file name with an extension
