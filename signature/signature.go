@@ -36,7 +36,7 @@
 // and parallelism do not matter.
 //
 // Every rule comes from real output of real tools, kept in testdata/corpus
-// with the scripts that made it (gen.sh to gen4.sh), and testdata/pairs.txt says which captures
+// with the scripts that made it (gen.sh to gen5.sh), and testdata/pairs.txt says which captures
 // are one failure and which are not. The rules never look across a line but
 // to find blocks, and the cost is linear in the size of the output: a
 // Writer normalizes a stream window by window, in bounded memory. Version
