@@ -33,15 +33,7 @@ gates:
 	if err != nil || res.Outcome != RunPassed || res.Loops != 3 {
 		t.Fatalf("Run = %+v, %v; want passed after 3 loops", res, err)
 	}
-	f, err := os.Open(w.Path(HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := historyRows(t, w)
 	var last time.Time
 	kinds := map[string]bool{}
 	for i, row := range rows[1:] {
@@ -85,15 +77,7 @@ func TestHookHistoryLoops(t *testing.T) {
 			t.Fatalf("stop %d: %+v, %v; want %s", stop+1, res, err, want)
 		}
 	}
-	f, err := os.Open(w.Path(HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := historyRows(t, w)
 	gates := 0
 	for i, row := range rows[1:] {
 		if row[2] == "" {
@@ -109,4 +93,19 @@ func TestHookHistoryLoops(t *testing.T) {
 	if gates != 3 {
 		t.Errorf("%d gate rows; want one a stop", gates)
 	}
+}
+
+// historyRows reads the workspace's history.csv, its header first.
+func historyRows(t *testing.T, w Workspace) [][]string {
+	t.Helper()
+	f, err := os.Open(w.Path(HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
