@@ -111,6 +111,8 @@ func FuzzScanners(f *testing.F) {
 		if got := maskPorts(line); got != wantPorts {
 			t.Errorf("maskPorts(%q) = %q; want %q", line, got, wantPorts)
 		}
+		// Any line, cleaned or not, is masked without a panic.
+		maskLine(line, newPathMasker(Options{Workdir: "/work/repo", Home: "/home/me"}))
 		if want, got := fracDurSpec.ReplaceAllString(line, tokDur), maskFracDurations(line); got != want {
 			t.Errorf("maskFracDurations(%q) = %q; want %q", line, got, want)
 		}

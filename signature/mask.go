@@ -223,7 +223,6 @@ func maskLine(line string, paths *pathMasker) string {
 	}
 	return trimBlanks(maskRandomRule(maskTmpRule(paths.mask(line))))
 }
-
 func maskRandomRule(l string) string {
 	if strings.IndexByte(l, '/') >= 0 {
 		return maskRandomDirs(l)
@@ -728,10 +727,14 @@ func maskSyslogPID(l string) string {
 			if colon {
 				cut = 2
 			}
-			open := max(strings.LastIndexByte(tok, '['), 0)
+			open := strings.LastIndexByte(tok, '[')
+			if open <= 0 || open+1 > len(tok)-cut {
+				start = end + 1 // "]:" alone, or "[]": no name[pid]
+				continue
+			}
 			digits := tok[open+1 : len(tok)-cut]
 			name := tok[:open]
-			if open > 0 && digits != "" && strings.Trim(digits, "0123456789") == "" && isSyslogName(name) &&
+			if digits != "" && strings.Trim(digits, "0123456789") == "" && isSyslogName(name) &&
 				name != "make" && name != "gmake" && !strings.HasSuffix(name, "/make") {
 				return l[:start+open+1] + tokPID + l[end-cut:]
 			}

@@ -457,3 +457,15 @@ func TestHeadline(t *testing.T) {
 		t.Errorf("Headline of a long line = %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }
+
+// A line with "]:" and no name[pid] before it is text: the syslog rule
+// once sliced it out of bounds, and every gate whose output held one made
+// orchestrate panic.
+func TestSyslogRuleOddBrackets(t *testing.T) {
+	for _, out := range []string{"]: 1\n", "[]: 2\n", "svc[]: 3\n", "x ]: 4 ]: 5\n"} {
+		_, got := Of([]byte(out), Fail, Options{})
+		if want := strings.TrimSpace(out); strings.TrimSpace(got) != want {
+			t.Errorf("Of(%q) normalized to %q; want it as it is", out, got)
+		}
+	}
+}

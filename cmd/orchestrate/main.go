@@ -23,7 +23,14 @@ import (
 
 func main() {
 	commandStarts = func(name string) {
-		if os.Getenv("GOGC") == "" && !streams[name] {
+		switch {
+		case os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "":
+		case name == "signature":
+			// A stream read once, whose garbage is small and steady:
+			// collected less often, within a bound.
+			debug.SetGCPercent(300)
+			debug.SetMemoryLimit(signatureHeap)
+		case !streams[name]:
 			// A command lives for a moment, and reads its files whole:
 			// fewer collections of a heap that is thrown away at exit
 			// anyway. The files' caps bound what it holds.
@@ -41,6 +48,11 @@ func main() {
 // that live long: they keep Go's collector as it is, which keeps their
 // peak memory bounded.
 var streams = map[string]bool{"signature": true, "analytics": true, "run": true, "watch": true, "gate": true, "demo": true}
+
+// signatureHeap is the memory signature's collector keeps to (a soft
+// limit): with the program itself, its peak stays under 64 MiB on any
+// input.
+const signatureHeap = 48 << 20
 
 // commandStarts, when set (by main), is told the command about to run.
 var commandStarts func(name string)
