@@ -715,12 +715,6 @@ func (q *Queue) elsewhere() bool {
 	return false
 }
 
-// Bytes returns the file with every change applied. Bytes the changes do not
-// touch are the ones parsed.
-func (q *Queue) Bytes() []byte {
-	return q.src.Apply(q.edits())
-}
-
 // edits returns the edits that write q's changes into its source.
 func (q *Queue) edits() []mdpatch.Edit {
 	src := q.src
