@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,11 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: the real agent CLIs run without -short")
+		return 0
+	}
 	if claudePath() == "" {
 		return m.Run() // every test skips (or fails, under CI) on its own
 	}
