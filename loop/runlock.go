@@ -51,8 +51,9 @@ func (w Workspace) runLock() (*fsx.Held, error) {
 
 // leftoverWait is how long a run waits for a killed run's agent group to
 // go before it refuses: the agent's supervisor stops the group once it
-// sees its parent die, within the kill grace.
-var leftoverWait = gate.DefaultKillGrace + time.Second
+// sees its parent die, within the kill grace; a busy machine may take a
+// few seconds more.
+var leftoverWait = gate.DefaultKillGrace + 5*time.Second
 
 // groupStays reports whether the process group pgid, whose processes carry
 // env, still lives after leftoverWait.

@@ -125,6 +125,7 @@ func TestRunKilledLeavesNoOrphans(t *testing.T) {
 // (recorded in .run.lock) keeps the next run from starting a second agent
 // on the same tree until it is gone.
 func TestRunRefusesWhileAKilledRunsAgentLives(t *testing.T) {
+	t.Parallel() // each refusal waits for the group first
 	dir, orch := orphanWorkspace(t)
 	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("cat > /dev/null"), 0o644)
 	left := exec.Command("sleep", "300")
