@@ -329,7 +329,7 @@ func gateEvent(now time.Time, run string, r *gate.Result, h *human) analytics.Ev
 	if h != nil && h.approval.Ref != "" {
 		e.Detail = "approval " + h.approval.Ref
 	}
-	if en := r.Enforcement(); en != config.Blocking {
+	if en := r.Enforcement(); en != config.Blocking && e.Detail == "" {
 		e.Detail = string(en) // its failure does not fail the run
 	}
 	return e
