@@ -48,43 +48,79 @@ func LockWith(ctx context.Context, path string, opt LockOptions) (func(), error)
 	if err != nil {
 		return nil, err
 	}
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		return hold(f), nil
+	}
+	if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	got, err := waitFlock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
 	notice := opt.NoticeAfter
 	if notice <= 0 {
 		notice = time.Second
 	}
-	start := time.Now()
-	noticed := opt.Waiting == nil
-	delay := time.Millisecond
+	noticed := time.NewTimer(notice)
+	defer noticed.Stop()
+	var timeout <-chan time.Time
+	if opt.Timeout > 0 {
+		t := time.NewTimer(opt.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return hold(f), nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-		waited := time.Since(start)
-		if !noticed && waited >= notice {
-			noticed = true
-			opt.Waiting(Holder(f))
-		}
-		if opt.Timeout > 0 && waited >= opt.Timeout {
-			holder := Holder(f)
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w after %s; it is held by %s", path, ErrLockTimeout, opt.Timeout, holder)
-		}
-		t := time.NewTimer(delay)
 		select {
+		case err := <-got:
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("locking %s: %w", path, err)
+			}
+			return hold(f), nil
+		case <-noticed.C:
+			if opt.Waiting != nil {
+				opt.Waiting(Holder(f))
+			}
+		case <-timeout:
+			holder := Holder(f)
+			f.Close() // the wait, when it ends, lets go at once (see waitFlock)
+			return nil, fmt.Errorf("locking %s: %w after %s; it is held by %s", path, ErrLockTimeout, opt.Timeout, holder)
 		case <-ctx.Done():
-			t.Stop()
 			holder := Holder(f)
 			f.Close()
 			return nil, fmt.Errorf("interrupted while waiting for %s, held by %s: %w", path, holder, ctx.Err())
-		case <-t.C:
 		}
-		delay = min(2*delay, 25*time.Millisecond)
 	}
+}
+
+// waitFlock waits in the kernel for the lock on f's open file, on a
+// descriptor of its own, and sends the outcome. A waiter blocked in flock
+// is given the lock as soon as it is released; a waiter that polls can
+// lose it, again and again, to those that ask in between. The descriptor
+// is closed as the wait ends: should the caller have given up and closed
+// f meanwhile, that was the open file's last descriptor, and the lock
+// just taken goes with it.
+func waitFlock(f *os.File) (<-chan error, error) {
+	fd, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan error, 1)
+	go func() {
+		var err error
+		for {
+			if err = unix.Flock(fd, unix.LOCK_EX); err != unix.EINTR {
+				break
+			}
+		}
+		unix.Close(fd)
+		got <- err
+	}()
+	return got, nil
 }
 
 // TryLock takes the lock at path if it is free, and returns ErrLocked if

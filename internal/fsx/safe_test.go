@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -283,6 +284,7 @@ func TestRemoveAllStaleTemps(t *testing.T) {
 // was interrupted, and by whom the lock is held, not that locking failed.
 func TestLockInterrupted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".lock")
+	fds := openFDs(t)
 	unlock, err := Lock(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -293,5 +295,63 @@ func TestLockInterrupted(t *testing.T) {
 	_, err = LockWith(ctx, path, LockOptions{})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "interrupted while waiting for "+path+", held by pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("LockWith(ended ctx) = %v", err)
+	}
+	// The wait given up keeps nothing: once the holder lets go, the next
+	// one takes the lock, and the abandoned wait, still in the kernel, gets
+	// it in turn, lets go at once and closes its descriptor.
+	unlock()
+	next, err := LockWith(context.Background(), path, LockOptions{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("the lock after an abandoned wait: %v", err)
+	}
+	next()
+	deadline := time.Now().Add(10 * time.Second)
+	for openFDs(t) > fds {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d descriptors open; %d before the lock: the abandoned wait kept its own", openFDs(t), fds)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd here:", err)
+	}
+	return len(entries)
+}
+
+// TestLockWaitsInTheKernel: waiters blocked on a held lock each get it once
+// it is let go, one at a time, and none is lost or left waiting.
+func TestLockWaitsInTheKernel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	unlock, err := Lock(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 8
+	var inside atomic.Int32
+	done := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			u, err := LockWith(context.Background(), path, LockOptions{Timeout: time.Minute})
+			if err == nil {
+				if inside.Add(1) != 1 {
+					err = errors.New("two holders at once")
+				}
+				inside.Add(-1)
+				u()
+			}
+			done <- err
+		}()
+	}
+	unlock()
+	for range waiters {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }
