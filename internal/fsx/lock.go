@@ -103,7 +103,8 @@ func LockWith(ctx context.Context, path string, opt LockOptions) (func(), error)
 // lose it, again and again, to those that ask in between. The descriptor
 // is closed as the wait ends: should the caller have given up and closed
 // f meanwhile, that was the open file's last descriptor, and the lock
-// just taken goes with it.
+// just taken goes with it. (So a wait given up, while its process lives,
+// may hold the lock for that instant, once its holder lets go.)
 func waitFlock(f *os.File) (<-chan error, error) {
 	fd, err := unix.Dup(int(f.Fd()))
 	if err != nil {
