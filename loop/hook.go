@@ -413,10 +413,9 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		}
 	}
 	// The session's stops are its loops: the history rows of this one name
-	// it, as its gate logs do (<gate>.loop<N>.log).
-	if dir, err := w.RunDir(dirName); err == nil {
-		w.loop = logLoop(dir, cfg.Gates)
-	}
+	// it, as its gate logs do (<gate>.loop<N>.log). RunGates makes the
+	// directory; a first stop finds none, loop 1.
+	w.loop = logLoop(w.Path(filepath.Join(RunsDir, dirName)), cfg.Gates)
 	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName}
 	for _, x := range extra {
 		opt.AgentFixes = agentFixes(x.AgentFixes)

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
@@ -43,14 +42,9 @@ func word(n int) string {
 // row, by the names of its header.
 func historyOf(t *testing.T, w Workspace) []analytics.Event {
 	t.Helper()
-	f, err := os.Open(w.Path(HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("history.csv: %v (%d rows)", err, len(rows))
+	rows := historyRows(t, w)
+	if len(rows) == 0 {
+		t.Fatal("history.csv has no header")
 	}
 	col := map[string]int{}
 	for i, name := range rows[0] {
@@ -61,9 +55,11 @@ func historyOf(t *testing.T, w Workspace) []analytics.Event {
 		e := analytics.Event{RunID: r[col["run_id"]], Event: r[col["event"]], IssueID: r[col["issue_id"]],
 			Gate: r[col["gate"]], Outcome: r[col["outcome"]], Signature: r[col["signature"]], Detail: r[col["detail"]]}
 		if a := r[col["attempt"]]; a != "" {
-			if e.Attempt, err = strconv.Atoi(a); err != nil {
+			n, err := strconv.Atoi(a)
+			if err != nil {
 				t.Fatalf("history.csv row %d: attempt %q", i+2, a)
 			}
+			e.Attempt = n
 		}
 		events = append(events, e)
 	}
