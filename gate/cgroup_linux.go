@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/internal/supervise"
 	"golang.org/x/sys/unix"
 )
 
@@ -138,8 +138,7 @@ func newCgroup() *cgroup {
 	if base == "" {
 		return nil
 	}
-	name := "orchestrate-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(cgroups.seq.Add(1), 10)
-	path := filepath.Join(base, name)
+	path := filepath.Join(base, supervise.CgroupPrefix(os.Getpid())+strconv.FormatInt(cgroups.seq.Add(1), 10))
 	if err := os.Mkdir(path, 0o755); err != nil {
 		return nil
 	}
@@ -156,22 +155,81 @@ func (c *cgroup) place(cmd *exec.Cmd) {
 	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(c.dir.Fd())
 }
 
+// signal sends sig to every process in the cgroup.
+func (c *cgroup) signal(sig syscall.Signal) { supervise.SignalCgroup(c.path, sig) }
+
+// drain waits, until deadline at most, for the cgroup to have no process
+// left.
+func (c *cgroup) drain(deadline time.Time) {
+	for supervise.Populated(c.path) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // kill kills every process left in the cgroup, then removes it.
 func (c *cgroup) kill() {
-	if err := os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0); err != nil {
-		return
-	}
+	os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0)
 	c.remove()
 }
 
-// remove removes the cgroup once it is empty: the processes a kill
-// reached take a moment to be gone.
+// remove removes the cgroup once it is empty.
 func (c *cgroup) remove() {
 	c.dir.Close()
-	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
-		err := os.Remove(c.path)
-		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
-			return
-		}
+	supervise.RemoveCgroup(c.path)
+}
+
+// A command in a cgroup runs without a supervisor of its own (sh is
+// orchestrate's child, the leader of its process group) when this
+// process's watchdog runs (see supervise.WatchName): the cgroup holds
+// whatever the command starts, and the watchdog stops it if orchestrate
+// dies. One Go program started per orchestrate process, not one per
+// command.
+var watchdog struct {
+	once sync.Once
+	pipe *os.File    // the write end, held until this process ends
+	gone atomic.Bool // the watchdog has exited: commands go back to supervisors
+}
+
+// watched reports whether the command of the cgroup c runs without a
+// supervisor of its own: c is not nil and the watchdog runs, started here
+// the first time, with the grace between its SIGTERM and its kill.
+func (c *cgroup) watched(grace time.Duration) bool {
+	if c == nil || SupervisorProblem() != "" {
+		return false
 	}
+	watchdog.once.Do(func() { startWatchdog(grace) })
+	return watchdog.pipe != nil && !watchdog.gone.Load()
+}
+
+// startWatchdog starts this process's watchdog; watchdog.pipe stays nil
+// when it cannot.
+func startWatchdog(grace time.Duration) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		w.Close()
+		return
+	}
+	defer null.Close()
+	p, err := os.StartProcess(selfExe, supervise.WatchArgs(os.Getpid(), grace, cgroups.dir), &os.ProcAttr{
+		Dir: "/",
+		// A binary built with -race would otherwise sleep a second at exit.
+		Env:   append(os.Environ(), "GORACE=atexit_sleep_ms=0"),
+		Files: []*os.File{null, null, null, r},
+		// Its own group: a terminal's ^C is for the run, not for it.
+		Sys: &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		w.Close()
+		return
+	}
+	watchdog.pipe = w
+	go func() {
+		p.Wait()
+		watchdog.gone.Store(true)
+	}()
 }

@@ -223,7 +223,9 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	grace := opts.killGrace()
-	cmd, waitDelay := command(runCtx, sp.command, sortedEnv(base, sp.env), grace)
+	cg := newCgroup()
+	watched := cg.watched(grace)
+	cmd, waitDelay := command(runCtx, sp.command, sortedEnv(base, sp.env), grace, watched)
 	cmd.Dir = sp.dir
 	cmd.Stdout, cmd.Stderr = p.w, p.w // one pipe: output interleaved as written
 	if p.sw != nil {
@@ -233,13 +235,16 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 		cmd.Stdin = p.stdin
 	}
 	group := &group{}
+	if watched {
+		// No supervisor signals what left the group: the cgroup holds it.
+		group.cg = cg
+	}
 	cmd.Cancel = func() error { return group.terminate(cmd.Process.Pid) }
 	// If the leader ignores SIGTERM, exec kills it after the grace; then
 	// the cleanup kills the rest of the group.
 	cmd.WaitDelay = waitDelay
 
-	cg, err := start(cmd)
-	if err != nil {
+	if err := start(cmd, cg); err != nil {
 		p.closeWriters()
 		p.closeReaders()
 		return procEnd{}, fmt.Errorf("could not start: %v", err)
@@ -259,10 +264,8 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 	return endOf(cmd.ProcessState, waitErr, !group.terminatedAt().IsZero()), nil
 }
 
-// start starts cmd, in a cgroup of its own where the machine allows it
-// (see cgroup), which it returns (nil for none).
-func start(cmd *exec.Cmd) (*cgroup, error) {
-	cg := newCgroup()
+// start starts cmd, in the cgroup cg unless it is nil.
+func start(cmd *exec.Cmd, cg *cgroup) error {
 	if cg != nil {
 		cg.place(cmd)
 	}
@@ -270,9 +273,9 @@ func start(cmd *exec.Cmd) (*cgroup, error) {
 		if cg != nil {
 			cg.remove()
 		}
-		return nil, err
+		return err
 	}
-	return cg, nil
+	return nil
 }
 
 // copyOutput copies the output pipes to out, and the stdout pipe to
@@ -316,6 +319,11 @@ func (g *group) cleanup(copied <-chan struct{}, readers []*os.File, grace time.D
 		deadline = t.Add(grace)
 	}
 	wait(copied, time.Until(deadline))
+	if g.cg != nil {
+		// What left the group may have let go of the output: it has the
+		// grace too, as it has under a supervisor.
+		g.cg.drain(deadline)
+	}
 	g.signal(syscall.SIGKILL)
 	if !wait(copied, drainTimeout) {
 		for _, f := range readers {
@@ -445,6 +453,9 @@ type group struct {
 	exited     bool      // the leader has exited: a timeout now is too late to count
 	done       bool      // the leader is reaped: the group ID is no longer ours
 	terminated time.Time // when the context ended and SIGTERM was sent
+	// cg, when set, is the command's cgroup, whose processes are signaled
+	// with the group's: those that left the group included.
+	cg *cgroup
 }
 
 // terminate is the exec.Cmd's Cancel: the timeout or the caller's
@@ -480,6 +491,9 @@ func (g *group) signal(sig syscall.Signal) bool {
 		return false
 	}
 	err := syscall.Kill(-g.pgid, sig)
+	if g.cg != nil {
+		g.cg.signal(sig)
+	}
 	return err == nil || !errors.Is(err, syscall.ESRCH)
 }
 

@@ -64,25 +64,47 @@ func TestDaemonsOfATimedOutGateAreKilled(t *testing.T) {
 	waitPidsGone(t, filepath.Join(dir, "pids"))
 }
 
+// termScript starts a process that, on SIGTERM, says so in the file
+// termed and exits; it writes its PID to tpid once it listens.
+const termScript = `sh -c 'trap "echo term > termed; exit 0" TERM; echo $$ > tpid; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 &
+while [ ! -s tpid ]; do sleep 0.01; done
+`
+
 // TestChildrenDieWithTheirParent kills (SIGKILL) a process while a gate it
-// runs has children and setsid daemons: they all go with it.
+// runs has children and setsid daemons: they all go with it, SIGTERM
+// first. So under a supervisor, and watched (see cgroup.watched), where
+// the watchdog stops them.
 func TestChildrenDieWithTheirParent(t *testing.T) {
 	if os.Getenv("GATE_TEST_PARENT") != "" {
 		// The parent: run the gate until killed.
-		g := gateOf("g", daemonScript+"echo started > started; sleep 300\n")
-		Run(context.Background(), g, Options{RepoRoot: os.Getenv("GATE_TEST_PARENT"), KillGrace: 500 * time.Millisecond}, "")
+		if os.Getenv("GATE_TEST_SUPERVISED") != "" {
+			watchdog.gone.Store(true)
+		}
+		g := gateOf("g", termScript+daemonScript+"echo $PPID > started; sleep 300\n")
+		Run(context.Background(), g, Options{RepoRoot: os.Getenv("GATE_TEST_PARENT"), KillGrace: 2 * time.Second}, "")
 		return
 	}
 	requireSetsid(t)
+	t.Run("supervised", func(t *testing.T) { childrenDieWithTheirParent(t, true) })
+	t.Run("watched", func(t *testing.T) {
+		requireWatched(t)
+		childrenDieWithTheirParent(t, false)
+	})
+}
+
+func childrenDieWithTheirParent(t *testing.T, supervised bool) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildrenDieWithTheirParent$")
 	cmd.Env = append(os.Environ(), "GATE_TEST_PARENT="+dir, "GORACE=atexit_sleep_ms=0")
+	if supervised {
+		cmd.Env = append(cmd.Env, "GATE_TEST_SUPERVISED=1")
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+		if info, err := os.Stat(filepath.Join(dir, "started")); err == nil && info.Size() > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -91,9 +113,17 @@ func TestChildrenDieWithTheirParent(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The gate's parent: this test's child itself, or its supervisor.
+	if parent := readPIDs(t, filepath.Join(dir, "started")); (parent[0] == cmd.Process.Pid) == supervised {
+		t.Errorf("the gate's parent is %d, the test's child %d: want it supervised %v", parent[0], cmd.Process.Pid, supervised)
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	waitPidsGone(t, filepath.Join(dir, "pids"))
+	waitGone(t, readPIDs(t, filepath.Join(dir, "tpid"))...)
+	if _, err := os.Stat(filepath.Join(dir, "termed")); err != nil {
+		t.Errorf("no SIGTERM before the end: %v", err)
+	}
 }
 
 // TestGroupAlive finds a group by its mark, and only by it.

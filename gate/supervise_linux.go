@@ -43,14 +43,19 @@ func SupervisorProblem() string {
 	return ""
 }
 
-// command returns the command that runs script, under a supervisor when
-// this program can start itself again, and the wait the parent allows
-// between its SIGTERM and its SIGKILL.
-func command(ctx context.Context, script string, env []string, grace time.Duration) (*exec.Cmd, time.Duration) {
-	if SupervisorProblem() != "" {
+// command returns the command that runs script, and the wait the parent
+// allows between its SIGTERM and its SIGKILL: under a supervisor when this
+// program can start itself again, unless watched (the command runs in a
+// cgroup of its own, which this process's watchdog stops if it dies; see
+// cgroup.watched), then as sh alone.
+func command(ctx context.Context, script string, env []string, grace time.Duration, watched bool) (*exec.Cmd, time.Duration) {
+	if watched || SupervisorProblem() != "" {
 		cmd := exec.CommandContext(ctx, "sh", "-c", script)
 		cmd.Env = env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if watched {
+			cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+		}
 		return cmd, grace
 	}
 	gorace, had := "", false

@@ -1,6 +1,9 @@
 package gate
 
 import (
+	"fmt"
+	"strconv"
+	"sync"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +14,36 @@ import (
 	"github.com/orchestrate-dev/orchestrate/internal/supervise"
 )
 
+// supervised makes this test's commands run under their supervisor where
+// they would run watched: as they do once the watchdog is gone.
+func supervised(t *testing.T) {
+	was := watchdog.gone.Swap(true)
+	t.Cleanup(func() { watchdog.gone.Store(was) })
+}
+
+// requireWatched skips a test where commands do not run watched (no cgroup
+// v2 this process may make cgroups in).
+func requireWatched(t *testing.T) {
+	t.Helper()
+	if !newCgroupFor(t).watched(time.Second) {
+		t.Skip("commands do not run watched here (no cgroup v2 this process may make cgroups in)")
+	}
+}
+
+// newCgroupFor makes a cgroup that the test removes (nil for none).
+func newCgroupFor(t *testing.T) *cgroup {
+	cg := newCgroup()
+	if cg != nil {
+		t.Cleanup(cg.remove)
+	}
+	return cg
+}
+
 // TestCommandsRunUnderTheRunningExecutable: a gate's parent is the
 // supervisor, started from the running executable with its name as
 // argv[0], and the command's environment carries no switch of it.
 func TestCommandsRunUnderTheRunningExecutable(t *testing.T) {
+	supervised(t)
 	if problem := SupervisorProblem(); problem != "" {
 		t.Fatalf("SupervisorProblem() = %q; want none where /proc is", problem)
 	}
@@ -62,5 +91,76 @@ while [ ! -s daemon ]; do sleep 0.01; done`)
 	time.Sleep(100 * time.Millisecond)
 	if cgroupBase() == "" && !alive(daemon[0]) {
 		t.Errorf("the setsid daemon is gone without a supervisor: is this test's fallback the fallback?")
+	}
+}
+
+// TestWatchedCommandsRunWithoutASupervisor: where commands run in cgroups
+// of their own, a gate's parent is this process, and one watchdog, started
+// from the running executable with its name as argv[0], watches this
+// process for all its commands.
+func TestWatchedCommandsRunWithoutASupervisor(t *testing.T) {
+	requireWatched(t)
+	g := gateOf("g", `echo $PPID; tr '\0' '\n' < /proc/$PPID/cmdline | head -1`)
+	for range 3 {
+		r := runOne(t, g, Options{})
+		self, _ := os.Executable()
+		if want := fmt.Sprintf("%d\n%s\n", os.Getpid(), os.Args[0]); r.Outcome != Pass || r.Output != want {
+			t.Errorf("Run = %s, output %q; want pass and %q (self %s)", r.Outcome, r.Output, want, self)
+		}
+	}
+	if dogs := watchdogsOf(t, os.Getpid()); len(dogs) != 1 {
+		t.Errorf("watchdogs of this process: %v; want one", dogs)
+	}
+}
+
+// watchdogsOf lists the watchdogs running for parent, each started from
+// the running executable.
+func watchdogsOf(t *testing.T, parent int) []int {
+	t.Helper()
+	self, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range procs {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		args := strings.Split(string(cmdline), "\x00")
+		exe, _ := os.Readlink("/proc/" + e.Name() + "/exe")
+		if len(args) >= 2 && args[0] == supervise.WatchName && strings.Fields(args[1])[1] == strconv.Itoa(parent) && exe == self {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestWatchdogGoneCommandsGoBackToSupervisors: once the watchdog is gone
+// (killed), nothing would stop a command if orchestrate died: the next
+// commands run under their supervisors.
+func TestWatchdogGoneCommandsGoBackToSupervisors(t *testing.T) {
+	requireWatched(t)
+	dogs := watchdogsOf(t, os.Getpid())
+	if len(dogs) != 1 {
+		t.Fatalf("watchdogs of this process: %v; want one", dogs)
+	}
+	t.Cleanup(func() {
+		// The next tests of this process run watched again, with a
+		// watchdog of their own.
+		watchdog.once, watchdog.pipe = sync.Once{}, nil
+		watchdog.gone.Store(false)
+	})
+	syscall.Kill(dogs[0], syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); !watchdog.gone.Load(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watchdog's end was not seen")
+		}
+	}
+	g := gateOf("g", `tr '\0' '\n' < /proc/$PPID/cmdline | head -1`)
+	if r := runOne(t, g, Options{}); r.Outcome != Pass || r.Output != supervise.Name+"\n" {
+		t.Errorf("Run = %s, output %q; want pass under a supervisor", r.Outcome, r.Output)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // command returns the command that runs script: sh -c in its own process
 // group. Without Linux's child subreaper and parent-death signal, only the
 // group is stopped, and only while orchestrate lives.
-func command(ctx context.Context, script string, env []string, grace time.Duration) (*exec.Cmd, time.Duration) {
+func command(ctx context.Context, script string, env []string, grace time.Duration, _ bool) (*exec.Cmd, time.Duration) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", script)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

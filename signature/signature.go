@@ -148,10 +148,12 @@ const (
 
 // The Writer keeps the lines it normalized last in a direct-mapped cache:
 // output repeats itself (stack frames, warnings, log lines), and a line seen
-// again is not normalized again.
+// again is not normalized again. The cache starts small and grows, up to
+// cacheSize entries, as lines miss it: most outputs are a few lines.
 const (
-	cacheSize = 16384
-	maxCached = 512 // bytes: longer lines are not cached
+	cacheSize  = 16384
+	cacheStart = 64
+	maxCached  = 512 // bytes: longer lines are not cached
 )
 
 var cacheSeed = maphash.MakeSeed()
@@ -182,12 +184,13 @@ type Writer struct {
 	total   int64
 	done    bool
 	digest  Digest
-	cache   *[cacheSize]cacheEntry
+	cache   []cacheEntry // a power of two long
+	misses  int          // since the cache last grew
 }
 
 // NewWriter returns a Writer for an output from a command run with opt.
 func NewWriter(opt Options) *Writer {
-	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: new([cacheSize]cacheEntry)}
+	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: make([]cacheEntry, cacheStart)}
 }
 
 // Explain makes the Writer copy the normalized text to out as it goes, all
@@ -264,10 +267,15 @@ func (w *Writer) addOne(raw []byte) {
 	var l line
 	if len(raw) <= maxCached {
 		h := maphash.Bytes(cacheSeed, raw)
-		e := &w.cache[h%cacheSize]
+		e := &w.cache[h&uint64(len(w.cache)-1)]
 		if e.ok && e.raw == string(raw) {
 			l = e.line
 		} else {
+			if w.misses++; w.misses > 2*len(w.cache) && len(w.cache) < cacheSize {
+				// What the small cache held is dropped: it is a memo.
+				w.cache, w.misses = make([]cacheEntry, 4*len(w.cache)), 0
+				e = &w.cache[h&uint64(len(w.cache)-1)]
+			}
 			r := string(raw)
 			l = classify(maskLine(cleanLine(r), w.paths))
 			*e = cacheEntry{raw: r, line: l, ok: true}

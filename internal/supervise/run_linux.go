@@ -10,10 +10,18 @@ import (
 	"unsafe"
 )
 
-// init runs the supervisor, and exits, when the program was started as
-// one: argv[0] is Name and argv[1] a supervisor's settings. Nothing in
-// the environment can make it one.
+// init runs the supervisor, or the watchdog, and exits, when the program
+// was started as one: argv[0] is Name (WatchName) and argv[1] its
+// settings. Nothing in the environment can make it one.
 func init() {
+	if len(os.Args) == 3 && os.Args[0] == WatchName {
+		parent, grace, ok := parseWatch(os.Args[1])
+		if !ok {
+			os.Stderr.WriteString("orchestrate: bad watchdog settings\n")
+			os.Exit(125)
+		}
+		os.Exit(watch(parent, grace, os.Args[2]))
+	}
 	if len(os.Args) != 3 || os.Args[0] != Name {
 		return
 	}
