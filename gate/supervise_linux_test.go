@@ -2,11 +2,11 @@ package gate
 
 import (
 	"fmt"
-	"strconv"
-	"sync"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
