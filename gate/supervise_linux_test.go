@@ -16,7 +16,7 @@ import (
 
 // supervised makes this test's commands run under their supervisor where
 // they would run watched: as they do once the watchdog is gone.
-func supervised(t *testing.T) {
+func supervised(t testing.TB) {
 	was := watchdog.gone.Swap(true)
 	t.Cleanup(func() { watchdog.gone.Store(was) })
 }
@@ -31,7 +31,7 @@ func requireWatched(t *testing.T) {
 }
 
 // newCgroupFor makes a cgroup that the test removes (nil for none).
-func newCgroupFor(t *testing.T) *cgroup {
+func newCgroupFor(t testing.TB) *cgroup {
 	cg := newCgroup()
 	if cg != nil {
 		t.Cleanup(cg.remove)
