@@ -95,9 +95,7 @@ func BenchmarkHugeOutput(b *testing.B) {
 //	go test -run '^$' -bench GateCPU -benchtime 5x ./gate
 func BenchmarkGateCPU(b *testing.B) {
 	b.Run("watched", func(b *testing.B) {
-		if !newCgroupFor(b).watched(DefaultKillGrace) {
-			b.Skip("commands do not run watched here (no cgroup v2 this process may make cgroups in)")
-		}
+		requireWatched(b)
 		benchmarkGateCPU(b, 1.5)
 	})
 	b.Run("supervised", func(b *testing.B) {

@@ -64,11 +64,39 @@ func TestDaemonsOfATimedOutGateAreKilled(t *testing.T) {
 	waitPidsGone(t, filepath.Join(dir, "pids"))
 }
 
-// termScript starts a process that, on SIGTERM, says so in the file
-// termed and exits; it writes its PID to tpid once it listens.
-const termScript = `sh -c 'trap "echo term > termed; exit 0" TERM; echo $$ > tpid; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 &
-while [ ! -s tpid ]; do sleep 0.01; done
+// termScript starts a setsid process that, on SIGTERM, takes a moment,
+// says so in the file termed and exits, and one that ignores SIGTERM; each
+// writes its PID, to tpid and ipid, once it listens.
+const termScript = `setsid sh -c 'trap "sleep 0.2; echo term > termed; exit 0" TERM; echo $$ > tpid; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 &
+sh -c 'trap "" TERM; echo $$ > ipid; exec sleep 300' </dev/null >/dev/null 2>&1 &
+while [ ! -s tpid ] || [ ! -s ipid ]; do sleep 0.01; done
 `
+
+// TestLeftoversGetTheGrace: what a passing gate leaves running gets
+// SIGTERM and the grace to end, a setsid process included, and what
+// ignores SIGTERM is killed; under a supervisor and watched.
+func TestLeftoversGetTheGrace(t *testing.T) {
+	requireSetsid(t)
+	for _, mode := range []string{"supervised", "watched"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "supervised" {
+				supervised(t)
+			} else {
+				requireWatched(t)
+			}
+			dir := t.TempDir()
+			r := runOne(t, gateOf("g", termScript), Options{RepoRoot: dir, KillGrace: time.Second})
+			if r.Outcome != Pass {
+				t.Fatalf("Run = %s (%s)", r.Outcome, r.Reason())
+			}
+			waitGone(t, readPIDs(t, filepath.Join(dir, "tpid"))...)
+			waitGone(t, readPIDs(t, filepath.Join(dir, "ipid"))...)
+			if _, err := os.Stat(filepath.Join(dir, "termed")); err != nil {
+				t.Errorf("the setsid process had no grace to end: %v", err)
+			}
+		})
+	}
+}
 
 // TestChildrenDieWithTheirParent kills (SIGKILL) a process while a gate it
 // runs has children and setsid daemons: they all go with it, SIGTERM
@@ -81,7 +109,7 @@ func TestChildrenDieWithTheirParent(t *testing.T) {
 			watchdog.gone.Store(true)
 		}
 		g := gateOf("g", termScript+daemonScript+"echo $PPID > started; sleep 300\n")
-		Run(context.Background(), g, Options{RepoRoot: os.Getenv("GATE_TEST_PARENT"), KillGrace: 2 * time.Second}, "")
+		Run(context.Background(), g, Options{RepoRoot: os.Getenv("GATE_TEST_PARENT"), KillGrace: time.Second}, "")
 		return
 	}
 	requireSetsid(t)
@@ -121,6 +149,7 @@ func childrenDieWithTheirParent(t *testing.T, supervised bool) {
 	cmd.Wait()
 	waitPidsGone(t, filepath.Join(dir, "pids"))
 	waitGone(t, readPIDs(t, filepath.Join(dir, "tpid"))...)
+	waitGone(t, readPIDs(t, filepath.Join(dir, "ipid"))...)
 	if _, err := os.Stat(filepath.Join(dir, "termed")); err != nil {
 		t.Errorf("no SIGTERM before the end: %v", err)
 	}
