@@ -39,29 +39,17 @@ func (w Workspace) noteStartTree(ctx context.Context, cfg *config.Config) startT
 	if st.leave {
 		return st
 	}
-	head, _ := w.git(ctx, "rev-parse", "--verify", "-q", "HEAD")
-	st.head = strings.TrimSpace(head)
-	status, err := w.git(ctx, append([]string{"status", "--porcelain", "--untracked-files=all"}, w.outsideWorkspace()...)...)
+	status, err := w.gitStatus(ctx)
 	if err != nil {
 		st.notClean = err.Error()
 		return st
 	}
-	if files := porcelainFiles(status); len(files) > 0 {
+	st.head = status.head
+	if files := status.order; len(files) > 0 {
 		st.notClean = fmt.Sprintf("the tree had uncommitted changes when the run started (%s), which a commit would mix with the agent's work: "+
 			"review the changes and commit them yourself (git add -A && git commit), and start the next run from a clean tree", listSome(files, 3))
 	}
 	return st
-}
-
-// porcelainFiles are the paths of git status --porcelain.
-func porcelainFiles(status string) []string {
-	var files []string
-	for _, l := range strings.Split(status, "\n") {
-		if len(l) > 3 {
-			files = append(files, l[3:])
-		}
-	}
-	return files
 }
 
 // listSome lists the first n of names, and how many more there are.

@@ -68,6 +68,10 @@
 //   - resume.go: a resumed agent told the workspace is unchanged only when
 //     git shows it so, else the files changed since it stopped (noteLeft,
 //     resumeState).
+//   - workstate.go: where a work tree stands, read with one git status and
+//     the content of the paths it lists, and what changed between two
+//     looks (readWorkState, changedSince); the start of a run reads it too
+//     (gitStatus).
 //   - maxloops.go: the check at run's --max-loops limit, asked without
 //     writing, so that no loop is announced or counted that will not run
 //     (wouldRetry).

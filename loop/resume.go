@@ -1,14 +1,11 @@
 package loop
 
-import (
-	"context"
-	"strings"
-)
+import "context"
 
 // leftTree is the tree as the last agent left it, for the resume prompt:
 // a resumed agent is told the workspace is unchanged only when it is.
 type leftTree struct {
-	state TreeState
+	state workState
 	ok    bool // state was read: a git repository
 }
 
@@ -18,7 +15,7 @@ func (r *runner) noteLeft(ctx context.Context) {
 	if r.cfg.Agent.ResumeCommand == "" || !r.start.git {
 		return
 	}
-	r.left.state, r.left.ok = r.w.gitTreeState(ctx)
+	r.left.state, r.left.ok = r.w.readWorkState(ctx)
 }
 
 // resumeState fills in what a resumed agent is told of its workspace:
@@ -29,22 +26,19 @@ func (r *runner) resumeState(ctx context.Context, d *PromptData) {
 	if !r.left.ok {
 		return
 	}
-	cur, ok := r.w.gitTreeState(ctx)
+	cur, ok := r.w.readWorkState(ctx)
+	if !ok {
+		return
+	}
+	names := changedSince(r.left.state, cur)
 	switch {
-	case !ok:
-	case cur == r.left.state:
+	case cur.head == r.left.state.head && len(names) == 0:
 		d.Unchanged = true
+	case cur.head == r.left.state.head:
+		d.ChangedSince = listSome(names, 10)
+	case len(names) == 0:
+		d.ChangedSince = "HEAD moved"
 	default:
-		d.ChangedSince = "files outside git's view"
-		if cur.Tree != "" && r.left.state.Tree != "" {
-			if out, err := r.w.git(ctx, "diff", "--name-only", r.left.state.Tree, cur.Tree); err == nil {
-				if names := strings.Fields(out); len(names) > 0 {
-					d.ChangedSince = listSome(names, 10)
-				}
-			}
-		}
-		if cur.Head != r.left.state.Head {
-			d.ChangedSince += " (and HEAD moved)"
-		}
+		d.ChangedSince = listSome(names, 10) + " (and HEAD moved)"
 	}
 }
