@@ -34,6 +34,7 @@ func TestWorkState(t *testing.T) {
 		{"dirty file staged", "git add b.txt"},
 		{"clean file removed", "rm a.txt"},
 		{"executable bit", "chmod -x x.sh"},
+		{"executable bit of a dirty file", "chmod +x b.txt"},
 		{"link moved", "ln -sfn b.txt link"},
 		{"workspace written", "echo x >> .orchestrator/queue.md"},
 		{"ignored file", "echo x > build.log"},
