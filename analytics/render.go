@@ -7,13 +7,14 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 )
 
 // RenderOptions adjust the page Render writes.
@@ -35,25 +36,29 @@ type RenderOptions struct {
 //go:embed page.html
 var pageHTML string
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"pct":      pct,
-	"duration": formatMS,
-	"date":     formatTime,
-	"label":    outcomeLabel,
-	"usd":      formatUSD,
-	"rate":     ratio,
-	"count":    formatCount,
-	"perRun": func(total int64, runs int) string {
-		if runs == 0 {
-			return "—"
-		}
-		return formatMS(total / int64(runs))
-	},
-	"short": func(s string) string { return truncate(s, 12) },
-	"args": func(title, name, unit string, counts []Count) countsTable {
-		return countsTable{title, name, unit, counts}
-	},
-}).Parse(pageHTML))
+// pageTemplate is the page's template, parsed when a page is first made,
+// not when the program starts: most commands make none.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{
+		"pct":      pct,
+		"duration": formatMS,
+		"date":     formatTime,
+		"label":    outcomeLabel,
+		"usd":      formatUSD,
+		"rate":     ratio,
+		"count":    formatCount,
+		"perRun": func(total int64, runs int) string {
+			if runs == 0 {
+				return "—"
+			}
+			return formatMS(total / int64(runs))
+		},
+		"short": func(s string) string { return truncate(s, 12) },
+		"args": func(title, name, unit string, counts []Count) countsTable {
+			return countsTable{title, name, unit, counts}
+		},
+	}).Parse(pageHTML))
+})
 
 // countsTable is the data of the page's "counts" template.
 type countsTable struct {
@@ -177,17 +182,17 @@ func Render(w io.Writer, m *Metrics, opt RenderOptions) error {
 	}
 	p.Options = template.JS(b)
 
-	if err := pageTemplate.Execute(w, p); err != nil {
+	if err := pageTemplate().Execute(w, p); err != nil {
 		return fmt.Errorf("rendering analytics: %w", err)
 	}
 	return nil
 }
 
-var scriptBreaker = regexp.MustCompile(`(?i)</script|<!--`)
+var scriptBreaker = lazyre.New(`(?i)</script|<!--`)
 
 // inlineable reports an error when js cannot go verbatim inside a script element.
 func inlineable(js []byte) error {
-	if loc := scriptBreaker.FindIndex(js); loc != nil {
+	if loc := scriptBreaker.Regexp().FindIndex(js); loc != nil {
 		return fmt.Errorf("echarts.min.js cannot be inlined: it contains %q at byte %d", js[loc[0]:loc[1]], loc[0])
 	}
 	return nil
