@@ -21,13 +21,14 @@ help:
 	@echo "make fuzz    run each fuzz target for FUZZTIME ($(FUZZTIME))"
 	@echo "make check   test, then fuzz"
 	@echo "make mutate  run the mutants of mutation/mutants.txt: killed/total (MUTANTS=regexp for some)"
-	@echo "make assets  re-fetch the pinned echarts after a version change (npm)"
+	@echo "make assets  rebuild the pinned echarts after a change of its pins or parts (npm)"
 
-# The pinned echarts script is committed in analytics/assets/ and embedded by
-# every build; this target only checks it, or with npm re-fetches it after a
-# version change in fetch-echarts.sh (see analytics/assets/README.md).
+# The pinned echarts build is committed in analytics/assets/ and embedded by
+# every build; this target only checks it, or with npm rebuilds it after a
+# change of its pins or parts in build-echarts.sh and echarts-entry.js (see
+# analytics/assets/README.md).
 assets:
-	sh analytics/assets/fetch-echarts.sh
+	sh analytics/assets/build-echarts.sh
 	cd analytics/assets && sha256sum -c echarts.min.js.sha256
 
 build:

@@ -11,8 +11,9 @@ import (
 // written for.
 const echartsVersion = "5.6.0"
 
-// echartsJS is the pinned echarts.min.js, committed in the repository with its
-// SHA-256 (assets/echarts.min.js.sha256) and its license, so that every build (go
+// echartsJS is the pinned build of the parts of echarts the page uses
+// (assets/echarts.min.js), committed in the repository with its SHA-256
+// (assets/echarts.min.js.sha256) and its license, so that every build (go
 // install, go build, make) draws the charts offline. See assets/README.md.
 //
 //go:embed assets/echarts.min.js
