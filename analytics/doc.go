@@ -61,8 +61,9 @@
 //	                 conflicting files, the gates after the rebase)
 //	usage            what one agent launch reported of its own use: loop and attempt
 //	                 as its agent row, detail = key=value pairs (FormatUsage):
-//	                 session, turns, input_tokens, output_tokens,
-//	                 cache_read_tokens, cost_usd
+//	                 session, model, turns, input_tokens, output_tokens,
+//	                 cache_read_tokens, cost_usd, and priced when agent.prices
+//	                 priced the tokens (the entry that did)
 //
 // Unknown event names are counted and otherwise ignored, so writers can add events
 // before the report knows them.

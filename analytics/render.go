@@ -274,7 +274,7 @@ func cards(m *Metrics) []card {
 	}, {
 		Label: "Cost per run",
 		Value: usage(dash(m.Runs > 0, formatUSD(m.CostPerRun))),
-		Note:  usageNote(fmt.Sprintf("mean; %s in all, as the agents reported it", formatUSD(m.CostUSD))),
+		Note:  usageNote(fmt.Sprintf("mean; %s in all, as the agents reported it or agent.prices priced their tokens", formatUSD(m.CostUSD))),
 	}, {
 		Label: "Time to fix",
 		Value: dash(m.TimeToFix.Count > 0, formatMS(m.TimeToFix.MedianMS)),

@@ -11,15 +11,19 @@ import (
 // row's loop and attempt are the agent row's.
 const EventUsage = "usage"
 
-// Usage is what an agent reports of one launch: its session, its turns, its
-// tokens and its cost. A zero field was not reported.
+// Usage is what an agent reports of one launch: its session, its model, its
+// turns, its tokens and its cost. A zero field was not reported.
 type Usage struct {
 	Session         string
+	Model           string // the one model the launch used, when the agent names it
 	Turns           int64
 	InputTokens     int64
 	OutputTokens    int64
 	CacheReadTokens int64
 	CostUSD         float64
+	// Priced, when set, says that CostUSD is not the agent's: it is the
+	// tokens priced with this agent.prices entry (a model, or "default").
+	Priced string
 }
 
 // Tokens is every token the launch used: input, output and cache reads.
@@ -31,11 +35,15 @@ func (u Usage) Zero() bool { return u == Usage{} }
 // FormatUsage writes u as the detail of a usage row: space-separated key=value
 // pairs in a fixed order, the ones not reported left out:
 //
-//	session=3f2a… turns=4 input_tokens=1200 output_tokens=310 cache_read_tokens=0 cost_usd=0.0123
+//	session=3f2a… model=gpt-5 turns=4 input_tokens=1200 output_tokens=310 cost_usd=0.0123 priced=gpt-5
 func FormatUsage(u Usage) string {
 	var parts []string
+	word := func(s string) string { return strings.Join(strings.Fields(s), "_") }
 	if u.Session != "" {
-		parts = append(parts, "session="+strings.Join(strings.Fields(u.Session), "_"))
+		parts = append(parts, "session="+word(u.Session))
+	}
+	if u.Model != "" {
+		parts = append(parts, "model="+word(u.Model))
 	}
 	for _, kv := range []struct {
 		k string
@@ -47,6 +55,9 @@ func FormatUsage(u Usage) string {
 	}
 	if u.CostUSD != 0 {
 		parts = append(parts, "cost_usd="+strconv.FormatFloat(u.CostUSD, 'f', -1, 64))
+	}
+	if u.Priced != "" {
+		parts = append(parts, "priced="+word(u.Priced))
 	}
 	return strings.Join(parts, " ")
 }
@@ -64,6 +75,10 @@ func ParseUsage(detail string) (Usage, error) {
 		switch k {
 		case "session":
 			u.Session = v
+		case "model":
+			u.Model = v
+		case "priced":
+			u.Priced = v
 		case "turns":
 			u.Turns, err = strconv.ParseInt(v, 10, 64)
 		case "input_tokens":

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -257,5 +259,18 @@ func FormatAgent(a Agent) string {
 		}
 	}
 	fmt.Fprintf(&b, "  timeout: %s\n", shortDuration(a.Timeout))
+	if len(a.Prices) > 0 {
+		b.WriteString("  prices:\n")
+		models := make([]string, 0, len(a.Prices))
+		for m := range a.Prices {
+			models = append(models, m)
+		}
+		sort.Strings(models)
+		num := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+		for _, m := range models {
+			p := a.Prices[m]
+			fmt.Fprintf(&b, "    %s: {input: %s, output: %s, cache_read: %s}\n", yamlString(m), num(p.Input), num(p.Output), num(p.CacheRead))
+		}
+	}
 	return b.String()
 }

@@ -180,6 +180,31 @@ type Agent struct {
 	Usage         string // how the agent reports its session and usage: one of the Usage* formats, or ""
 	CommandSet    bool   // agent.command is set in the file
 	ResumeSet     bool   // agent.resume_command is set in the file
+	// Prices (agent.prices) price the tokens of an agent that reports
+	// tokens but no cost, by model; PriceDefault's for a model not listed
+	// or not reported. None by default: prices change.
+	Prices map[string]Price
+}
+
+// Price is what a model's tokens cost, in US dollars per million tokens.
+type Price struct {
+	Input     float64 `json:"input"`
+	Output    float64 `json:"output"`
+	CacheRead float64 `json:"cache_read"`
+}
+
+// PriceDefault is the agent.prices entry for a model the others do not
+// name, or a launch that names none.
+const PriceDefault = "default"
+
+// PriceOf returns the price of model's tokens and the agent.prices entry
+// it comes from; false when there is none.
+func (a *Agent) PriceOf(model string) (Price, string, bool) {
+	if p, ok := a.Prices[model]; ok && model != "" {
+		return p, model, true
+	}
+	p, ok := a.Prices[PriceDefault]
+	return p, PriceDefault, ok
 }
 
 // Output bounds what is kept of a gate's output in memory (the whole of it

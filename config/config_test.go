@@ -85,6 +85,32 @@ func TestParseFull(t *testing.T) {
 	}
 }
 
+// TestPrices: agent.prices by model, integers and decimals, and the
+// default entry for a model not listed or not named.
+func TestPrices(t *testing.T) {
+	cfg, problems := ParseIn("c.yaml", []byte("agent:\n  prices:\n    default: {input: 1.25, output: 10, cache_read: 0.125}\n    gpt-5:\n      input: 2\n      output: 16\n"), "")
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	for _, tt := range []struct {
+		model, from string
+		want        Price
+	}{
+		{"gpt-5", "gpt-5", Price{Input: 2, Output: 16}},
+		{"gpt-4o", PriceDefault, Price{Input: 1.25, Output: 10, CacheRead: 0.125}},
+		{"", PriceDefault, Price{Input: 1.25, Output: 10, CacheRead: 0.125}},
+	} {
+		p, from, ok := cfg.Agent.PriceOf(tt.model)
+		if !ok || from != tt.from || p != tt.want {
+			t.Errorf("PriceOf(%q) = %+v, %q, %v; want %+v from %q", tt.model, p, from, ok, tt.want, tt.from)
+		}
+	}
+	cfg, _ = ParseIn("c.yaml", []byte("agent:\n  prices:\n    gpt-5: {input: 2}\n"), "")
+	if _, _, ok := cfg.Agent.PriceOf("o3"); ok {
+		t.Error("a model not listed, and no default, has a price")
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	d := Default()
 	if d.Retry.MaxRetries != 10 || d.Retry.GlobalCap != 15 || d.Retry.HaltAfterIdentical != 3 {
@@ -187,6 +213,12 @@ func TestProblems(t *testing.T) {
 		{"zero duration", "agent:\n  timeout: 0s\n", []string{"c.yaml:2: agent.timeout: must be longer than zero"}},
 		{"bool duration", "agent:\n  timeout: true\n", []string{"c.yaml:2: agent.timeout: want a duration such as 90s, 5m or 1h30m, got the boolean true"}},
 		{"empty command", "agent:\n  command: \"  \"\n", []string{"c.yaml:2: agent.command: must not be empty"}},
+		{"prices not a mapping", "agent:\n  prices: 3\n", []string{"c.yaml:2: agent.prices: want a mapping of models to prices (default: {input: 1.25, output: 10, cache_read: 0.125}), got the integer 3"}},
+		{"price not a mapping", "agent:\n  prices:\n    gpt-5: 3\n", []string{"c.yaml:3: agent.prices.gpt-5: want a mapping, got the integer 3"}},
+		{"price negative", "agent:\n  prices:\n    default: {input: 1, output: -0.5}\n", []string{"c.yaml:3: agent.prices.default.output: -0.5 is out of range (want at least 0)"}},
+		{"price not a number", "agent:\n  prices:\n    default:\n      input: cheap\n", []string{`c.yaml:4: agent.prices.default.input: want a number of US dollars per million tokens, got the string "cheap"`}},
+		{"price nan", "agent:\n  prices:\n    default: {cache_read: .nan}\n", []string{"c.yaml:3: agent.prices.default.cache_read: want a number of US dollars per million tokens, got the number .nan"}},
+		{"price unknown key", "agent:\n  prices:\n    default: {input: 1, outptu: 2}\n", []string{`c.yaml:3: unknown key "outptu" in agent.prices.default; did you mean "output"?`}},
 		{"gates not a list", "gates: go test\n", []string{`c.yaml:1: gates: want a list of gates, or a mapping with preset and list, got the string "go test"`}},
 		{"gates mapping without a preset's keys", "gates:\n  tests: go test\n", []string{`c.yaml:2: unknown key "tests" in gates (known keys: list, preset)`}},
 		{"gate not a mapping", "gates:\n  - go test ./...\n", []string{`c.yaml:2: gates[0]: want a mapping (name, command, …), got the string "go test ./..."`}},
@@ -419,5 +451,20 @@ func TestLoadRefuses(t *testing.T) {
 	}
 	if _, _, err := Load(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("Load(a link to /dev/zero) = %v", err)
+	}
+}
+
+// TestFormatAgentPrices: validate --explain's agent section gives back the
+// prices it was read with.
+func TestFormatAgentPrices(t *testing.T) {
+	in := "agent:\n  prices:\n    default: {input: 1.25, output: 10, cache_read: 0.125}\n    \"gpt-5 mini\": {input: 0.25}\n"
+	cfg, problems := ParseIn("c.yaml", []byte(in), "")
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	text := FormatAgent(cfg.Agent)
+	again, problems := ParseIn("c.yaml", []byte(text), "")
+	if len(problems) > 0 || !reflect.DeepEqual(again.Agent.Prices, cfg.Agent.Prices) {
+		t.Errorf("FormatAgent gave\n%s\nwhich reads back as %+v, %v; want %+v", text, again.Agent.Prices, problems, cfg.Agent.Prices)
 	}
 }

@@ -537,6 +537,7 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 				},
 				"review_command": p.setNonEmpty(&a.ReviewCommand, "agent.review_command"),
 				"timeout":        p.setDuration(&a.Timeout, "agent.timeout"),
+				"prices":         func(v *yaml.Node) { a.Prices = p.prices(v, "agent.prices") },
 			})
 		},
 		"parallelism":   p.setInt(&cfg.Parallelism, "parallelism", 0, 1024),
@@ -1111,6 +1112,49 @@ func (p *parser) env(v *yaml.Node, key string) map[string]string {
 		}
 	}
 	return env
+}
+
+// prices reads agent.prices: a mapping of model names (or "default") to
+// their input, output and cache_read prices, in US dollars per million
+// tokens.
+func (p *parser) prices(v *yaml.Node, key string) map[string]Price {
+	if v.Kind != yaml.MappingNode {
+		p.add(v.Line, "%s: want a mapping of models to prices (default: {input: 1.25, output: 10, cache_read: 0.125}), got %s", key, describe(v))
+		return nil
+	}
+	prices := map[string]Price{}
+	for _, f := range p.fields(v) {
+		var pr Price
+		where := key + "." + f.name
+		p.section(f.val, where, map[string]func(*yaml.Node){
+			"input":      p.setPrice(&pr.Input, where+".input"),
+			"output":     p.setPrice(&pr.Output, where+".output"),
+			"cache_read": p.setPrice(&pr.CacheRead, where+".cache_read"),
+		})
+		prices[f.name] = pr
+	}
+	return prices
+}
+
+// setPrice reads a price: a number of US dollars per million tokens, at
+// least 0.
+func (p *parser) setPrice(dst *float64, key string) func(*yaml.Node) {
+	return func(v *yaml.Node) {
+		if !p.scalar(v, key, "a number of US dollars per million tokens") {
+			return
+		}
+		tag := v.ShortTag()
+		n, err := strconv.ParseFloat(strings.ReplaceAll(v.Value, "_", ""), 64)
+		if (tag != "!!int" && tag != "!!float") || err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+			p.add(v.Line, "%s: want a number of US dollars per million tokens, got %s", key, describe(v))
+			return
+		}
+		if n < 0 {
+			p.add(v.Line, "%s: %s is out of range (want at least 0)", key, v.Value)
+			return
+		}
+		*dst = n
+	}
 }
 
 func (p *parser) hints(v *yaml.Node, key string) []string {

@@ -105,9 +105,21 @@ func parseResultObject(out []byte) AgentReport {
 			OutputTokens:    int64(num(u, "output_tokens", "outputTokens")),
 			CacheReadTokens: int64(num(u, "cache_read_input_tokens", "cacheReadTokens")),
 			CostUSD:         num(o, "total_cost_usd"),
+			Model:           onlyKey(obj(o, "modelUsage")),
 		}}
 	}
 	return r
+}
+
+// onlyKey returns the one key of m; "" when it has none or several.
+func onlyKey(m map[string]any) string {
+	if len(m) != 1 {
+		return ""
+	}
+	for k := range m {
+		return k
+	}
+	return ""
 }
 
 // parseCodex reads codex exec --json's events: thread.started has the
@@ -146,6 +158,7 @@ func parseGemini(out []byte) AgentReport {
 		stats := obj(o, "stats")
 		r.Usage.InputTokens = int64(num(stats, "inputTokens", "input_tokens"))
 		r.Usage.OutputTokens = int64(num(stats, "outputTokens", "output_tokens"))
+		r.Usage.Model = onlyKey(obj(stats, "models"))
 		for _, m := range obj(stats, "models") {
 			mo, _ := m.(map[string]any)
 			t := obj(mo, "tokens")

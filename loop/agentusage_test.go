@@ -18,6 +18,12 @@ func TestParseAgentOutput(t *testing.T) {
 		{"claude", config.UsageClaudeJSON,
 			"warning on stderr\n" + `{"type":"result","subtype":"success","is_error":false,"duration_ms":787,"num_turns":3,"result":"done","session_id":"feb563ed-72dc-42c5-b05f-423370d52c8c","total_cost_usd":0.0024,"usage":{"input_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":12,"output_tokens":60}}` + "\n",
 			AgentReport{Result: "done", Usage: analytics.Usage{Session: "feb563ed-72dc-42c5-b05f-423370d52c8c", Turns: 3, InputTokens: 300, OutputTokens: 60, CacheReadTokens: 12, CostUSD: 0.0024}}},
+		{"claude, its model named", config.UsageClaudeJSON,
+			`{"type":"result","num_turns":1,"result":"ok","session_id":"s","usage":{"input_tokens":3,"output_tokens":4},"modelUsage":{"claude-sonnet-4-5":{"inputTokens":3,"outputTokens":4}}}` + "\n",
+			AgentReport{Result: "ok", Usage: analytics.Usage{Session: "s", Model: "claude-sonnet-4-5", Turns: 1, InputTokens: 3, OutputTokens: 4}}},
+		{"claude, two models", config.UsageClaudeJSON,
+			`{"type":"result","num_turns":1,"result":"ok","session_id":"s","modelUsage":{"a":{},"b":{}}}` + "\n",
+			AgentReport{Result: "ok", Usage: analytics.Usage{Session: "s", Turns: 1}}},
 		{"claude, no result object", config.UsageClaudeJSON, "plain text answer\n{not json\n", AgentReport{}},
 		{"claude, an object that is not the result", config.UsageClaudeJSON, `{"type":"system","session_id":"x"}` + "\n", AgentReport{}},
 		{"cursor", config.UsageCursorJSON,
@@ -44,7 +50,7 @@ func TestParseAgentOutput(t *testing.T) {
   }
 }
 `,
-			AgentReport{Result: "Paris.", Usage: analytics.Usage{Session: "g-1", Turns: 2, InputTokens: 120, OutputTokens: 8, CacheReadTokens: 10}}},
+			AgentReport{Result: "Paris.", Usage: analytics.Usage{Session: "g-1", Model: "gemini-2.5-pro", Turns: 2, InputTokens: 120, OutputTokens: 8, CacheReadTokens: 10}}},
 		{"opencode", config.UsageOpencodeJSON,
 			`{"type":"step_start","sessionID":"ses_1","part":{"type":"step-start"}}
 {"type":"text","sessionID":"ses_1","part":{"type":"text","text":"Done."}}
@@ -90,4 +96,43 @@ func FuzzParseAgentOutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPriced: the tokens of an agent that reports no cost are priced with
+// agent.prices, the model's entry or the default, cached tokens apart from
+// the input where the agent counts them within it; a reported cost stands.
+func TestPriced(t *testing.T) {
+	prices := map[string]config.Price{
+		"default": {Input: 1, Output: 10, CacheRead: 0.1},
+		"gpt-5":   {Input: 2, Output: 20, CacheRead: 0.2},
+	}
+	for _, tc := range []struct {
+		name, format string
+		prices       map[string]config.Price
+		in, want     analytics.Usage
+	}{
+		{"the model's entry, cache within input", config.UsageCodexJSONL, prices,
+			analytics.Usage{Model: "gpt-5", InputTokens: 1_000_000, CacheReadTokens: 400_000, OutputTokens: 10_000},
+			analytics.Usage{Model: "gpt-5", InputTokens: 1_000_000, CacheReadTokens: 400_000, OutputTokens: 10_000, CostUSD: 1.2 + 0.08 + 0.2, Priced: "gpt-5"}},
+		{"no model: the default", config.UsageGeminiJSON, prices,
+			analytics.Usage{InputTokens: 1000, CacheReadTokens: 1000, OutputTokens: 100},
+			analytics.Usage{InputTokens: 1000, CacheReadTokens: 1000, OutputTokens: 100, CostUSD: 0.0011, Priced: "default"}},
+		{"cache apart from input", config.UsageClaudeJSON, prices,
+			analytics.Usage{Model: "claude-x", InputTokens: 1000, CacheReadTokens: 1000, OutputTokens: 100},
+			analytics.Usage{Model: "claude-x", InputTokens: 1000, CacheReadTokens: 1000, OutputTokens: 100, CostUSD: 0.0021, Priced: "default"}},
+		{"a reported cost stands", config.UsageClaudeJSON, prices,
+			analytics.Usage{InputTokens: 1000, CostUSD: 0.5},
+			analytics.Usage{InputTokens: 1000, CostUSD: 0.5}},
+		{"no tokens, no cost", config.UsageCodexJSONL, prices,
+			analytics.Usage{Session: "s", Turns: 1},
+			analytics.Usage{Session: "s", Turns: 1}},
+		{"no prices", config.UsageCodexJSONL, nil,
+			analytics.Usage{InputTokens: 1000},
+			analytics.Usage{InputTokens: 1000}},
+	} {
+		a := &config.Agent{Usage: tc.format, Prices: tc.prices}
+		if got := priced(a, tc.in); got != tc.want {
+			t.Errorf("%s: priced = %+v; want %+v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -770,6 +771,11 @@ func (r *runner) takeReport(a *AgentRun, output, session string) {
 // reports a resumed thread's running totals: this launch's share is what
 // they grew by since the thread's last launch.
 func (r *runner) launchUsage(u analytics.Usage) analytics.Usage {
+	return priced(&r.cfg.Agent, r.launchShare(u))
+}
+
+// launchShare is launchUsage before pricing.
+func (r *runner) launchShare(u analytics.Usage) analytics.Usage {
 	if r.cfg.Agent.Usage != config.UsageCodexJSONL || u.Session == "" {
 		return u
 	}
@@ -784,6 +790,28 @@ func (r *runner) launchUsage(u analytics.Usage) analytics.Usage {
 	u.InputTokens -= prev.InputTokens
 	u.OutputTokens -= prev.OutputTokens
 	u.CacheReadTokens -= prev.CacheReadTokens
+	return u
+}
+
+// priced prices the tokens of a launch whose agent reported tokens but no
+// cost, with agent.prices (the launch's model's entry, or the default);
+// Priced names the entry. Codex and Gemini count cached tokens within the
+// input tokens; the others apart.
+func priced(a *config.Agent, u analytics.Usage) analytics.Usage {
+	if u.CostUSD != 0 || u.Tokens() == 0 {
+		return u
+	}
+	p, from, ok := a.PriceOf(u.Model)
+	if !ok {
+		return u
+	}
+	input := u.InputTokens
+	if a.Usage == config.UsageCodexJSONL || a.Usage == config.UsageGeminiJSON {
+		input = max(0, input-u.CacheReadTokens)
+	}
+	cost := (float64(input)*p.Input + float64(u.OutputTokens)*p.Output + float64(u.CacheReadTokens)*p.CacheRead) / 1e6
+	// To a millionth of a dollar: no float noise in the history.
+	u.CostUSD, u.Priced = math.Round(cost*1e6)/1e6, from
 	return u
 }
 

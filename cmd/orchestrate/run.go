@@ -247,7 +247,10 @@ func (p *runPrinter) step(s loop.Step) {
 		}
 		if u := a.Usage; u != nil {
 			what += fmt.Sprintf(", %d turns, %d tokens", u.Turns, u.Tokens())
-			if u.CostUSD > 0 {
+			switch {
+			case u.CostUSD > 0 && u.Priced != "":
+				what += fmt.Sprintf(", $%.4f at agent.prices' %s", u.CostUSD, u.Priced)
+			case u.CostUSD > 0:
 				what += fmt.Sprintf(", $%.4f", u.CostUSD)
 			}
 		}

@@ -126,8 +126,12 @@ func runValidate(e *env, args []string) error {
 		if *explain && configOK {
 			out["preset"], out["human_wait"], out["gates"] = cfg.Preset, cfg.Human.Wait, gatesJSON(cfg.Gates)
 			a := cfg.Agent
-			out["agent"] = map[string]string{"profile": a.Profile, "command": a.Command, "resume_command": a.ResumeCommand,
+			agent := map[string]any{"profile": a.Profile, "command": a.Command, "resume_command": a.ResumeCommand,
 				"review_command": a.ReviewCommand, "session": a.Session, "usage": a.Usage, "timeout": a.Timeout.String()}
+			if len(a.Prices) > 0 {
+				agent["prices"] = a.Prices
+			}
+			out["agent"] = agent
 		}
 		if err := e.printJSON(out); err != nil {
 			return err
