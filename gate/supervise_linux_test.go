@@ -30,15 +30,6 @@ func requireWatched(t testing.TB) {
 	}
 }
 
-// newCgroupFor makes a cgroup that the test removes (nil for none).
-func newCgroupFor(t testing.TB) *cgroup {
-	cg := newCgroup()
-	if cg != nil {
-		t.Cleanup(cg.remove)
-	}
-	return cg
-}
-
 // TestCommandsRunUnderTheRunningExecutable: a gate's parent is the
 // supervisor, started from the running executable with its name as
 // argv[0], and the command's environment carries no switch of it.
