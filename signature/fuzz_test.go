@@ -209,3 +209,23 @@ func FuzzFeatures(f *testing.F) {
 		}
 	})
 }
+
+// goResultSpec is what goResult reads, as a regexp.
+var goResultSpec = regexp.MustCompile(`^(\s*)--- (FAIL|PASS|SKIP): (\S+) \(`)
+
+// FuzzGoResult checks goResult against goResultSpec.
+func FuzzGoResult(f *testing.F) {
+	for _, s := range []string{
+		"--- FAIL: TestX (0.00s)", "    --- PASS: TestX/sub (<dur>)", "\t--- SKIP: T (", "--- FAIL: (x", "--- FAIL:  T (",
+		"--- FAIL: T(", "--- FAIL: T\t(", "--- FAIL: T (", "\f\r\n --- PASS: é\xff (", "--- fail: T (", "x--- FAIL: T (", "--- FAILS: T (",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, l string) {
+		indent, verb, name, ok := goResult(l)
+		m := goResultSpec.FindStringSubmatch(l)
+		if ok != (m != nil) || ok && (indent != m[1] || verb != m[2] || name != m[3]) {
+			t.Errorf("goResult(%q) = %q, %q, %q, %v; want %q", l, indent, verb, name, ok, m)
+		}
+	})
+}

@@ -58,7 +58,7 @@ func classify(text string) line {
 	if isNoise(text) {
 		k |= kNoise
 	}
-	if strings.HasPrefix(t, "--- ") && reGoResult.MatchString(text) {
+	if strings.HasPrefix(t, "--- ") && isGoResult(text) {
 		k |= kGoResult
 	}
 	if isFailHeader(text) {
@@ -233,13 +233,49 @@ func sortFailedLines(lines []line) []line {
 
 var (
 	reGoEvent  = lazyre.New(`^=== (?:RUN|PAUSE|CONT|NAME)(?:\s+(\S+))?$`)
-	reGoResult = lazyre.New(`^(\s*)--- (FAIL|PASS|SKIP): (\S+) \(`)
 	reGoOK     = lazyre.New(`^ok\s+\S+\s+(?:<dur>|\(cached\)|\[no tests to run\])`)
 	reGoNoTest = lazyre.New(`^\?\s+\S+\s+\[no test files\]$`)
 	rePyRan    = lazyre.New(`^Ran \d+ tests? in `)
 	// unittest -v: "test_add (__main__.CalcTest.test_add) ... FAIL".
 	rePyVerbose = lazyre.New(`^\S+ \(\S+\) \.\.\. (?:FAIL|ERROR|skipped|expected failure|unexpected success)`)
 )
+
+// goResult reads go test's result line of a test, "--- FAIL: TestX (…"
+// ("--- PASS", "--- SKIP"), at any indentation: the indentation, the
+// verb and the test's name, and whether it is one. The regexp that says the
+// same is goResultSpec, in the tests.
+func goResult(l string) (indent, verb, name string, ok bool) {
+	i := 0
+	for i < len(l) && isRESpace(l[i]) {
+		i++
+	}
+	rest := l[i:]
+	if len(rest) < len("--- FAIL: ") || rest[:4] != "--- " || rest[8:10] != ": " {
+		return "", "", "", false
+	}
+	verb = rest[4:8]
+	if verb != "FAIL" && verb != "PASS" && verb != "SKIP" {
+		return "", "", "", false
+	}
+	j := 10
+	for j < len(rest) && !isRESpace(rest[j]) {
+		j++
+	}
+	if j == 10 || !strings.HasPrefix(rest[j:], " (") {
+		return "", "", "", false
+	}
+	return l[:i], verb, rest[10:j], true
+}
+
+// isGoResult reports whether l is a result line (see goResult).
+func isGoResult(l string) bool {
+	_, _, _, ok := goResult(l)
+	return ok
+}
+
+// isRESpace reports whether c is a space as \s is in a regexp: a space,
+// tab, newline, form feed or carriage return.
+func isRESpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 // isNoise reports whether a line only says that something passed, or varies
 // and says nothing: go test's "=== RUN", "--- PASS", "PASS", "ok pkg",
@@ -338,14 +374,14 @@ func goVerbose(lines []line) []line {
 		case l.kind&kGoEvent != 0:
 			cur = reGoEvent.FindStringSubmatch(l.text)[1]
 		case l.kind&kGoResult != 0:
-			m := reGoResult.FindStringSubmatch(l.text)
+			indent, verb, name, _ := goResult(l.text)
 			out = append(out, l)
-			if m[2] != "PASS" {
-				for _, b := range logs[m[3]] {
-					out = append(out, classify(m[1]+"    "+strings.TrimPrefix(b.text, "    ")))
+			if verb != "PASS" {
+				for _, b := range logs[name] {
+					out = append(out, classify(indent+"    "+strings.TrimPrefix(b.text, "    ")))
 				}
 			}
-			delete(logs, m[3])
+			delete(logs, name)
 			cur = ""
 		case cur != "" && l.indent > 0:
 			if _, ok := logs[cur]; !ok {
