@@ -433,12 +433,21 @@ func (g *regrouper) line(l line) {
 
 func (g *regrouper) flush() {
 	if len(g.blocks) > 1 {
-		keys := make([]string, len(g.blocks))
+		// The key of a block is the block as the Writer will write it,
+		// without blank lines, so that the next normalization sorts it the
+		// same. The keys are parts of one string, made in one allocation.
+		size := 0
+		for _, block := range g.blocks {
+			for _, l := range block {
+				if l.kind&kBlank == 0 {
+					size += len(l.text) + 1
+				}
+			}
+		}
 		var b strings.Builder
+		b.Grow(size)
+		ends := make([]int, len(g.blocks))
 		for i, block := range g.blocks {
-			// The key is the block as the Writer will write it, without
-			// blank lines, so that the next normalization sorts it the same.
-			b.Reset()
 			for _, l := range block {
 				if l.kind&kBlank != 0 {
 					continue // the Writer drops blank lines
@@ -446,7 +455,16 @@ func (g *regrouper) flush() {
 				b.WriteString(l.text)
 				b.WriteByte('\n')
 			}
-			keys[i] = b.String()
+			ends[i] = b.Len()
+		}
+		all := b.String()
+		keys := make([]string, len(g.blocks))
+		for i, end := range ends {
+			start := 0
+			if i > 0 {
+				start = ends[i-1]
+			}
+			keys[i] = all[start:end]
 		}
 		idx := make([]int, len(g.blocks))
 		for i := range idx {
@@ -553,7 +571,12 @@ func sortIndented(lines []line) []line {
 				g.flush() // not a sibling of the blocks before
 				groupIndent = d
 			}
-			g.block(append(slices.Clip(lines[i:head+1]), level(head+1, end)...))
+			body := level(head+1, end)
+			if len(body) == end-head-1 && (len(body) == 0 || &body[0] == &lines[head+1]) {
+				g.block(lines[i:end:end]) // its lines as they are: no copy
+			} else {
+				g.block(append(slices.Clip(lines[i:head+1]), body...))
+			}
 			i = end
 		}
 		return g.result()
