@@ -199,7 +199,7 @@ func isPadded(l string, c byte) bool {
 // writes in the order its workers finished, and cargo test's ("---- x
 // stdout ----" up to "failures:"), in the order its tests finished.
 func sortBlocks(lines []line, head, end kind) []line {
-	g := newRegrouper(len(lines))
+	g := newRegrouper(len(lines), 0)
 	for i := 0; i < len(lines); {
 		if lines[i].kind&head == 0 || lines[i].indent > 0 {
 			g.line(lines[i])
@@ -220,7 +220,7 @@ func sortBlocks(lines []line, head, end kind) []line {
 // summary ("FAILED t.py::x - msg"), cargo test's ("tests::x --- FAILED",
 // "test tests::x ... FAILED"), which follow the order tests finished in.
 func sortFailedLines(lines []line) []line {
-	g := newRegrouper(len(lines))
+	g := newRegrouper(len(lines), 0)
 	for _, l := range lines {
 		if l.kind&kFailedLine != 0 {
 			g.block([]line{l})
@@ -405,16 +405,25 @@ func goVerbose(lines []line) []line {
 type regrouper struct {
 	out     []line
 	blocks  [][]line
-	gaps    [][]line // gaps[k] lies between blocks[k] and blocks[k+1]
+	gaps    [][]line // gaps[k] lies between blocks[k] and blocks[k+1]; nil while every gap is empty
 	pending []line   // blank lines since the last block or line
 	dedupe  bool
 }
 
-func newRegrouper(n int) *regrouper { return &regrouper{out: make([]line, 0, n)} }
+// newRegrouper returns a regrouper for n lines, of which about blocks
+// blocks.
+func newRegrouper(n, blocks int) *regrouper {
+	return &regrouper{out: make([]line, 0, n), blocks: make([][]line, 0, blocks)}
+}
 
 func (g *regrouper) block(b []line) {
 	if len(g.blocks) > 0 {
-		g.gaps = append(g.gaps, g.pending)
+		if g.pending != nil && g.gaps == nil {
+			g.gaps = make([][]line, len(g.blocks)-1, cap(g.blocks))
+		}
+		if g.gaps != nil {
+			g.gaps = append(g.gaps, g.pending)
+		}
 	} else {
 		g.out = append(g.out, g.pending...)
 	}
@@ -429,6 +438,12 @@ func (g *regrouper) line(l line) {
 	}
 	g.flush()
 	g.out = append(g.out, l)
+}
+
+// A keyedBlock is a block's key and its place among the blocks.
+type keyedBlock struct {
+	key string
+	i   int
 }
 
 func (g *regrouper) flush() {
@@ -446,8 +461,7 @@ func (g *regrouper) flush() {
 		}
 		var b strings.Builder
 		b.Grow(size)
-		ends := make([]int, len(g.blocks))
-		for i, block := range g.blocks {
+		for _, block := range g.blocks {
 			for _, l := range block {
 				if l.kind&kBlank != 0 {
 					continue // the Writer drops blank lines
@@ -455,45 +469,53 @@ func (g *regrouper) flush() {
 				b.WriteString(l.text)
 				b.WriteByte('\n')
 			}
-			ends[i] = b.Len()
 		}
 		all := b.String()
-		keys := make([]string, len(g.blocks))
-		for i, end := range ends {
-			start := 0
-			if i > 0 {
-				start = ends[i-1]
+		keys := make([]keyedBlock, len(g.blocks))
+		start := 0
+		for i, block := range g.blocks {
+			end := start
+			for _, l := range block {
+				if l.kind&kBlank == 0 {
+					end += len(l.text) + 1
+				}
 			}
-			keys[i] = all[start:end]
+			keys[i] = keyedBlock{all[start:end], i}
+			start = end
 		}
-		idx := make([]int, len(g.blocks))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int {
-			if c := strings.Compare(keys[a], keys[b]); c != 0 {
+		slices.SortFunc(keys, func(a, b keyedBlock) int {
+			if c := strings.Compare(a.key, b.key); c != 0 {
 				return c
 			}
-			return a - b // stable, and O(n log n) moves
+			return a.i - b.i // stable
 		})
-		sorted := make([][]line, 0, len(idx))
-		for k, i := range idx {
-			if g.dedupe && k > 0 && keys[i] == keys[idx[k-1]] {
-				g.gaps = g.gaps[:len(g.gaps)-1]
+		// With dedupe, a repeat goes, and so does the last gap (a gap
+		// that is not written out whatever its place).
+		n := 0
+		for k, kb := range keys {
+			if g.dedupe && k > 0 && kb.key == keys[k-1].key {
 				continue
 			}
-			sorted = append(sorted, g.blocks[i])
+			g.out = g.appendBlock(g.out, n, g.blocks[kb.i])
+			n++
 		}
-		g.blocks = sorted
-	}
-	for k, b := range g.blocks {
-		if k > 0 {
-			g.out = append(g.out, g.gaps[k-1]...)
+	} else {
+		for k, b := range g.blocks {
+			g.out = g.appendBlock(g.out, k, b)
 		}
-		g.out = append(g.out, b...)
 	}
 	g.out = append(g.out, g.pending...)
-	g.blocks, g.gaps, g.pending = nil, nil, nil
+	clear(g.blocks)
+	g.blocks, g.gaps, g.pending = g.blocks[:0], nil, nil
+}
+
+// appendBlock appends to out the k-th block written out, after the gap
+// before it.
+func (g *regrouper) appendBlock(out []line, k int, b []line) []line {
+	if k > 0 && g.gaps != nil {
+		out = append(out, g.gaps[k-1]...)
+	}
+	return append(out, b...)
 }
 
 func (g *regrouper) result() []line {
@@ -550,7 +572,7 @@ func sortIndented(lines []line) []line {
 		if headers[hi]-headers[lo] == 0 {
 			return slices.Clip(lines[lo:hi]) // no block to sort
 		}
-		g := newRegrouper(hi - lo)
+		g := newRegrouper(hi-lo, int(headers[hi]-headers[lo]))
 		groupIndent := -1
 		for i := lo; i < hi; {
 			head := i
@@ -624,7 +646,7 @@ func tapBlocks(lines []line) []line {
 		if subtests[hi]-subtests[lo] == 0 {
 			return slices.Clip(lines[lo:hi]) // no subtest to drop or sort
 		}
-		g := newRegrouper(hi - lo)
+		g := newRegrouper(hi-lo, 0)
 		for i := lo; i < hi; {
 			p := point[i]
 			if lines[i].kind&kTAPSubtest == 0 || p < 0 || p >= hi {
@@ -677,7 +699,7 @@ func sortPython(lines []line) []line {
 	isEnd := func(i int) bool {
 		return i+1 < len(lines) && lines[i].kind&kDashRule != 0 && lines[i+1].kind&kPyRan != 0
 	}
-	g := newRegrouper(len(lines))
+	g := newRegrouper(len(lines), 0)
 	verbose := false // whether the blocks being grouped are verbose lines
 	for i := 0; i < len(lines); {
 		switch {
@@ -722,7 +744,7 @@ func sortRaces(lines []line) []line {
 	isStart := func(i int) bool {
 		return lines[i].kind&kRaceRule != 0 && i+1 < len(lines) && lines[i+1].kind&kRaceWarning != 0
 	}
-	g := newRegrouper(len(lines))
+	g := newRegrouper(len(lines), 0)
 	g.dedupe = true
 	for i := 0; i < len(lines); {
 		if isStart(i) {
