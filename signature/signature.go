@@ -162,6 +162,14 @@ type cacheEntry struct {
 	ok   bool
 }
 
+// A lineCache holds the hash of each entry's line apart from the entries:
+// most lines of output that does not repeat miss, and a miss then reads a
+// hash, not the entry and the text of the line it holds.
+type lineCache struct {
+	hashes  [cacheSize]uint64
+	entries [cacheSize]cacheEntry
+}
+
 // A Writer normalizes an output as it is written, in bounded memory, and
 // hashes the normalized text: write the output to it, then call Digest once.
 // Of is a Writer over one slice; a gate's output is
@@ -182,12 +190,12 @@ type Writer struct {
 	total   int64
 	done    bool
 	digest  Digest
-	cache   *[cacheSize]cacheEntry
+	cache   *lineCache
 }
 
 // NewWriter returns a Writer for an output from a command run with opt.
 func NewWriter(opt Options) *Writer {
-	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: new([cacheSize]cacheEntry)}
+	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: new(lineCache)}
 }
 
 // Explain makes the Writer copy the normalized text to out as it goes, all
@@ -264,12 +272,14 @@ func (w *Writer) addOne(raw []byte) {
 	var l line
 	if len(raw) <= maxCached {
 		h := maphash.Bytes(cacheSeed, raw)
-		e := &w.cache[h%cacheSize]
-		if e.ok && e.raw == string(raw) {
+		k := h % cacheSize
+		e := &w.cache.entries[k]
+		if w.cache.hashes[k] == h && e.ok && e.raw == string(raw) {
 			l = e.line
 		} else {
 			r := string(raw)
 			l = classify(maskLine(cleanLine(r), w.paths))
+			w.cache.hashes[k] = h
 			*e = cacheEntry{raw: r, line: l, ok: true}
 		}
 	} else {
