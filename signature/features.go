@@ -38,21 +38,55 @@ const (
 	fDotDot1                     // "1.."
 )
 
-// features returns the features of l, found in one scan: at each byte, the
-// tests of the features that can start there. It says what the quick tests
-// it stands for say (FuzzFeatures checks it against them).
+// byteKinds says of each byte whether a feature may start at it (bStart),
+// and whether only when the byte after it makes one of pairs (bPair): a
+// letter or a space, which most bytes of a line are, is looked at no
+// further unless the two start a word a feature begins with.
+var byteKinds = func() (t [256]uint8) {
+	for _, c := range []byte("0123456789:/-](oercs[t)dwpPF ") {
+		t[c] |= bStart
+	}
+	for _, c := range []byte("oercstdwpPF ") {
+		t[c] |= bPair
+	}
+	return t
+}()
+
+const (
+	bStart = 1 << iota
+	bPair
+)
+
+// pairs is the set of the first two bytes of the features that start at a
+// byte of kind bPair, a bit for each pair c<<8|d.
+var pairs = func() (t [1 << 13]uint8) {
+	add := func(c, d byte) { k := uint(c)<<8 | uint(d); t[k>>3] |= 1 << (k & 7) }
+	for _, p := range []string{"or", "ok", "ea", "er", "ri", "co", "sh", "th", "du", "wa", "pi", "pI", "Pi", "PI", "Fi", " |", " f", " e", " p"} {
+		add(p[0], p[1])
+	}
+	for d := byte('0'); d <= '9'; d++ {
+		add(' ', d) // a port
+	}
+	return t
+}()
+
+func pairStarts(c, d byte) bool {
+	k := uint(c)<<8 | uint(d)
+	return pairs[k>>3]&(1<<(k&7)) != 0
+}
+
+// features returns the features of l, found in one scan: at each byte that
+// may start one (byteKinds, pairs), the tests of the features that can
+// start there; and a run of hex digits, looked for apart. It says what the
+// quick tests it stands for say (FuzzFeatures checks it against them).
 func features(l string) feat {
 	var f feat
 	n := len(l)
-	run := 0 // hex digits up to l[i]
 	for i := 0; i < n; i++ {
 		c := l[i]
-		if isHex(c) {
-			if run++; run >= 16 {
-				f |= fHex16
-			}
-		} else {
-			run = 0
+		k := byteKinds[c]
+		if k&bStart == 0 || k&bPair != 0 && (i+1 >= n || !pairStarts(c, l[i+1])) {
+			continue
 		}
 		switch c {
 		case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -183,7 +217,31 @@ func features(l string) feat {
 			}
 		}
 	}
+	if hexRun16(l) {
+		f |= fHex16
+	}
 	return f
+}
+
+// hexRun16 reports whether l has 16 hex digits in a row: such a run has one
+// at an index 15 modulo 16, where it looks.
+func hexRun16(l string) bool {
+	for i := 15; i < len(l); i += 16 {
+		if !isHex(l[i]) {
+			continue
+		}
+		a, b := i, i
+		for a > 0 && b-a < 15 && isHex(l[a-1]) {
+			a--
+		}
+		for b+1 < len(l) && b-a < 15 && isHex(l[b+1]) {
+			b++
+		}
+		if b-a >= 15 {
+			return true
+		}
+	}
+	return false
 }
 
 // fivePortDigits reports whether l[i] (":" or " ") is followed by five
@@ -193,8 +251,7 @@ func fivePortDigits(l string, i int) bool {
 		isDigit(l[i+5]) && (i+6 == len(l) || !isDigit(l[i+6]))
 }
 
-// at reports whether l[i:] starts with s, whose first byte is l[i]'s: a
-// test of the second byte first, as most bytes start no feature.
+// at reports whether l[i:] starts with s, whose first byte is l[i]'s.
 func at(l string, i int, s string) bool {
 	return i+1 < len(l) && l[i+1] == s[1] && strings.HasPrefix(l[i+2:], s[2:])
 }

@@ -187,6 +187,7 @@ func FuzzFeatures(f *testing.F) {
 		"collected 3 [gw0] thread 'x' (1) f(1,2): error warning 1..3 /tmp/x /var/folders/x 12345678-1234-",
 		"✓ a 5ms", "  Duration 2s", "== 1 failed", "… 3 bytes omitted …", "running 3 tests", "test result: ok. 1 passed",
 		"# tests 3", "ℹ pass 2", "[gw1] [ 50%] PASSED t.py::x", "x.py::y PASSED [ 50%]", " 1:2 error x  y",
+		"0123456789abcde", "x0123456789abcdef", "xxxxxxxxxxxxxxx0123456789abcdeF", "abcdefabcdefabc-abcdefabcdefabcd",
 	} {
 		f.Add(s)
 	}
