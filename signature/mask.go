@@ -3,6 +3,7 @@ package signature
 import (
 	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,7 +214,7 @@ func maskLine(line string, paths *pathMasker) string {
 	line = paths.mask(line)
 	f := features(line)
 	if f&fDigit == 0 {
-		return trimBlanks(maskRandomRule(maskTmpRule(line)))
+		return trimBlanks(maskDirs(line))
 	}
 	for _, set := range [...][]rule{rules, runnerRules} {
 		for k := range set {
@@ -229,8 +230,18 @@ func maskLine(line string, paths *pathMasker) string {
 			}
 		}
 	}
-	return trimBlanks(maskRandomRule(maskTmpRule(paths.mask(line))))
+	return trimBlanks(maskDirs(paths.mask(line)))
 }
+
+// maskDirs masks temporary directories and the random names of directories,
+// in a line with a path, which has a "/".
+func maskDirs(l string) string {
+	if strings.IndexByte(l, '/') < 0 {
+		return l
+	}
+	return maskRandomRule(maskTmpRule(l))
+}
+
 func maskRandomRule(l string) string {
 	if strings.IndexByte(l, '/') >= 0 {
 		return maskRandomDirs(l)
@@ -381,6 +392,7 @@ func endsInFileName(s string) bool {
 type pathMasker struct {
 	paths  []string
 	tokens []string
+	firsts []byte // the first bytes of the paths, each once
 }
 
 func newPathMasker(opt Options) *pathMasker {
@@ -407,6 +419,9 @@ func newPathMasker(opt Options) *pathMasker {
 	for _, p := range list {
 		m.paths = append(m.paths, p.path)
 		m.tokens = append(m.tokens, p.token)
+		if !slices.Contains(m.firsts, p.path[0]) {
+			m.firsts = append(m.firsts, p.path[0])
+		}
 	}
 	return m
 }
@@ -424,6 +439,9 @@ func isAbsPath(p string) bool {
 }
 
 func (m *pathMasker) mask(line string) string {
+	if !m.mayHold(line) {
+		return line
+	}
 	for k, p := range m.paths {
 		if !strings.Contains(line, p) {
 			continue
@@ -448,6 +466,18 @@ func (m *pathMasker) mask(line string) string {
 		line = b.String()
 	}
 	return line
+}
+
+// mayHold reports whether line has the first byte of one of the paths:
+// most lines have none, and a search for a byte is cheaper than one for
+// each path.
+func (m *pathMasker) mayHold(line string) bool {
+	for _, c := range m.firsts {
+		if strings.IndexByte(line, c) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isNameByte reports whether c belongs to a file name. A path is masked only
