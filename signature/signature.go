@@ -191,6 +191,7 @@ type Writer struct {
 	done    bool
 	digest  Digest
 	cache   *lineCache
+	scratch scratch // for the passes over a window
 }
 
 // NewWriter returns a Writer for an output from a command run with opt.
@@ -307,7 +308,7 @@ const blockKinds = kFailHeader | kTestAt | kTAPSubtest | kTAPPoint | kYAMLStart 
 // out.
 func (w *Writer) flush() {
 	out := w.out[:0]
-	for _, l := range structure(w.lines) {
+	for _, l := range structure(w.lines, &w.scratch) {
 		if l.text == "" {
 			continue // blank lines come and go with progress output
 		}

@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"bytes"
 	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"slices"
 	"strings"
@@ -153,7 +154,7 @@ func kinds(lines []line) kind {
 // a verbose go test run go back under the test that wrote them, the lines of
 // passing tests go, and independent failure blocks are put in order. Each
 // pass is linear in the number of lines, but for the sorting of blocks.
-func structure(lines []line) []line {
+func structure(lines []line, s *scratch) []line {
 	has := kinds(lines)
 	if has&kGoRun != 0 {
 		lines = goVerbose(lines)
@@ -166,7 +167,7 @@ func structure(lines []line) []line {
 		lines = tapBlocks(lines)
 	}
 	if has&kFailHeader != 0 {
-		lines = sortIndented(lines)
+		lines = sortIndented(lines, s)
 	}
 	if has&(kPyFail|kPyVerbose) != 0 {
 		lines = sortPython(lines)
@@ -408,6 +409,20 @@ type regrouper struct {
 	gaps    [][]line // gaps[k] lies between blocks[k] and blocks[k+1]; nil while every gap is empty
 	pending []line   // blank lines since the last block or line
 	dedupe  bool
+	s       *scratch // where the keys are made, if not nil
+}
+
+// scratch is memory that the passes over a window keep for the next: a long
+// output is many windows, and the largest slices of the passes are then
+// allocated once, not once a window. sortIndented uses it, and the
+// regroupers it makes to sort the blocks by their keys.
+type scratch struct {
+	next   []int32 // nextShallower's
+	counts []int32 // prefixCount's
+	out    []line  // the lines sortIndented returned last
+	blocks [][]line
+	keys   []byte
+	keyed  []keyedBlock
 }
 
 // newRegrouper returns a regrouper for n lines, of which about blocks
@@ -440,17 +455,23 @@ func (g *regrouper) line(l line) {
 	g.out = append(g.out, l)
 }
 
-// A keyedBlock is a block's key and its place among the blocks.
+// A keyedBlock is where a block's key is in the regrouper's keys, and the
+// block's place among the blocks.
 type keyedBlock struct {
-	key string
-	i   int
+	start, end, i int32
 }
 
 func (g *regrouper) flush() {
 	if len(g.blocks) > 1 {
 		// The key of a block is the block as the Writer will write it,
 		// without blank lines, so that the next normalization sorts it the
-		// same. The keys are parts of one string, made in one allocation.
+		// same. The keys are parts of one slice of bytes, the scratch's if
+		// there is one.
+		var buf []byte
+		var keys []keyedBlock
+		if g.s != nil {
+			buf, keys = g.s.keys[:0], g.s.keyed[:0]
+		}
 		size := 0
 		for _, block := range g.blocks {
 			for _, l := range block {
@@ -459,45 +480,38 @@ func (g *regrouper) flush() {
 				}
 			}
 		}
-		var b strings.Builder
-		b.Grow(size)
-		for _, block := range g.blocks {
+		buf = slices.Grow(buf, size)
+		keys = slices.Grow(keys, len(g.blocks))
+		for i, block := range g.blocks {
+			start := len(buf)
 			for _, l := range block {
 				if l.kind&kBlank != 0 {
 					continue // the Writer drops blank lines
 				}
-				b.WriteString(l.text)
-				b.WriteByte('\n')
+				buf = append(buf, l.text...)
+				buf = append(buf, '\n')
 			}
+			keys = append(keys, keyedBlock{int32(start), int32(len(buf)), int32(i)})
 		}
-		all := b.String()
-		keys := make([]keyedBlock, len(g.blocks))
-		start := 0
-		for i, block := range g.blocks {
-			end := start
-			for _, l := range block {
-				if l.kind&kBlank == 0 {
-					end += len(l.text) + 1
-				}
-			}
-			keys[i] = keyedBlock{all[start:end], i}
-			start = end
-		}
+		key := func(kb keyedBlock) []byte { return buf[kb.start:kb.end] }
 		slices.SortFunc(keys, func(a, b keyedBlock) int {
-			if c := strings.Compare(a.key, b.key); c != 0 {
+			if c := bytes.Compare(key(a), key(b)); c != 0 {
 				return c
 			}
-			return a.i - b.i // stable
+			return int(a.i - b.i) // stable
 		})
 		// With dedupe, a repeat goes, and so does the last gap (a gap
 		// that is not written out whatever its place).
 		n := 0
 		for k, kb := range keys {
-			if g.dedupe && k > 0 && kb.key == keys[k-1].key {
+			if g.dedupe && k > 0 && bytes.Equal(key(kb), key(keys[k-1])) {
 				continue
 			}
 			g.out = g.appendBlock(g.out, n, g.blocks[kb.i])
 			n++
+		}
+		if g.s != nil {
+			g.s.keys, g.s.keyed = buf, keys
 		}
 	} else {
 		for k, b := range g.blocks {
@@ -524,9 +538,10 @@ func (g *regrouper) result() []line {
 }
 
 // prefixCount returns, for each i from 0 to len(lines), how many of
-// lines[:i] are of kind k.
-func prefixCount(lines []line, k kind) []int32 {
-	n := make([]int32, len(lines)+1)
+// lines[:i] are of kind k, in buf if it is large enough.
+func prefixCount(lines []line, k kind, buf []int32) []int32 {
+	n := slices.Grow(buf[:0], len(lines)+1)[:len(lines)+1]
+	n[0] = 0
 	for i, l := range lines {
 		n[i+1] = n[i]
 		if l.kind&k != 0 {
@@ -539,11 +554,12 @@ func prefixCount(lines []line, k kind) []int32 {
 // nextShallower returns, for each line, the index of the first non-blank
 // line after it indented no deeper than it (len(lines) if none): where an
 // indented block that starts there ends. Linear, with a monotonic stack.
-func nextShallower(lines []line) []int {
-	next := make([]int, len(lines))
-	var stack []int // indices of non-blank lines, indentation increasing from the bottom
+// The result is in buf if it is large enough.
+func nextShallower(lines []line, buf []int32) []int32 {
+	next := slices.Grow(buf[:0], len(lines))[:len(lines)]
+	var stack []int32 // indices of non-blank lines, indentation increasing from the bottom
 	for i := len(lines) - 1; i >= 0; i-- {
-		next[i] = len(lines)
+		next[i] = int32(len(lines))
 		if lines[i].kind&kBlank != 0 {
 			continue
 		}
@@ -554,7 +570,7 @@ func nextShallower(lines []line) []int {
 		if len(stack) > 0 {
 			next[i] = stack[len(stack)-1]
 		}
-		stack = append(stack, i)
+		stack = append(stack, int32(i))
 	}
 	return next
 }
@@ -564,15 +580,26 @@ func nextShallower(lines []line) []int {
 // subtests among them, sorted the same way); siblings have the same
 // indentation and nothing but blank lines between them. In node's summary of
 // failing tests, the "test at file:line" line before a block belongs to it.
-func sortIndented(lines []line) []line {
-	next := nextShallower(lines)
-	headers := prefixCount(lines, kFailHeader)
+//
+// The lines it returns are in s, until its next call.
+func sortIndented(lines []line, s *scratch) []line {
+	s.next = nextShallower(lines, s.next)
+	s.counts = prefixCount(lines, kFailHeader, s.counts)
+	next, headers := s.next, s.counts
 	var level func(lo, hi int) []line
 	level = func(lo, hi int) []line {
 		if headers[hi]-headers[lo] == 0 {
 			return slices.Clip(lines[lo:hi]) // no block to sort
 		}
-		g := newRegrouper(hi-lo, int(headers[hi]-headers[lo]))
+		var g *regrouper
+		outermost := lo == 0 && hi == len(lines)
+		if outermost {
+			clear(s.out)
+			g = &regrouper{out: slices.Grow(s.out[:0], hi-lo), blocks: slices.Grow(s.blocks[:0], int(headers[hi]))}
+		} else {
+			g = newRegrouper(hi-lo, int(headers[hi]-headers[lo]))
+		}
+		g.s = s
 		groupIndent := -1
 		for i := lo; i < hi; {
 			head := i
@@ -585,7 +612,7 @@ func sortIndented(lines []line) []line {
 				i++
 				continue
 			}
-			end := min(next[head], hi)
+			end := min(int(next[head]), hi)
 			for end > head+1 && lines[end-1].kind&kBlank != 0 {
 				end--
 			}
@@ -601,7 +628,11 @@ func sortIndented(lines []line) []line {
 			}
 			i = end
 		}
-		return g.result()
+		out := g.result()
+		if outermost {
+			s.out, s.blocks = out, g.blocks
+		}
+		return out
 	}
 	return level(0, len(lines))
 }
@@ -640,7 +671,7 @@ func tapBlocks(lines []line) []line {
 			stack = append(stack, e)
 		}
 	}
-	subtests := prefixCount(lines, kTAPSubtest)
+	subtests := prefixCount(lines, kTAPSubtest, nil)
 	var level func(lo, hi int) []line
 	level = func(lo, hi int) []line {
 		if subtests[hi]-subtests[lo] == 0 {
