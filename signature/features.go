@@ -36,6 +36,7 @@ const (
 	fParenColon                  // "): "
 	fErrWarn                     // "error" or "warning"
 	fDotDot1                     // "1.."
+	fSlash                       // "/"
 )
 
 // byteKinds says of each byte whether a feature may start at it (bStart),
@@ -150,6 +151,7 @@ func features(l string) feat {
 				}
 			}
 		case '/':
+			f |= fSlash
 			if at(l, i, "/tmp/") || at(l, i, "/var/folders/") {
 				f |= fTmp
 			}

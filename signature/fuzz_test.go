@@ -196,6 +196,9 @@ func FuzzFeatures(f *testing.F) {
 		if got, want := feats&fDigit != 0, strings.ContainsAny(line, "0123456789"); got != want {
 			t.Errorf("features(%q) has a digit: %v; want %v", line, got, want)
 		}
+		if got, want := feats&fSlash != 0, strings.Contains(line, "/"); got != want {
+			t.Errorf("features(%q) has a slash: %v; want %v", line, got, want)
+		}
 		for _, set := range [][]rule{rules, runnerRules} {
 			for k := range set {
 				r := &set[k]

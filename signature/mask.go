@@ -211,10 +211,10 @@ func maskLine(line string, paths *pathMasker) string {
 	if line == "" {
 		return line
 	}
-	line = paths.mask(line)
 	f := features(line)
+	line, f = paths.maskFeat(line, f)
 	if f&fDigit == 0 {
-		return trimBlanks(maskDirs(line))
+		return trimBlanks(maskDirs(line, f))
 	}
 	for _, set := range [...][]rule{rules, runnerRules} {
 		for k := range set {
@@ -230,13 +230,14 @@ func maskLine(line string, paths *pathMasker) string {
 			}
 		}
 	}
-	return trimBlanks(maskDirs(paths.mask(line)))
+	line, f = paths.maskFeat(line, f)
+	return trimBlanks(maskDirs(line, f))
 }
 
 // maskDirs masks temporary directories and the random names of directories,
-// in a line with a path, which has a "/".
-func maskDirs(l string) string {
-	if strings.IndexByte(l, '/') < 0 {
+// in a line with a path, which has a "/"; f is the line's features.
+func maskDirs(l string, f feat) string {
+	if f&fSlash == 0 {
 		return l
 	}
 	return maskRandomRule(maskTmpRule(l))
@@ -395,6 +396,18 @@ type pathMasker struct {
 	firsts []byte // the first bytes of the paths, each once
 }
 
+// maskFeat masks the paths in line, whose features are f, and returns the
+// line and its features.
+func (m *pathMasker) maskFeat(line string, f feat) (string, feat) {
+	if !m.mayHold(line, f) {
+		return line, f
+	}
+	if masked := m.mask(line); masked != line {
+		return masked, features(masked)
+	}
+	return line, f
+}
+
 func newPathMasker(opt Options) *pathMasker {
 	type pt struct{ path, token string }
 	var list []pt
@@ -439,9 +452,6 @@ func isAbsPath(p string) bool {
 }
 
 func (m *pathMasker) mask(line string) string {
-	if !m.mayHold(line) {
-		return line
-	}
 	for k, p := range m.paths {
 		if !strings.Contains(line, p) {
 			continue
@@ -468,10 +478,13 @@ func (m *pathMasker) mask(line string) string {
 	return line
 }
 
-// mayHold reports whether line has the first byte of one of the paths:
-// most lines have none, and a search for a byte is cheaper than one for
-// each path.
-func (m *pathMasker) mayHold(line string) bool {
+// mayHold reports whether line, whose features are f, has the first byte of
+// one of the paths: most lines have none, and the features say whether a
+// line has a "/", which the paths all start with but on Windows.
+func (m *pathMasker) mayHold(line string, f feat) bool {
+	if len(m.firsts) == 1 && m.firsts[0] == '/' {
+		return f&fSlash != 0
+	}
 	for _, c := range m.firsts {
 		if strings.IndexByte(line, c) >= 0 {
 			return true
