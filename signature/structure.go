@@ -157,32 +157,32 @@ func kinds(lines []line) kind {
 func structure(lines []line, s *scratch) []line {
 	has := kinds(lines)
 	if has&kGoRun != 0 {
-		lines = goVerbose(lines)
+		lines = goVerbose(lines, s)
 		has = kinds(lines)
 	}
 	if has&kNoise != 0 {
 		lines = slices.DeleteFunc(lines, func(l line) bool { return l.kind&kNoise != 0 })
 	}
 	if has&kTAPSubtest != 0 {
-		lines = tapBlocks(lines)
+		lines = tapBlocks(lines, s)
 	}
 	if has&kFailHeader != 0 {
 		lines = sortIndented(lines, s)
 	}
 	if has&(kPyFail|kPyVerbose) != 0 {
-		lines = sortPython(lines)
+		lines = sortPython(lines, s)
 	}
 	if has&kRaceWarning != 0 {
-		lines = sortRaces(lines)
+		lines = sortRaces(lines, s)
 	}
 	if has&kPytestHead != 0 {
-		lines = sortBlocks(lines, kPytestHead, kPytestEnd)
+		lines = sortBlocks(lines, kPytestHead, kPytestEnd, s)
 	}
 	if has&kCargoHead != 0 {
-		lines = sortBlocks(lines, kCargoHead, kCargoEnd)
+		lines = sortBlocks(lines, kCargoHead, kCargoEnd, s)
 	}
 	if has&kFailedLine != 0 {
-		lines = sortFailedLines(lines)
+		lines = sortFailedLines(lines, s)
 	}
 	return lines
 }
@@ -199,8 +199,8 @@ func isPadded(l string, c byte) bool {
 // pytest's ("____ test_x ____" up to a "====" heading), which pytest-xdist
 // writes in the order its workers finished, and cargo test's ("---- x
 // stdout ----" up to "failures:"), in the order its tests finished.
-func sortBlocks(lines []line, head, end kind) []line {
-	g := newRegrouper(len(lines), 0)
+func sortBlocks(lines []line, head, end kind, s *scratch) []line {
+	g := s.regrouper(len(lines), 0)
 	for i := 0; i < len(lines); {
 		if lines[i].kind&head == 0 || lines[i].indent > 0 {
 			g.line(lines[i])
@@ -220,11 +220,11 @@ func sortBlocks(lines []line, head, end kind) []line {
 // sortFailedLines sorts runs of one-line failure reports: pytest's short
 // summary ("FAILED t.py::x - msg"), cargo test's ("tests::x --- FAILED",
 // "test tests::x ... FAILED"), which follow the order tests finished in.
-func sortFailedLines(lines []line) []line {
-	g := newRegrouper(len(lines), 0)
-	for _, l := range lines {
+func sortFailedLines(lines []line, s *scratch) []line {
+	g := s.regrouper(len(lines), 0)
+	for i, l := range lines {
 		if l.kind&kFailedLine != 0 {
-			g.block([]line{l})
+			g.block(lines[i : i+1 : i+1])
 		} else {
 			g.line(l)
 		}
@@ -358,8 +358,8 @@ func trimIndent(l string) string { return l[indent(l):] }
 // under its "--- FAIL" or "--- SKIP" line, indented one level deeper than it,
 // and the lines of passing tests go. Lines of a test that never reported
 // (a panic, a timeout) stay, at the end of their package's output.
-func goVerbose(lines []line) []line {
-	out := make([]line, 0, len(lines))
+func goVerbose(lines []line, s *scratch) []line {
+	out := s.take(len(lines))
 	logs := map[string][]line{}
 	var order []string // test names, in the order they started to log (repeats are harmless)
 	flush := func() {
@@ -397,6 +397,7 @@ func goVerbose(lines []line) []line {
 		}
 	}
 	flush()
+	s.keep(out)
 	return out
 }
 
@@ -410,19 +411,47 @@ type regrouper struct {
 	pending []line   // blank lines since the last block or line
 	dedupe  bool
 	s       *scratch // where the keys are made, if not nil
+	// scratched says that out and blocks are the scratch's, and go back to
+	// it with the result.
+	scratched bool
 }
 
 // scratch is memory that the passes over a window keep for the next: a long
 // output is many windows, and the largest slices of the passes are then
-// allocated once, not once a window. sortIndented uses it, and the
-// regroupers it makes to sort the blocks by their keys.
+// allocated once, not once a window. Each pass writes the lines it returns
+// to one of two buffers, the one the pass before did not write to (which
+// may hold the pass's input): the lines structure returns are valid until
+// its next call.
 type scratch struct {
 	next   []int32 // nextShallower's
 	counts []int32 // prefixCount's
-	out    []line  // the lines sortIndented returned last
+	lines  [2][]line
+	cur    int // the buffer of lines taken last
 	blocks [][]line
 	keys   []byte
 	keyed  []keyedBlock
+}
+
+// take returns an empty slice, with room for n lines, for a pass to write
+// the lines it returns to; the pass gives it back to keep.
+func (s *scratch) take(n int) []line {
+	s.cur = 1 - s.cur
+	return slices.Grow(s.lines[s.cur][:0], n)
+}
+
+// keep keeps out, the lines a pass wrote to the slice take gave it, for
+// the next pass but one; the lines of the window before after them go.
+func (s *scratch) keep(out []line) {
+	if old := s.lines[s.cur]; len(old) > len(out) {
+		clear(old[len(out):])
+	}
+	s.lines[s.cur] = out
+}
+
+// regrouper returns a regrouper for a pass over n lines, about blocks of
+// them blocks, whose slices are the scratch's.
+func (s *scratch) regrouper(n, blocks int) *regrouper {
+	return &regrouper{out: s.take(n), blocks: slices.Grow(s.blocks[:0], blocks), s: s, scratched: true}
 }
 
 // newRegrouper returns a regrouper for n lines, of which about blocks
@@ -451,7 +480,9 @@ func (g *regrouper) line(l line) {
 		g.pending = append(g.pending, l)
 		return
 	}
-	g.flush()
+	if len(g.blocks) > 0 || g.pending != nil {
+		g.flush()
+	}
 	g.out = append(g.out, l)
 }
 
@@ -534,6 +565,10 @@ func (g *regrouper) appendBlock(out []line, k int, b []line) []line {
 
 func (g *regrouper) result() []line {
 	g.flush()
+	if g.scratched {
+		g.s.keep(g.out)
+		g.s.blocks = g.blocks
+	}
 	return g.out
 }
 
@@ -580,8 +615,6 @@ func nextShallower(lines []line, buf []int32) []int32 {
 // subtests among them, sorted the same way); siblings have the same
 // indentation and nothing but blank lines between them. In node's summary of
 // failing tests, the "test at file:line" line before a block belongs to it.
-//
-// The lines it returns are in s, until its next call.
 func sortIndented(lines []line, s *scratch) []line {
 	s.next = nextShallower(lines, s.next)
 	s.counts = prefixCount(lines, kFailHeader, s.counts)
@@ -592,14 +625,12 @@ func sortIndented(lines []line, s *scratch) []line {
 			return slices.Clip(lines[lo:hi]) // no block to sort
 		}
 		var g *regrouper
-		outermost := lo == 0 && hi == len(lines)
-		if outermost {
-			clear(s.out)
-			g = &regrouper{out: slices.Grow(s.out[:0], hi-lo), blocks: slices.Grow(s.blocks[:0], int(headers[hi]))}
+		if lo == 0 && hi == len(lines) {
+			g = s.regrouper(hi-lo, int(headers[hi])) // the outermost level's
 		} else {
 			g = newRegrouper(hi-lo, int(headers[hi]-headers[lo]))
+			g.s = s
 		}
-		g.s = s
 		groupIndent := -1
 		for i := lo; i < hi; {
 			head := i
@@ -628,11 +659,7 @@ func sortIndented(lines []line, s *scratch) []line {
 			}
 			i = end
 		}
-		out := g.result()
-		if outermost {
-			s.out, s.blocks = out, g.blocks
-		}
-		return out
+		return g.result()
 	}
 	return level(0, len(lines))
 }
@@ -641,7 +668,7 @@ func sortIndented(lines []line, s *scratch) []line {
 // failing siblings. A block is a "# Subtest: name" line, its own subtests,
 // its "ok N - name" or "not ok N - name" line at the same indentation, and
 // the YAML diagnostics ("---" to "...") after it, indented two more.
-func tapBlocks(lines []line) []line {
+func tapBlocks(lines []line, s *scratch) []line {
 	// point[i]: for a line, the first TAP point at the same indentation
 	// after it with no shallower line between (-1 if none).
 	point := make([]int, len(lines))
@@ -677,7 +704,13 @@ func tapBlocks(lines []line) []line {
 		if subtests[hi]-subtests[lo] == 0 {
 			return slices.Clip(lines[lo:hi]) // no subtest to drop or sort
 		}
-		g := newRegrouper(hi-lo, 0)
+		var g *regrouper
+		if lo == 0 && hi == len(lines) {
+			g = s.regrouper(hi-lo, 0) // the outermost level's
+		} else {
+			g = newRegrouper(hi-lo, 0)
+			g.s = s
+		}
 		for i := lo; i < hi; {
 			p := point[i]
 			if lines[i].kind&kTAPSubtest == 0 || p < 0 || p >= hi {
@@ -723,14 +756,14 @@ func yamlEnd(lines []line, p, hi int) int {
 // sortPython sorts unittest's failure blocks (a line of "=", then "FAIL: x" or
 // "ERROR: x", up to the next such block or the "-" line before "Ran N tests"),
 // and runs of its verbose "test (…) ... FAIL" lines.
-func sortPython(lines []line) []line {
+func sortPython(lines []line, s *scratch) []line {
 	isHeader := func(i int) bool {
 		return i+1 < len(lines) && lines[i].kind&kEqualsRule != 0 && lines[i+1].kind&kPyFail != 0
 	}
 	isEnd := func(i int) bool {
 		return i+1 < len(lines) && lines[i].kind&kDashRule != 0 && lines[i+1].kind&kPyRan != 0
 	}
-	g := newRegrouper(len(lines), 0)
+	g := s.regrouper(len(lines), 0)
 	verbose := false // whether the blocks being grouped are verbose lines
 	for i := 0; i < len(lines); {
 		switch {
@@ -771,11 +804,11 @@ func sortPython(lines []line) []line {
 // ("==================" / "WARNING: DATA RACE" … "==================") and
 // drops repeats: one race found again, with its accesses in another order,
 // is the same race.
-func sortRaces(lines []line) []line {
+func sortRaces(lines []line, s *scratch) []line {
 	isStart := func(i int) bool {
 		return lines[i].kind&kRaceRule != 0 && i+1 < len(lines) && lines[i+1].kind&kRaceWarning != 0
 	}
-	g := newRegrouper(len(lines), 0)
+	g := s.regrouper(len(lines), 0)
 	g.dedupe = true
 	for i := 0; i < len(lines); {
 		if isStart(i) {
