@@ -2,6 +2,7 @@ package signature
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -37,8 +38,22 @@ func mixedOutput(tb testing.TB, size int) []byte {
 	return b.Bytes()[:size]
 }
 
-func benchmarkCompute(b *testing.B, size int) {
-	out := mixedOutput(b, size)
+// denseOutput returns size bytes of go test failure output as dense as it
+// comes, as BenchmarkSignatureCommand's dense file in cmd/orchestrate: every
+// three lines a "--- FAIL" and a "file:line: got X want Y", each with other
+// numbers, so that few lines repeat and every third one starts a block.
+func denseOutput(size int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "--- FAIL: TestCase%d (0.%02ds)\n    calc_test.go:%d: got %d want %d\n    note: case %d of the table\n",
+			i%5000, i%100, 10+i%700, i*7%1000, i*3%1000, i)
+	}
+	return b.Bytes()[:size]
+}
+
+func benchmarkCompute(b *testing.B, size int) { benchmarkOutput(b, mixedOutput(b, size)) }
+
+func benchmarkOutput(b *testing.B, out []byte) {
 	opt := Options{Workdir: "/root/sigcorpus.OzMU8a", Home: "/root"}
 	b.SetBytes(int64(len(out)))
 	start, ok := cpuTime()
@@ -66,3 +81,8 @@ func benchmarkCompute(b *testing.B, size int) {
 // sha256sum is BenchmarkSignatureCommand's, in cmd/orchestrate.
 func BenchmarkCompute1MB(b *testing.B)  { benchmarkCompute(b, 1<<20) }
 func BenchmarkCompute10MB(b *testing.B) { benchmarkCompute(b, 10<<20) }
+
+// BenchmarkComputeDense10MB is the worst case of BenchmarkSignatureCommand:
+// dense go test failure output, where most lines go through every rule and
+// every third starts a block to sort.
+func BenchmarkComputeDense10MB(b *testing.B) { benchmarkOutput(b, denseOutput(10<<20)) }

@@ -11,6 +11,9 @@ import (
 // escape sequences and other control characters (all but tab) are dropped,
 // invalid UTF-8 becomes U+FFFD, and trailing blanks go.
 func cleanLine(line string) string {
+	if !needsScrub(line) {
+		return trimBlanks(line) // most lines: no "\r" either
+	}
 	line = strings.TrimRight(line, "\r")
 	if i := strings.LastIndexByte(line, '\r'); i >= 0 {
 		line = line[i+1:]

@@ -128,3 +128,108 @@ func FuzzScanners(f *testing.F) {
 		}
 	})
 }
+
+// quickSpec are the rules' quick tests, each written on its own: what a
+// rule's test on the line's features must say.
+var quickSpec = map[string]func(string) bool{
+	"tmp":         hasTmp,
+	"date":        hasDate,
+	"time":        hasClock,
+	"uuid":        hasUUIDStart,
+	"addr":        func(l string) bool { return strings.Contains(l, "0x") },
+	"hex":         func(l string) bool { return hasHexRun(l, 16) },
+	"fileline":    hasColonDigit,
+	"pyline":      func(l string) bool { return strings.Contains(l, `File "`) },
+	"shline":      func(l string) bool { return strings.Contains(l, "sh: ") },
+	"gutter":      func(l string) bool { return strings.Contains(l, " | ") },
+	"duration":    hasDigitUnit,
+	"duration_ms": func(l string) bool { return strings.Contains(l, "duration_ms") },
+	"vitest":      isVitestTimed,
+	"pid":         hasFoldPID,
+	"syslog": func(l string) bool {
+		return strings.Contains(l, "]: ") || strings.HasPrefix(l, tokTime) && strings.Contains(l, "] ")
+	},
+	"nodepid":   func(l string) bool { return strings.Contains(l, "(node:") },
+	"sanpid":    func(l string) bool { return strings.HasPrefix(l, "==") },
+	"port":      hasPortNumber,
+	"goroutine": func(l string) bool { return strings.Contains(l, "oroutine ") },
+	"race":      func(l string) bool { return strings.Contains(l, "ead at ") || strings.Contains(l, "rite at ") },
+	"tap":       func(l string) bool { return strings.Contains(l, "ok ") },
+	"omitted":   func(l string) bool { return strings.HasPrefix(l, "… ") },
+	"pytest-summary": func(l string) bool {
+		return strings.Contains(l, " failed") || strings.Contains(l, " error") || strings.Contains(l, " passed")
+	},
+	"pytest-collected": func(l string) bool { return strings.Contains(l, "collected ") },
+	"pytest-verbose":   func(l string) bool { return strings.HasSuffix(l, "%]") },
+	"pytest-xdist":     func(l string) bool { return strings.HasPrefix(l, "[gw") },
+	"xdist-worker":     func(l string) bool { return strings.Contains(l, "[gw") },
+	"rust-thread":      func(l string) bool { return strings.Contains(l, "thread '") },
+	"rust-tests":       func(l string) bool { return strings.HasPrefix(l, "running ") },
+	"rust-result":      func(l string) bool { return strings.HasPrefix(l, "test result: ") },
+	"tsc-pos":          func(l string) bool { return strings.Contains(l, "): ") },
+	"eslint-row": func(l string) bool {
+		return strings.HasPrefix(l, " ") && (strings.Contains(l, "error") || strings.Contains(l, "warning"))
+	},
+	"node-count": func(l string) bool { return strings.HasPrefix(l, "# ") || strings.HasPrefix(l, "ℹ ") },
+	"tap-plan":   func(l string) bool { return strings.Contains(l, "1..") },
+}
+
+// FuzzFeatures checks that each rule's test on the features of a line, found
+// in one scan, says what its quick test in quickSpec says.
+func FuzzFeatures(f *testing.F) {
+	for _, tt := range normalizeTests {
+		f.Add(tt.in)
+	}
+	for _, s := range []string{
+		"12:34:56 1:23:45.6 2026-11-22 2026/11/22 2026-11/22 123e4567-e89b-12d3-a456-426614174000 0x1f 0123456789abcdef0",
+		"a.go:12 :12345 :123456 port 42413 12345 5s 5 ms 3 B/s 4µs 4μs PID pid Pid x[1]: y] <time> z] ",
+		`File "x" sh: 1 | 2 duration_ms (node:12) goroutine 3 Read at Write at ok 1 1 failed 2 error 3 passed`,
+		"collected 3 [gw0] thread 'x' (1) f(1,2): error warning 1..3 /tmp/x /var/folders/x 12345678-1234-",
+		"✓ a 5ms", "  Duration 2s", "== 1 failed", "… 3 bytes omitted …", "running 3 tests", "test result: ok. 1 passed",
+		"# tests 3", "ℹ pass 2", "[gw1] [ 50%] PASSED t.py::x", "x.py::y PASSED [ 50%]", " 1:2 error x  y",
+		"0123456789abcde", "x0123456789abcdef", "xxxxxxxxxxxxxxx0123456789abcdeF", "abcdefabcdefabc-abcdefabcdefabcd",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		feats := features(line)
+		if got, want := feats&fDigit != 0, strings.ContainsAny(line, "0123456789"); got != want {
+			t.Errorf("features(%q) has a digit: %v; want %v", line, got, want)
+		}
+		if got, want := feats&fSlash != 0, strings.Contains(line, "/"); got != want {
+			t.Errorf("features(%q) has a slash: %v; want %v", line, got, want)
+		}
+		for _, set := range [][]rule{rules, runnerRules} {
+			for k := range set {
+				r := &set[k]
+				spec, ok := quickSpec[r.name]
+				if !ok {
+					t.Fatalf("rule %s has no quick test in quickSpec", r.name)
+				}
+				if got, want := r.test(line, feats), spec(line); got != want {
+					t.Errorf("rule %s on %q: test says %v; want %v", r.name, line, got, want)
+				}
+			}
+		}
+	})
+}
+
+// goResultSpec is what goResult reads, as a regexp.
+var goResultSpec = regexp.MustCompile(`^(\s*)--- (FAIL|PASS|SKIP): (\S+) \(`)
+
+// FuzzGoResult checks goResult against goResultSpec.
+func FuzzGoResult(f *testing.F) {
+	for _, s := range []string{
+		"--- FAIL: TestX (0.00s)", "    --- PASS: TestX/sub (<dur>)", "\t--- SKIP: T (", "--- FAIL: (x", "--- FAIL:  T (",
+		"--- FAIL: T(", "--- FAIL: T\t(", "--- FAIL: T (", "\f\r\n --- PASS: é\xff (", "--- fail: T (", "x--- FAIL: T (", "--- FAILS: T (",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, l string) {
+		indent, verb, name, ok := goResult(l)
+		m := goResultSpec.FindStringSubmatch(l)
+		if ok != (m != nil) || ok && (indent != m[1] || verb != m[2] || name != m[3]) {
+			t.Errorf("goResult(%q) = %q, %q, %q, %v; want %q", l, indent, verb, name, ok, m)
+		}
+	})
+}

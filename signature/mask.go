@@ -3,18 +3,26 @@ package signature
 import (
 	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// A rule masks one kind of varying text in a line. quick is a cheap test that
-// the line may hold it; most lines fail every quick test, which keeps the
-// regexps off the hot path.
+// A rule masks one kind of varying text in a line. has and quick are a cheap
+// test that the line may hold it: the line has one of the features has (if
+// any), and quick (if any) holds. Most lines fail every test, which keeps
+// the regexps off the hot path.
 type rule struct {
 	name  string
+	has   feat
 	quick func(line string) bool
 	apply func(line string) string
+}
+
+// test reports whether the rule may change l, whose features are f.
+func (r *rule) test(l string, f feat) bool {
+	return (r.has == 0 || f&r.has != 0) && (r.quick == nil || r.quick(l))
 }
 
 // replace returns an apply function for a regexp and a template.
@@ -102,8 +110,8 @@ var (
 // rules in a chain. Every rule after the first masks something with a digit
 // in it, which lets maskLine skip them on lines without one.
 var rules = []rule{
-	{"tmp", hasTmp, maskTmp},
-	{"date", hasDate, func(l string) string {
+	{"tmp", fTmp, nil, maskTmp},
+	{"date", fDate, nil, func(l string) string {
 		return reDateTime.ReplaceAllStringFunc(l, func(m string) string {
 			if strings.Contains(m, ":") {
 				return tokTime
@@ -111,19 +119,19 @@ var rules = []rule{
 			return tokDate
 		})
 	}},
-	{"time", hasClock, func(l string) string {
+	{"time", fClock, nil, func(l string) string {
 		l = reWordyTime.ReplaceAllString(l, tokTime)
 		return reClock.ReplaceAllString(l, tokTime)
 	}},
-	{"uuid", hasUUIDStart, replace(reUUID, tokUUID)},
-	{"addr", func(l string) bool { return strings.Contains(l, "0x") }, func(l string) string {
+	{"uuid", fUUID, nil, replace(reUUID, tokUUID)},
+	{"addr", f0x, nil, func(l string) string {
 		l = maskHexWords(l, true)
 		if strings.HasSuffix(l, ")") {
 			l = reGoArgs.ReplaceAllString(l, "$1(...)")
 		}
 		return maskHexWords(l, false)
 	}},
-	{"hex", func(l string) bool { return hasHexRun(l, 16) }, func(l string) string {
+	{"hex", fHex16, nil, func(l string) string {
 		return reHex.ReplaceAllStringFunc(l, func(m string) string {
 			if strings.Trim(m, "0123456789") == "" || !strings.ContainsAny(m, "0123456789") {
 				return m // a long decimal number is a value, a word is a word
@@ -131,11 +139,11 @@ var rules = []rule{
 			return tokHex
 		})
 	}},
-	{"fileline", hasColonDigit, maskFileLines},
-	{"pyline", func(l string) bool { return strings.Contains(l, `File "`) }, replace(rePyLine, "${1}N")},
-	{"shline", func(l string) bool { return strings.Contains(l, "sh: ") }, replace(reShLine, "$1: ${2}N: ")},
-	{"gutter", func(l string) bool { return strings.Contains(l, " | ") }, replace(reGutter, "    N | ")},
-	{"duration", hasDigitUnit, func(l string) string {
+	{"fileline", fColonDigit, nil, maskFileLines},
+	{"pyline", fPyFile, nil, replace(rePyLine, "${1}N")},
+	{"shline", fShColon, nil, replace(reShLine, "$1: ${2}N: ")},
+	{"gutter", fGutter, nil, replace(reGutter, "    N | ")},
+	{"duration", fDigitUnit, nil, func(l string) string {
 		if hasDigitDotDigit(l) {
 			l = maskFracDurations(l)
 		}
@@ -151,21 +159,21 @@ var rules = []rule{
 		}
 		return l
 	}},
-	{"duration_ms", func(l string) bool { return strings.Contains(l, "duration_ms") }, replace(reDurMs, "$1 "+tokDur)},
-	{"vitest", isVitestTimed, maskVitestTimes},
-	{"pid", hasFoldPID, maskPIDWords},
-	{"syslog", func(l string) bool {
+	{"duration_ms", fDurationMs, nil, replace(reDurMs, "$1 "+tokDur)},
+	{"vitest", 0, isVitestTimed, maskVitestTimes},
+	{"pid", fPID, nil, maskPIDWords},
+	{"syslog", fBracket, func(l string) bool {
 		return strings.Contains(l, "]: ") || strings.HasPrefix(l, tokTime) && strings.Contains(l, "] ")
 	}, maskSyslogPID},
-	{"nodepid", func(l string) bool { return strings.Contains(l, "(node:") }, replace(reNodePID, "(node:"+tokPID+")")},
-	{"sanpid", func(l string) bool { return strings.HasPrefix(l, "==") }, replace(reSanPID, "=="+tokPID+"==")},
-	{"port", hasPortNumber, maskPorts},
-	{"goroutine", func(l string) bool { return strings.Contains(l, "oroutine ") }, func(l string) string {
+	{"nodepid", fNodePID, nil, replace(reNodePID, "(node:"+tokPID+")")},
+	{"sanpid", 0, func(l string) bool { return strings.HasPrefix(l, "==") }, replace(reSanPID, "=="+tokPID+"==")},
+	{"port", fPort, nil, maskPorts},
+	{"goroutine", fGoroutine, nil, func(l string) string {
 		l = reGoroutine.ReplaceAllString(l, "$1 N")
 		l = reGoroutineWait.ReplaceAllString(l, "$1, "+tokDur)
 		return reRaceState.ReplaceAllString(l, "$1 (<state>)")
 	}},
-	{"race", func(l string) bool { return strings.Contains(l, "ead at ") || strings.Contains(l, "rite at ") }, func(l string) string {
+	{"race", fRace, nil, func(l string) string {
 		return reRaceAccess.ReplaceAllStringFunc(l, func(m string) string {
 			sub := reRaceAccess.FindStringSubmatch(m)
 			if sub[1] != "" {
@@ -174,8 +182,8 @@ var rules = []rule{
 			return "Access at " + sub[2] + " by "
 		})
 	}},
-	{"tap", func(l string) bool { return strings.Contains(l, "ok ") }, replace(reTAP, "$1$2 N")},
-	{"omitted", func(l string) bool { return strings.HasPrefix(l, "… ") }, replace(reOmitted, "… N bytes omitted …")},
+	{"tap", fOK, nil, replace(reTAP, "$1$2 N")},
+	{"omitted", 0, func(l string) bool { return strings.HasPrefix(l, "… ") }, replace(reOmitted, "… N bytes omitted …")},
 }
 
 // ephemeralPorts is where every common OS allocates ephemeral ports from
@@ -203,26 +211,38 @@ func maskLine(line string, paths *pathMasker) string {
 	if line == "" {
 		return line
 	}
-	line = paths.mask(line)
-	digits := false
-	for i := 0; i < len(line) && !digits; i++ {
-		digits = isDigit(line[i])
+	f := features(line)
+	line, f = paths.maskFeat(line, f)
+	if f&fDigit == 0 {
+		return trimBlanks(maskDirs(line, f))
 	}
-	if !digits {
-		return trimBlanks(maskRandomRule(maskTmpRule(line)))
-	}
-	for _, r := range rules {
-		if r.quick(line) {
-			line = r.apply(line)
+	for _, set := range [...][]rule{rules, runnerRules} {
+		for k := range set {
+			r := &set[k]
+			if !r.test(line, f) {
+				continue
+			}
+			// The features are the line's: found again when a rule
+			// changed it.
+			if masked := r.apply(line); masked != line {
+				line = masked
+				f = features(line)
+			}
 		}
 	}
-	for _, r := range runnerRules {
-		if r.quick(line) {
-			line = r.apply(line)
-		}
-	}
-	return trimBlanks(maskRandomRule(maskTmpRule(paths.mask(line))))
+	line, f = paths.maskFeat(line, f)
+	return trimBlanks(maskDirs(line, f))
 }
+
+// maskDirs masks temporary directories and the random names of directories,
+// in a line with a path, which has a "/"; f is the line's features.
+func maskDirs(l string, f feat) string {
+	if f&fSlash == 0 {
+		return l
+	}
+	return maskRandomRule(maskTmpRule(l))
+}
+
 func maskRandomRule(l string) string {
 	if strings.IndexByte(l, '/') >= 0 {
 		return maskRandomDirs(l)
@@ -373,6 +393,19 @@ func endsInFileName(s string) bool {
 type pathMasker struct {
 	paths  []string
 	tokens []string
+	firsts []byte // the first bytes of the paths, each once
+}
+
+// maskFeat masks the paths in line, whose features are f, and returns the
+// line and its features.
+func (m *pathMasker) maskFeat(line string, f feat) (string, feat) {
+	if !m.mayHold(line, f) {
+		return line, f
+	}
+	if masked := m.mask(line); masked != line {
+		return masked, features(masked)
+	}
+	return line, f
 }
 
 func newPathMasker(opt Options) *pathMasker {
@@ -399,6 +432,9 @@ func newPathMasker(opt Options) *pathMasker {
 	for _, p := range list {
 		m.paths = append(m.paths, p.path)
 		m.tokens = append(m.tokens, p.token)
+		if !slices.Contains(m.firsts, p.path[0]) {
+			m.firsts = append(m.firsts, p.path[0])
+		}
 	}
 	return m
 }
@@ -440,6 +476,21 @@ func (m *pathMasker) mask(line string) string {
 		line = b.String()
 	}
 	return line
+}
+
+// mayHold reports whether line, whose features are f, has the first byte of
+// one of the paths: most lines have none, and the features say whether a
+// line has a "/", which the paths all start with but on Windows.
+func (m *pathMasker) mayHold(line string, f feat) bool {
+	if len(m.firsts) == 1 && m.firsts[0] == '/' {
+		return f&fSlash != 0
+	}
+	for _, c := range m.firsts {
+		if strings.IndexByte(line, c) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isNameByte reports whether c belongs to a file name. A path is masked only

@@ -99,23 +99,19 @@ func maskRustResult(l string) string {
 
 // runnerRules are applied after the rules of mask.go.
 var runnerRules = []rule{
-	{"pytest-summary", func(l string) bool {
-		return strings.Contains(l, " failed") || strings.Contains(l, " error") || strings.Contains(l, " passed")
-	}, maskPytestSummary},
-	{"pytest-collected", func(l string) bool { return strings.Contains(l, "collected ") }, replace(rePytestCollected, "collected N items")},
-	{"pytest-verbose", func(l string) bool { return strings.HasSuffix(l, "%]") }, replace(rePytestVerbose, "$1 $2")},
-	{"pytest-xdist", func(l string) bool { return strings.HasPrefix(l, "[gw") }, replace(rePytestXdistVerbose, "$1 $2")},
-	{"xdist-worker", func(l string) bool { return strings.Contains(l, "[gw") }, replace(reXdistWorker, "[gw<N>]")},
-	{"rust-thread", func(l string) bool { return strings.Contains(l, "thread '") }, replace(reRustThread, "thread '$1' (<tid>) panicked")},
-	{"rust-tests", func(l string) bool { return strings.HasPrefix(l, "running ") }, replace(reRustTests, "running N tests")},
-	{"rust-result", func(l string) bool { return strings.HasPrefix(l, "test result: ") }, maskRustResult},
-	{"tsc-pos", func(l string) bool { return strings.Contains(l, "): ") }, replace(reTscPos, "$1(N,N):")},
-	{"eslint-row", func(l string) bool {
-		return strings.HasPrefix(l, " ") && (strings.Contains(l, "error") || strings.Contains(l, "warning"))
-	},
+	{"pytest-summary", fSummary, nil, maskPytestSummary},
+	{"pytest-collected", fCollected, nil, replace(rePytestCollected, "collected N items")},
+	{"pytest-verbose", 0, func(l string) bool { return strings.HasSuffix(l, "%]") }, replace(rePytestVerbose, "$1 $2")},
+	{"pytest-xdist", 0, func(l string) bool { return strings.HasPrefix(l, "[gw") }, replace(rePytestXdistVerbose, "$1 $2")},
+	{"xdist-worker", fGw, nil, replace(reXdistWorker, "[gw<N>]")},
+	{"rust-thread", fThread, nil, replace(reRustThread, "thread '$1' (<tid>) panicked")},
+	{"rust-tests", 0, func(l string) bool { return strings.HasPrefix(l, "running ") }, replace(reRustTests, "running N tests")},
+	{"rust-result", 0, func(l string) bool { return strings.HasPrefix(l, "test result: ") }, maskRustResult},
+	{"tsc-pos", fParenColon, nil, replace(reTscPos, "$1(N,N):")},
+	{"eslint-row", fErrWarn, func(l string) bool { return strings.HasPrefix(l, " ") },
 		replace(reESLintRow, "  N:N  $1  $2  $3")},
-	{"node-count", func(l string) bool { return strings.HasPrefix(l, "# ") || strings.HasPrefix(l, "ℹ ") }, replace(reNodeCount, "$1$2 N")},
-	{"tap-plan", func(l string) bool { return strings.Contains(l, "1..") }, replace(reTAPPlan, "${1}1..N")},
+	{"node-count", 0, func(l string) bool { return strings.HasPrefix(l, "# ") || strings.HasPrefix(l, "ℹ ") }, replace(reNodeCount, "$1$2 N")},
+	{"tap-plan", fDotDot1, nil, replace(reTAPPlan, "${1}1..N")},
 }
 
 // isRunnerNoise reports whether a line only says that tests ran or passed,

@@ -164,6 +164,20 @@ type cacheEntry struct {
 	ok   bool
 }
 
+// A lineCache holds the hash of each entry's line apart from the entries:
+// most lines of output that does not repeat miss, and a miss then reads a
+// hash, not the entry and the text of the line it holds.
+type lineCache struct {
+	hashes  []uint64     // a power of two long
+	entries []cacheEntry // as long
+	misses  int          // since the cache last grew
+}
+
+// newLineCache returns a cache of n entries.
+func newLineCache(n int) *lineCache {
+	return &lineCache{hashes: make([]uint64, n), entries: make([]cacheEntry, n)}
+}
+
 // A Writer normalizes an output as it is written, in bounded memory, and
 // hashes the normalized text: write the output to it, then call Digest once.
 // Of is a Writer over one slice; a gate's output is
@@ -184,13 +198,13 @@ type Writer struct {
 	total   int64
 	done    bool
 	digest  Digest
-	cache   []cacheEntry // a power of two long
-	misses  int          // since the cache last grew
+	cache   *lineCache
+	scratch scratch // for the passes over a window
 }
 
 // NewWriter returns a Writer for an output from a command run with opt.
 func NewWriter(opt Options) *Writer {
-	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: make([]cacheEntry, cacheStart)}
+	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: newLineCache(cacheStart)}
 }
 
 // Explain makes the Writer copy the normalized text to out as it goes, all
@@ -267,17 +281,21 @@ func (w *Writer) addOne(raw []byte) {
 	var l line
 	if len(raw) <= maxCached {
 		h := maphash.Bytes(cacheSeed, raw)
-		e := &w.cache[h&uint64(len(w.cache)-1)]
-		if e.ok && e.raw == string(raw) {
+		c := w.cache
+		k := h & uint64(len(c.entries)-1)
+		e := &c.entries[k]
+		if c.hashes[k] == h && e.ok && e.raw == string(raw) {
 			l = e.line
 		} else {
-			if w.misses++; w.misses > 2*len(w.cache) && len(w.cache) < cacheSize {
+			if c.misses++; c.misses > 2*len(c.entries) && len(c.entries) < cacheSize {
 				// What the small cache held is dropped: it is a memo.
-				w.cache, w.misses = make([]cacheEntry, 4*len(w.cache)), 0
-				e = &w.cache[h&uint64(len(w.cache)-1)]
+				c = newLineCache(4 * len(c.entries))
+				w.cache, k = c, h&uint64(len(c.entries)-1)
+				e = &c.entries[k]
 			}
 			r := string(raw)
 			l = classify(maskLine(cleanLine(r), w.paths))
+			c.hashes[k] = h
 			*e = cacheEntry{raw: r, line: l, ok: true}
 		}
 	} else {
@@ -305,7 +323,7 @@ const blockKinds = kFailHeader | kTestAt | kTAPSubtest | kTAPPoint | kYAMLStart 
 // out.
 func (w *Writer) flush() {
 	out := w.out[:0]
-	for _, l := range structure(w.lines) {
+	for _, l := range structure(w.lines, &w.scratch) {
 		if l.text == "" {
 			continue // blank lines come and go with progress output
 		}

@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"bytes"
 	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func classify(text string) line {
 	if isNoise(text) {
 		k |= kNoise
 	}
-	if strings.HasPrefix(t, "--- ") && reGoResult.MatchString(text) {
+	if strings.HasPrefix(t, "--- ") && isGoResult(text) {
 		k |= kGoResult
 	}
 	if isFailHeader(text) {
@@ -153,35 +154,35 @@ func kinds(lines []line) kind {
 // a verbose go test run go back under the test that wrote them, the lines of
 // passing tests go, and independent failure blocks are put in order. Each
 // pass is linear in the number of lines, but for the sorting of blocks.
-func structure(lines []line) []line {
+func structure(lines []line, s *scratch) []line {
 	has := kinds(lines)
 	if has&kGoRun != 0 {
-		lines = goVerbose(lines)
+		lines = goVerbose(lines, s)
 		has = kinds(lines)
 	}
 	if has&kNoise != 0 {
 		lines = slices.DeleteFunc(lines, func(l line) bool { return l.kind&kNoise != 0 })
 	}
 	if has&kTAPSubtest != 0 {
-		lines = tapBlocks(lines)
+		lines = tapBlocks(lines, s)
 	}
 	if has&kFailHeader != 0 {
-		lines = sortIndented(lines)
+		lines = sortIndented(lines, s)
 	}
 	if has&(kPyFail|kPyVerbose) != 0 {
-		lines = sortPython(lines)
+		lines = sortPython(lines, s)
 	}
 	if has&kRaceWarning != 0 {
-		lines = sortRaces(lines)
+		lines = sortRaces(lines, s)
 	}
 	if has&kPytestHead != 0 {
-		lines = sortBlocks(lines, kPytestHead, kPytestEnd)
+		lines = sortBlocks(lines, kPytestHead, kPytestEnd, s)
 	}
 	if has&kCargoHead != 0 {
-		lines = sortBlocks(lines, kCargoHead, kCargoEnd)
+		lines = sortBlocks(lines, kCargoHead, kCargoEnd, s)
 	}
 	if has&kFailedLine != 0 {
-		lines = sortFailedLines(lines)
+		lines = sortFailedLines(lines, s)
 	}
 	return lines
 }
@@ -198,8 +199,8 @@ func isPadded(l string, c byte) bool {
 // pytest's ("____ test_x ____" up to a "====" heading), which pytest-xdist
 // writes in the order its workers finished, and cargo test's ("---- x
 // stdout ----" up to "failures:"), in the order its tests finished.
-func sortBlocks(lines []line, head, end kind) []line {
-	g := newRegrouper(len(lines))
+func sortBlocks(lines []line, head, end kind, s *scratch) []line {
+	g := s.regrouper(len(lines), 0)
 	for i := 0; i < len(lines); {
 		if lines[i].kind&head == 0 || lines[i].indent > 0 {
 			g.line(lines[i])
@@ -219,11 +220,11 @@ func sortBlocks(lines []line, head, end kind) []line {
 // sortFailedLines sorts runs of one-line failure reports: pytest's short
 // summary ("FAILED t.py::x - msg"), cargo test's ("tests::x --- FAILED",
 // "test tests::x ... FAILED"), which follow the order tests finished in.
-func sortFailedLines(lines []line) []line {
-	g := newRegrouper(len(lines))
-	for _, l := range lines {
+func sortFailedLines(lines []line, s *scratch) []line {
+	g := s.regrouper(len(lines), 0)
+	for i, l := range lines {
 		if l.kind&kFailedLine != 0 {
-			g.block([]line{l})
+			g.block(lines[i : i+1 : i+1])
 		} else {
 			g.line(l)
 		}
@@ -233,13 +234,49 @@ func sortFailedLines(lines []line) []line {
 
 var (
 	reGoEvent  = lazyre.New(`^=== (?:RUN|PAUSE|CONT|NAME)(?:\s+(\S+))?$`)
-	reGoResult = lazyre.New(`^(\s*)--- (FAIL|PASS|SKIP): (\S+) \(`)
 	reGoOK     = lazyre.New(`^ok\s+\S+\s+(?:<dur>|\(cached\)|\[no tests to run\])`)
 	reGoNoTest = lazyre.New(`^\?\s+\S+\s+\[no test files\]$`)
 	rePyRan    = lazyre.New(`^Ran \d+ tests? in `)
 	// unittest -v: "test_add (__main__.CalcTest.test_add) ... FAIL".
 	rePyVerbose = lazyre.New(`^\S+ \(\S+\) \.\.\. (?:FAIL|ERROR|skipped|expected failure|unexpected success)`)
 )
+
+// goResult reads go test's result line of a test, "--- FAIL: TestX (…"
+// ("--- PASS", "--- SKIP"), at any indentation: the indentation, the
+// verb and the test's name, and whether it is one. The regexp that says the
+// same is goResultSpec, in the tests.
+func goResult(l string) (indent, verb, name string, ok bool) {
+	i := 0
+	for i < len(l) && isRESpace(l[i]) {
+		i++
+	}
+	rest := l[i:]
+	if len(rest) < len("--- FAIL: ") || rest[:4] != "--- " || rest[8:10] != ": " {
+		return "", "", "", false
+	}
+	verb = rest[4:8]
+	if verb != "FAIL" && verb != "PASS" && verb != "SKIP" {
+		return "", "", "", false
+	}
+	j := 10
+	for j < len(rest) && !isRESpace(rest[j]) {
+		j++
+	}
+	if j == 10 || !strings.HasPrefix(rest[j:], " (") {
+		return "", "", "", false
+	}
+	return l[:i], verb, rest[10:j], true
+}
+
+// isGoResult reports whether l is a result line (see goResult).
+func isGoResult(l string) bool {
+	_, _, _, ok := goResult(l)
+	return ok
+}
+
+// isRESpace reports whether c is a space as \s is in a regexp: a space,
+// tab, newline, form feed or carriage return.
+func isRESpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 // isNoise reports whether a line only says that something passed, or varies
 // and says nothing: go test's "=== RUN", "--- PASS", "PASS", "ok pkg",
@@ -321,8 +358,8 @@ func trimIndent(l string) string { return l[indent(l):] }
 // under its "--- FAIL" or "--- SKIP" line, indented one level deeper than it,
 // and the lines of passing tests go. Lines of a test that never reported
 // (a panic, a timeout) stay, at the end of their package's output.
-func goVerbose(lines []line) []line {
-	out := make([]line, 0, len(lines))
+func goVerbose(lines []line, s *scratch) []line {
+	out := s.take(len(lines))
 	logs := map[string][]line{}
 	var order []string // test names, in the order they started to log (repeats are harmless)
 	flush := func() {
@@ -338,14 +375,14 @@ func goVerbose(lines []line) []line {
 		case l.kind&kGoEvent != 0:
 			cur = reGoEvent.FindStringSubmatch(l.text)[1]
 		case l.kind&kGoResult != 0:
-			m := reGoResult.FindStringSubmatch(l.text)
+			indent, verb, name, _ := goResult(l.text)
 			out = append(out, l)
-			if m[2] != "PASS" {
-				for _, b := range logs[m[3]] {
-					out = append(out, classify(m[1]+"    "+strings.TrimPrefix(b.text, "    ")))
+			if verb != "PASS" {
+				for _, b := range logs[name] {
+					out = append(out, classify(indent+"    "+strings.TrimPrefix(b.text, "    ")))
 				}
 			}
-			delete(logs, m[3])
+			delete(logs, name)
 			cur = ""
 		case cur != "" && l.indent > 0:
 			if _, ok := logs[cur]; !ok {
@@ -360,6 +397,7 @@ func goVerbose(lines []line) []line {
 		}
 	}
 	flush()
+	s.keep(out)
 	return out
 }
 
@@ -369,16 +407,67 @@ func goVerbose(lines []line) []line {
 type regrouper struct {
 	out     []line
 	blocks  [][]line
-	gaps    [][]line // gaps[k] lies between blocks[k] and blocks[k+1]
+	gaps    [][]line // gaps[k] lies between blocks[k] and blocks[k+1]; nil while every gap is empty
 	pending []line   // blank lines since the last block or line
 	dedupe  bool
+	s       *scratch // where the keys are made, if not nil
+	// scratched says that out and blocks are the scratch's, and go back to
+	// it with the result.
+	scratched bool
 }
 
-func newRegrouper(n int) *regrouper { return &regrouper{out: make([]line, 0, n)} }
+// scratch is memory that the passes over a window keep for the next: a long
+// output is many windows, and the largest slices of the passes are then
+// allocated once, not once a window. Each pass writes the lines it returns
+// to one of two buffers, the one the pass before did not write to (which
+// may hold the pass's input): the lines structure returns are valid until
+// its next call.
+type scratch struct {
+	next   []int32 // nextShallower's
+	counts []int32 // prefixCount's
+	lines  [2][]line
+	cur    int // the buffer of lines taken last
+	blocks [][]line
+	keys   []byte
+	keyed  []keyedBlock
+}
+
+// take returns an empty slice, with room for n lines, for a pass to write
+// the lines it returns to; the pass gives it back to keep.
+func (s *scratch) take(n int) []line {
+	s.cur = 1 - s.cur
+	return slices.Grow(s.lines[s.cur][:0], n)
+}
+
+// keep keeps out, the lines a pass wrote to the slice take gave it, for
+// the next pass but one; the lines of the window before after them go.
+func (s *scratch) keep(out []line) {
+	if old := s.lines[s.cur]; len(old) > len(out) {
+		clear(old[len(out):])
+	}
+	s.lines[s.cur] = out
+}
+
+// regrouper returns a regrouper for a pass over n lines, about blocks of
+// them blocks, whose slices are the scratch's.
+func (s *scratch) regrouper(n, blocks int) *regrouper {
+	return &regrouper{out: s.take(n), blocks: slices.Grow(s.blocks[:0], blocks), s: s, scratched: true}
+}
+
+// newRegrouper returns a regrouper for n lines, of which about blocks
+// blocks.
+func newRegrouper(n, blocks int) *regrouper {
+	return &regrouper{out: make([]line, 0, n), blocks: make([][]line, 0, blocks)}
+}
 
 func (g *regrouper) block(b []line) {
 	if len(g.blocks) > 0 {
-		g.gaps = append(g.gaps, g.pending)
+		if g.pending != nil && g.gaps == nil {
+			g.gaps = make([][]line, len(g.blocks)-1, cap(g.blocks))
+		}
+		if g.gaps != nil {
+			g.gaps = append(g.gaps, g.pending)
+		}
 	} else {
 		g.out = append(g.out, g.pending...)
 	}
@@ -391,66 +480,103 @@ func (g *regrouper) line(l line) {
 		g.pending = append(g.pending, l)
 		return
 	}
-	g.flush()
+	if len(g.blocks) > 0 || g.pending != nil {
+		g.flush()
+	}
 	g.out = append(g.out, l)
+}
+
+// A keyedBlock is where a block's key is in the regrouper's keys, and the
+// block's place among the blocks.
+type keyedBlock struct {
+	start, end, i int32
 }
 
 func (g *regrouper) flush() {
 	if len(g.blocks) > 1 {
-		keys := make([]string, len(g.blocks))
-		var b strings.Builder
+		// The key of a block is the block as the Writer will write it,
+		// without blank lines, so that the next normalization sorts it the
+		// same. The keys are parts of one slice of bytes, the scratch's if
+		// there is one.
+		var buf []byte
+		var keys []keyedBlock
+		if g.s != nil {
+			buf, keys = g.s.keys[:0], g.s.keyed[:0]
+		}
+		size := 0
+		for _, block := range g.blocks {
+			for _, l := range block {
+				if l.kind&kBlank == 0 {
+					size += len(l.text) + 1
+				}
+			}
+		}
+		buf = slices.Grow(buf, size)
+		keys = slices.Grow(keys, len(g.blocks))
 		for i, block := range g.blocks {
-			// The key is the block as the Writer will write it, without
-			// blank lines, so that the next normalization sorts it the same.
-			b.Reset()
+			start := len(buf)
 			for _, l := range block {
 				if l.kind&kBlank != 0 {
 					continue // the Writer drops blank lines
 				}
-				b.WriteString(l.text)
-				b.WriteByte('\n')
+				buf = append(buf, l.text...)
+				buf = append(buf, '\n')
 			}
-			keys[i] = b.String()
+			keys = append(keys, keyedBlock{int32(start), int32(len(buf)), int32(i)})
 		}
-		idx := make([]int, len(g.blocks))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int {
-			if c := strings.Compare(keys[a], keys[b]); c != 0 {
+		key := func(kb keyedBlock) []byte { return buf[kb.start:kb.end] }
+		slices.SortFunc(keys, func(a, b keyedBlock) int {
+			if c := bytes.Compare(key(a), key(b)); c != 0 {
 				return c
 			}
-			return a - b // stable, and O(n log n) moves
+			return int(a.i - b.i) // stable
 		})
-		sorted := make([][]line, 0, len(idx))
-		for k, i := range idx {
-			if g.dedupe && k > 0 && keys[i] == keys[idx[k-1]] {
-				g.gaps = g.gaps[:len(g.gaps)-1]
+		// With dedupe, a repeat goes, and so does the last gap (a gap
+		// that is not written out whatever its place).
+		n := 0
+		for k, kb := range keys {
+			if g.dedupe && k > 0 && bytes.Equal(key(kb), key(keys[k-1])) {
 				continue
 			}
-			sorted = append(sorted, g.blocks[i])
+			g.out = g.appendBlock(g.out, n, g.blocks[kb.i])
+			n++
 		}
-		g.blocks = sorted
-	}
-	for k, b := range g.blocks {
-		if k > 0 {
-			g.out = append(g.out, g.gaps[k-1]...)
+		if g.s != nil {
+			g.s.keys, g.s.keyed = buf, keys
 		}
-		g.out = append(g.out, b...)
+	} else {
+		for k, b := range g.blocks {
+			g.out = g.appendBlock(g.out, k, b)
+		}
 	}
 	g.out = append(g.out, g.pending...)
-	g.blocks, g.gaps, g.pending = nil, nil, nil
+	clear(g.blocks)
+	g.blocks, g.gaps, g.pending = g.blocks[:0], nil, nil
+}
+
+// appendBlock appends to out the k-th block written out, after the gap
+// before it.
+func (g *regrouper) appendBlock(out []line, k int, b []line) []line {
+	if k > 0 && g.gaps != nil {
+		out = append(out, g.gaps[k-1]...)
+	}
+	return append(out, b...)
 }
 
 func (g *regrouper) result() []line {
 	g.flush()
+	if g.scratched {
+		g.s.keep(g.out)
+		g.s.blocks = g.blocks
+	}
 	return g.out
 }
 
 // prefixCount returns, for each i from 0 to len(lines), how many of
-// lines[:i] are of kind k.
-func prefixCount(lines []line, k kind) []int32 {
-	n := make([]int32, len(lines)+1)
+// lines[:i] are of kind k, in buf if it is large enough.
+func prefixCount(lines []line, k kind, buf []int32) []int32 {
+	n := slices.Grow(buf[:0], len(lines)+1)[:len(lines)+1]
+	n[0] = 0
 	for i, l := range lines {
 		n[i+1] = n[i]
 		if l.kind&k != 0 {
@@ -463,11 +589,12 @@ func prefixCount(lines []line, k kind) []int32 {
 // nextShallower returns, for each line, the index of the first non-blank
 // line after it indented no deeper than it (len(lines) if none): where an
 // indented block that starts there ends. Linear, with a monotonic stack.
-func nextShallower(lines []line) []int {
-	next := make([]int, len(lines))
-	var stack []int // indices of non-blank lines, indentation increasing from the bottom
+// The result is in buf if it is large enough.
+func nextShallower(lines []line, buf []int32) []int32 {
+	next := slices.Grow(buf[:0], len(lines))[:len(lines)]
+	var stack []int32 // indices of non-blank lines, indentation increasing from the bottom
 	for i := len(lines) - 1; i >= 0; i-- {
-		next[i] = len(lines)
+		next[i] = int32(len(lines))
 		if lines[i].kind&kBlank != 0 {
 			continue
 		}
@@ -478,7 +605,7 @@ func nextShallower(lines []line) []int {
 		if len(stack) > 0 {
 			next[i] = stack[len(stack)-1]
 		}
-		stack = append(stack, i)
+		stack = append(stack, int32(i))
 	}
 	return next
 }
@@ -488,15 +615,22 @@ func nextShallower(lines []line) []int {
 // subtests among them, sorted the same way); siblings have the same
 // indentation and nothing but blank lines between them. In node's summary of
 // failing tests, the "test at file:line" line before a block belongs to it.
-func sortIndented(lines []line) []line {
-	next := nextShallower(lines)
-	headers := prefixCount(lines, kFailHeader)
+func sortIndented(lines []line, s *scratch) []line {
+	s.next = nextShallower(lines, s.next)
+	s.counts = prefixCount(lines, kFailHeader, s.counts)
+	next, headers := s.next, s.counts
 	var level func(lo, hi int) []line
 	level = func(lo, hi int) []line {
 		if headers[hi]-headers[lo] == 0 {
 			return slices.Clip(lines[lo:hi]) // no block to sort
 		}
-		g := newRegrouper(hi - lo)
+		var g *regrouper
+		if lo == 0 && hi == len(lines) {
+			g = s.regrouper(hi-lo, int(headers[hi])) // the outermost level's
+		} else {
+			g = newRegrouper(hi-lo, int(headers[hi]-headers[lo]))
+			g.s = s
+		}
 		groupIndent := -1
 		for i := lo; i < hi; {
 			head := i
@@ -509,7 +643,7 @@ func sortIndented(lines []line) []line {
 				i++
 				continue
 			}
-			end := min(next[head], hi)
+			end := min(int(next[head]), hi)
 			for end > head+1 && lines[end-1].kind&kBlank != 0 {
 				end--
 			}
@@ -517,7 +651,12 @@ func sortIndented(lines []line) []line {
 				g.flush() // not a sibling of the blocks before
 				groupIndent = d
 			}
-			g.block(append(slices.Clip(lines[i:head+1]), level(head+1, end)...))
+			body := level(head+1, end)
+			if len(body) == end-head-1 && (len(body) == 0 || &body[0] == &lines[head+1]) {
+				g.block(lines[i:end:end]) // its lines as they are: no copy
+			} else {
+				g.block(append(slices.Clip(lines[i:head+1]), body...))
+			}
 			i = end
 		}
 		return g.result()
@@ -529,7 +668,7 @@ func sortIndented(lines []line) []line {
 // failing siblings. A block is a "# Subtest: name" line, its own subtests,
 // its "ok N - name" or "not ok N - name" line at the same indentation, and
 // the YAML diagnostics ("---" to "...") after it, indented two more.
-func tapBlocks(lines []line) []line {
+func tapBlocks(lines []line, s *scratch) []line {
 	// point[i]: for a line, the first TAP point at the same indentation
 	// after it with no shallower line between (-1 if none).
 	point := make([]int, len(lines))
@@ -559,13 +698,19 @@ func tapBlocks(lines []line) []line {
 			stack = append(stack, e)
 		}
 	}
-	subtests := prefixCount(lines, kTAPSubtest)
+	subtests := prefixCount(lines, kTAPSubtest, nil)
 	var level func(lo, hi int) []line
 	level = func(lo, hi int) []line {
 		if subtests[hi]-subtests[lo] == 0 {
 			return slices.Clip(lines[lo:hi]) // no subtest to drop or sort
 		}
-		g := newRegrouper(hi - lo)
+		var g *regrouper
+		if lo == 0 && hi == len(lines) {
+			g = s.regrouper(hi-lo, 0) // the outermost level's
+		} else {
+			g = newRegrouper(hi-lo, 0)
+			g.s = s
+		}
 		for i := lo; i < hi; {
 			p := point[i]
 			if lines[i].kind&kTAPSubtest == 0 || p < 0 || p >= hi {
@@ -611,14 +756,14 @@ func yamlEnd(lines []line, p, hi int) int {
 // sortPython sorts unittest's failure blocks (a line of "=", then "FAIL: x" or
 // "ERROR: x", up to the next such block or the "-" line before "Ran N tests"),
 // and runs of its verbose "test (…) ... FAIL" lines.
-func sortPython(lines []line) []line {
+func sortPython(lines []line, s *scratch) []line {
 	isHeader := func(i int) bool {
 		return i+1 < len(lines) && lines[i].kind&kEqualsRule != 0 && lines[i+1].kind&kPyFail != 0
 	}
 	isEnd := func(i int) bool {
 		return i+1 < len(lines) && lines[i].kind&kDashRule != 0 && lines[i+1].kind&kPyRan != 0
 	}
-	g := newRegrouper(len(lines))
+	g := s.regrouper(len(lines), 0)
 	verbose := false // whether the blocks being grouped are verbose lines
 	for i := 0; i < len(lines); {
 		switch {
@@ -659,11 +804,11 @@ func sortPython(lines []line) []line {
 // ("==================" / "WARNING: DATA RACE" … "==================") and
 // drops repeats: one race found again, with its accesses in another order,
 // is the same race.
-func sortRaces(lines []line) []line {
+func sortRaces(lines []line, s *scratch) []line {
 	isStart := func(i int) bool {
 		return lines[i].kind&kRaceRule != 0 && i+1 < len(lines) && lines[i+1].kind&kRaceWarning != 0
 	}
-	g := newRegrouper(len(lines))
+	g := s.regrouper(len(lines), 0)
 	g.dedupe = true
 	for i := 0; i < len(lines); {
 		if isStart(i) {
