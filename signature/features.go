@@ -89,138 +89,129 @@ func features(l string) feat {
 		if k&bStart == 0 || k&bPair != 0 && (i+1 >= n || !pairStarts(c, l[i+1])) {
 			continue
 		}
-		switch c {
-		case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			f |= fDigit
-			if i+1 >= n {
-				break
-			}
-			d := l[i+1]
-			switch {
-			case c == '0' && d == 'x':
-				f |= f0x
-			case c == '1' && d == '.' && i+2 < n && l[i+2] == '.':
-				f |= fDotDot1
-			}
-			if d == ' ' && i+2 < n {
-				d = l[i+2]
-			}
-			switch d {
-			case 's', 'm', 'h', 'n', 'u', 0xc2 /* µ */, 0xce /* μ */, 'B', 'k', 'K', 'M', 'G', 'T', 'P':
-				f |= fDigitUnit
-			}
-			if i+6 < n && l[i+1] == ':' && l[i+4] == ':' && isDigit(l[i+2]) && isDigit(l[i+3]) &&
-				isDigit(l[i+5]) && isDigit(l[i+6]) {
-				f |= fClock
-			}
-			if i+9 < n && (l[i+4] == '-' || l[i+4] == '/') && l[i+7] == l[i+4] && isDigit(l[i+1]) &&
-				isDigit(l[i+2]) && isDigit(l[i+3]) && isDigit(l[i+5]) && isDigit(l[i+6]) && isDigit(l[i+8]) && isDigit(l[i+9]) {
-				f |= fDate
-			}
-		case ':':
-			if i+1 < n && isDigit(l[i+1]) {
-				f |= fColonDigit
-				if fivePortDigits(l, i) {
-					f |= fPort
-				}
-			}
-		case ' ':
-			if i+1 >= n {
-				break
-			}
-			switch l[i+1] {
-			case '|':
-				if i+2 < n && l[i+2] == ' ' {
-					f |= fGutter
-				}
-			case 'f':
-				if at(l, i, " failed") {
-					f |= fSummary
-				}
-			case 'e':
-				if at(l, i, " error") {
-					f |= fSummary
-				}
-			case 'p':
-				if at(l, i, " passed") {
-					f |= fSummary
-				}
-			default:
-				if isDigit(l[i+1]) && fivePortDigits(l, i) {
-					f |= fPort
-				}
-			}
-		case '/':
-			f |= fSlash
-			if at(l, i, "/tmp/") || at(l, i, "/var/folders/") {
-				f |= fTmp
-			}
-		case '-':
-			if i >= 8 && i+5 < n && l[i+5] == '-' && hasHexRun(l[i-8:i], 8) && hasHexRun(l[i+1:i+5], 4) {
-				f |= fUUID
-			}
-		case 'F':
-			if at(l, i, `File "`) {
-				f |= fPyFile
-			}
-		case 's':
-			if at(l, i, "sh: ") {
-				f |= fShColon
-			}
-		case 'd':
-			if at(l, i, "duration_ms") {
-				f |= fDurationMs
-			}
-		case ']':
-			f |= fBracket
-		case '(':
-			if at(l, i, "(node:") {
-				f |= fNodePID
-			}
-		case 'o':
-			if at(l, i, "oroutine ") {
-				f |= fGoroutine
-			} else if at(l, i, "ok ") {
-				f |= fOK
-			}
-		case 'e':
-			if at(l, i, "ead at ") {
-				f |= fRace
-			} else if at(l, i, "error") {
-				f |= fErrWarn
-			}
-		case 'r':
-			if at(l, i, "rite at ") {
-				f |= fRace
-			}
-		case 'c':
-			if at(l, i, "collected ") {
-				f |= fCollected
-			}
-		case '[':
-			if at(l, i, "[gw") {
-				f |= fGw
-			}
-		case 't':
-			if at(l, i, "thread '") {
-				f |= fThread
-			}
-		case ')':
-			if at(l, i, "): ") {
-				f |= fParenColon
-			}
-		case 'w':
-			if at(l, i, "warning") {
-				f |= fErrWarn
-			}
-		case 'p', 'P':
-			if i+2 < n && (l[i+1]|0x20) == 'i' && (l[i+2]|0x20) == 'd' {
-				f |= fPID
-			}
+		switch {
+		case isDigit(c):
+			f |= digitFeatures(l, i)
+		case c == ' ':
+			f |= spaceFeatures(l, i)
+		default:
+			f |= otherFeatures(l, i)
 		}
 	}
 	if hexRun16(l) {
 		f |= fHex16
+	}
+	return f
+}
+
+// digitFeatures are the features that start at the digit l[i].
+func digitFeatures(l string, i int) feat {
+	f, n, c := fDigit, len(l), l[i]
+	if i+1 >= n {
+		return f
+	}
+	d := l[i+1]
+	switch {
+	case c == '0' && d == 'x':
+		f |= f0x
+	case c == '1' && d == '.' && i+2 < n && l[i+2] == '.':
+		f |= fDotDot1
+	}
+	if d == ' ' && i+2 < n {
+		d = l[i+2]
+	}
+	switch d {
+	case 's', 'm', 'h', 'n', 'u', 0xc2 /* µ */, 0xce /* μ */, 'B', 'k', 'K', 'M', 'G', 'T', 'P':
+		f |= fDigitUnit
+	}
+	if i+6 < n && l[i+1] == ':' && l[i+4] == ':' && digitsAt(l, i+2, i+3, i+5, i+6) {
+		f |= fClock
+	}
+	if i+9 < n && (l[i+4] == '-' || l[i+4] == '/') && l[i+7] == l[i+4] && digitsAt(l, i+1, i+2, i+3, i+5, i+6, i+8, i+9) {
+		f |= fDate
+	}
+	return f
+}
+
+// digitsAt reports whether l has a digit at each of the indexes, all in it.
+func digitsAt(l string, at ...int) bool {
+	for _, i := range at {
+		if !isDigit(l[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// spaceFeatures are the features that start at the space l[i] (pairs let
+// only a space before "|", "f", "e", "p" or a digit through).
+func spaceFeatures(l string, i int) feat {
+	switch l[i+1] {
+	case '|':
+		if at(l, i, " | ") {
+			return fGutter
+		}
+	case 'f', 'e', 'p':
+		if at(l, i, " failed") || at(l, i, " error") || at(l, i, " passed") {
+			return fSummary
+		}
+	default:
+		if fivePortDigits(l, i) {
+			return fPort
+		}
+	}
+	return 0
+}
+
+// wordFeature is a feature that a word marks, where it starts.
+type wordFeature struct {
+	word string
+	f    feat
+}
+
+// wordFeatures are the words that mark features, by their first byte.
+var wordFeatures = func() (t [256][]wordFeature) {
+	for _, w := range []wordFeature{
+		{"/tmp/", fTmp}, {"/var/folders/", fTmp}, {`File "`, fPyFile}, {"sh: ", fShColon},
+		{"duration_ms", fDurationMs}, {"(node:", fNodePID}, {"oroutine ", fGoroutine}, {"ok ", fOK},
+		{"ead at ", fRace}, {"rite at ", fRace}, {"error", fErrWarn}, {"warning", fErrWarn},
+		{"collected ", fCollected}, {"[gw", fGw}, {"thread '", fThread}, {"): ", fParenColon},
+	} {
+		t[w.word[0]] = append(t[w.word[0]], w)
+	}
+	return t
+}()
+
+// otherFeatures are the features that start at l[i], neither a digit nor
+// a space.
+func otherFeatures(l string, i int) feat {
+	var f feat
+	n := len(l)
+	switch c := l[i]; c {
+	case ':':
+		if i+1 < n && isDigit(l[i+1]) {
+			f |= fColonDigit
+			if fivePortDigits(l, i) {
+				f |= fPort
+			}
+		}
+	case '/':
+		f |= fSlash
+	case '-':
+		if i >= 8 && i+5 < n && l[i+5] == '-' && hasHexRun(l[i-8:i], 8) && hasHexRun(l[i+1:i+5], 4) {
+			f |= fUUID
+		}
+	case ']':
+		f |= fBracket
+	case 'p', 'P':
+		if i+2 < n && (l[i+1]|0x20) == 'i' && (l[i+2]|0x20) == 'd' {
+			f |= fPID
+		}
+	}
+	for _, w := range wordFeatures[l[i]] {
+		if at(l, i, w.word) {
+			f |= w.f
+		}
 	}
 	return f
 }
