@@ -150,6 +150,11 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 	if err != nil {
 		return nil, err
 	}
+	// A Stop hook's batch begins once the gates ran: what they file,
+	// record and resolve is one write of the queue, under the lock.
+	if err := w.beginBatch(ctx); err != nil {
+		return gr, err
+	}
 	s := gateStep{w: w, now: now, cfg: cfg, opt: opt, gr: gr, run: run, humans: humans,
 		feedbackBefore: w.lastFeedback(), sigs: map[string]string{}}
 	events, err := s.recordResults(ctx)

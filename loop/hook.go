@@ -420,9 +420,30 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 	for _, x := range extra {
 		opt.AgentFixes = agentFixes(x.AgentFixes)
 	}
-	gr, err := w.RunGates(ctx, now, opt)
+	// What the gates and the retry change in the queue is one write of it
+	// (see queueBatch), made before the baseline is: git runs without the
+	// lock.
+	w.batch = &queueBatch{}
+	by, err := w.gatesHook(ctx, now, res, opt, disabled)
+	if berr := w.endBatch(); err == nil {
+		err = berr
+	}
 	if err != nil {
 		return nil, err
+	}
+	if by == "" {
+		return res, nil
+	}
+	return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", by)
+}
+
+// gatesHook runs a Stop hook's gates into res, and retries the session's
+// failing issues (see retryHook). It returns why where the repository
+// stands now is to be the session's baseline, or "" when it is not.
+func (w Workspace) gatesHook(ctx context.Context, now func() time.Time, res *HookResult, opt GateOptions, disabled string) (baseline string, err error) {
+	gr, err := w.RunGates(ctx, now, opt)
+	if err != nil {
+		return "", err
 	}
 	res.Gates = gr
 	if gr.Evaluation.Passed {
@@ -435,13 +456,13 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 			msgs = append(msgs, m)
 		}
 		res.Output.SystemMessage = strings.Join(msgs, "\n")
-		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates passed")
+		return "gates passed", nil
 	}
 
 	if !gr.Failed() && len(gr.AwaitingApproval) > 0 {
 		res.Outcome = HookAwaiting
 		res.Output.SystemMessage = "orchestrate: the quality gates pass but for a person's approval, so the agent may stop: " + approvals(gr) + "."
-		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates passed but for approval")
+		return "gates passed but for approval", nil
 	}
 	if disabled != "" {
 		// The sentinel turns off the retries, not the checks: the gates ran
@@ -449,17 +470,18 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		res.Outcome = HookDisabled
 		res.Output.SystemMessage = fmt.Sprintf("orchestrate: quality gates failed (%s); auto-retry is disabled (%s), so nothing is retried and the agent may stop. The results are in %s.",
 			strings.Join(failedNames(gr), ", "), disabled, gr.Dir)
-		return res, nil
+		return "", nil
 	}
-	return w.retryHook(ctx, now, res, dirName, sessionID)
+	return w.retryHook(ctx, now, res)
 }
 
 // retryHook is the end of a Stop hook whose blocking gates failed, with
 // auto-retry on: the session's failing issues with attempts left are
 // retried and block the stop with the feedback; otherwise the agent may
 // stop, told why: issues that wait for a person, no attempt left, or no
-// auto-retry issue filed.
-func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *HookResult, dirName, sessionID string) (*HookResult, error) {
+// auto-retry issue filed. It returns why where the repository stands now
+// is to be the session's baseline, or "".
+func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *HookResult) (baseline string, err error) {
 	gr := res.Gates
 	var filed, unfiled []string
 	for _, f := range gr.Evaluation.Failures() {
@@ -471,9 +493,8 @@ func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *Hoo
 			unfiled = append(unfiled, f.Name())
 		}
 	}
-	var err error
 	if res.Retried, res.Exhausted, err = w.retrySession(ctx, now(), filed); err != nil {
-		return nil, err
+		return "", err
 	}
 	switch {
 	case len(res.Retried) > 0:
@@ -486,12 +507,12 @@ func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *Hoo
 			res.Output.SystemMessage += "\n" + ExhaustedMessage(w.Dir, res.Exhausted)
 		}
 		// Until a person acts, a turn that changes nothing has nothing to check.
-		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates fail as issues that wait for a person")
+		return "gates fail as issues that wait for a person", nil
 	case len(res.Exhausted) > 0:
 		res.Outcome = HookExhausted
 		res.Output.SystemMessage = "orchestrate: the quality gates still fail and no attempt is left, so the agent may stop.\n" +
 			ExhaustedMessage(w.Dir, res.Exhausted)
-		return res, w.recordBaseline(ctx, now(), dirName, sessionID, "", "gates fail as issues that wait for a person")
+		return "gates fail as issues that wait for a person", nil
 	case gr.OnlyReviewerErrors():
 		res.Outcome = HookNotRetried
 		res.Output.SystemMessage = fmt.Sprintf("orchestrate: the review could not be done (%s); that is not the agent's to fix, so it may stop: check the reviewer's command. The logs are in %s.",
@@ -501,7 +522,7 @@ func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *Hoo
 		res.Output.SystemMessage = fmt.Sprintf("orchestrate: quality gates failed (%s), but they file no auto-retry issue (auto_retry: false), so the agent may stop. The results are in %s.",
 			strings.Join(unfiled, ", "), gr.Dir)
 	}
-	return res, nil
+	return "", nil
 }
 
 // sessionWorking reports whether a session has an issue of its own to work
@@ -550,9 +571,14 @@ func (w Workspace) waitingFor(cfg *config.Config, r *gate.Result) (IssueRef, str
 	if f.Class() == signature.Infra || signature.Empty(normalized) {
 		return IssueRef{}, ""
 	}
-	q, err := queue.LoadSome(w.Path(QueueFile), sig)
-	if err != nil {
-		return IssueRef{}, ""
+	var q *queue.Queue
+	if w.batching() {
+		q = w.batch.b.Some(sig)
+	} else {
+		var err error
+		if q, err = queue.LoadSome(w.Path(QueueFile), sig); err != nil {
+			return IssueRef{}, ""
+		}
 	}
 	for _, is := range q.Issues {
 		if v, _ := is.Get(queue.FieldFailureSignature); v != sig {

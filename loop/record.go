@@ -361,6 +361,11 @@ func (w Workspace) appendHistory(events ...analytics.Event) error {
 		*w.rows = append(*w.rows, events...)
 		return nil
 	}
+	if w.batching() {
+		// After the queue's one write (endBatch).
+		w.batch.rows = append(w.batch.rows, events...)
+		return nil
+	}
 	// The command's own write is done: what follows may warn, never fail
 	// it (see Notify).
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
@@ -372,8 +377,13 @@ func (w Workspace) appendHistory(events ...analytics.Event) error {
 // loadQueue reads the queue. A Stop hook's workspace reads only the
 // pieces of it that hold its session's key (queue.LoadSome), as every
 // issue it looks at is tagged with it: its cost does not grow with the
-// other issues.
+// other issues. In a batch (see queueBatch), it reads the queue as the
+// batch's changes leave it, with the pieces updateQueue reads: its readers
+// keep to the session's issues by their Session field.
 func (w Workspace) loadQueue() (*queue.Queue, error) {
+	if w.batching() {
+		return w.batch.b.Queue(), nil
+	}
 	if w.session != "" {
 		return queue.LoadSome(w.Path(QueueFile), w.session)
 	}
@@ -386,7 +396,8 @@ func (w Workspace) loadQueue() (*queue.Queue, error) {
 // (queue.UpdateSome): a problem in another issue does not stop it.
 //
 // A workspace a claim's holder uses (Fenced) changes nothing once the
-// claim was taken over.
+// claim was taken over. In a batch (see queueBatch), the change is made
+// in memory, and written with the batch's others at its end.
 func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
 	if w.fence != nil {
 		inner := fn
@@ -397,12 +408,11 @@ func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
 			return inner(q)
 		}
 	}
+	if w.batching() {
+		return w.batch.b.Update(fn)
+	}
 	if w.session != "" {
-		needles := []string{w.session, "ISSUE-" + w.day + "-"}
-		if w.fence != nil {
-			needles = append(needles, w.fence.id) // the fence reads its issue
-		}
-		return queue.UpdateSome(w.Path(QueueFile), needles, fn)
+		return queue.UpdateSome(w.Path(QueueFile), w.queueNeedles(), fn)
 	}
 	return queue.Update(w.Path(QueueFile), fn)
 }

@@ -121,7 +121,7 @@ type Queue struct {
 	Problems []Problem
 
 	added   []*Issue
-	skipped [][2]int // the pieces ParseSome did not read
+	skipped [][2]int // the pieces ParseSome did not read, a run of them as one
 }
 
 // Issue is one issue of the queue.
@@ -173,21 +173,68 @@ func Parse(data []byte) *Queue {
 // needle are parsed. The issues of the other pieces are not in Issues,
 // their problems not in Problems, and Bytes keeps them as they are.
 func ParseSome(data []byte, needles ...string) *Queue {
+	return parseSome(mdpatch.NewSource(data), needles)
+}
+
+// parseSome is ParseSome of a source already made. The needles are
+// looked for in the whole text, once each, and a piece is read when one of
+// them lies in it whole: a big text with few of them is not searched piece
+// by piece. A text that holds none anywhere is not cut into pieces at all:
+// it is one piece not read, as each of its pieces would be.
+func parseSome(src *mdpatch.Source, needles []string) *Queue {
 	nb := make([][]byte, 0, len(needles))
 	for _, n := range needles {
 		if n != "" {
 			nb = append(nb, []byte(n))
 		}
 	}
-	return parse(data, func(piece []byte) bool {
-		for _, n := range nb {
-			if bytes.Contains(piece, n) {
+	var found [][2]int // where a needle lies: its start and end
+	many := false
+	for _, n := range nb {
+		for at := 0; !many; at++ {
+			i := bytes.Index(src.Text[at:], n)
+			if i < 0 {
+				break
+			}
+			at += i
+			found = append(found, [2]int{at, at + len(n)})
+			many = len(found) > maxFound
+		}
+	}
+	if len(found) == 0 {
+		return &Queue{src: src, skipped: [][2]int{{0, len(src.Text)}}}
+	}
+	if many {
+		// Too many to list: each piece is searched.
+		return parseSource(src, func(piece []byte) bool {
+			for _, n := range nb {
+				if bytes.Contains(piece, n) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i][0] < found[j][0] })
+	k := 0
+	return parseSourceAt(src, func(start, end int) bool {
+		for k < len(found) && found[k][0] < start {
+			k++
+		}
+		for _, f := range found[k:] {
+			if f[0] >= end {
+				break
+			}
+			if f[1] <= end {
 				return true
 			}
 		}
 		return false
 	})
 }
+
+// maxFound is how many places of the needles parseSome lists at most.
+const maxFound = 1 << 12
 
 // parse is Parse, of the pieces keep accepts when it is not nil.
 func parse(data []byte, keep func(piece []byte) bool) *Queue {
@@ -196,12 +243,20 @@ func parse(data []byte, keep func(piece []byte) bool) *Queue {
 
 // parseSource is parse of a source already made.
 func parseSource(src *mdpatch.Source, keep func(piece []byte) bool) *Queue {
+	if keep == nil {
+		return parseSourceAt(src, nil)
+	}
+	return parseSourceAt(src, func(start, end int) bool { return keep(src.Text[start:end]) })
+}
+
+// parseSourceAt is parseSource for a keep given where each piece lies.
+func parseSourceAt(src *mdpatch.Source, keep func(start, end int) bool) *Queue {
 	q := &Queue{src: src}
 	r := &reader{q: q}
 	if keep == nil {
 		q.src.Walk(r.block)
 	} else {
-		q.src.WalkSome(keep, r.skip, r.block)
+		q.src.WalkSomeAt(keep, r.skip, r.block)
 	}
 	r.closeIssue(len(q.src.Text))
 	q.validate()
@@ -212,11 +267,13 @@ func parseSource(src *mdpatch.Source, keep func(piece []byte) bool) *Queue {
 // reader follows parse through the blocks of the text: the issue and the
 // section being read.
 type reader struct {
-	q       *Queue
-	cur     *Issue
-	sec     *Section
-	lastID  string   // of the last issue read
-	skipped [][2]int // the pieces skipped since
+	q      *Queue
+	cur    *Issue
+	sec    *Section
+	lastID string // of the last issue read
+	// skipped are the pieces skipped since, each run of them one after
+	// another as one: its start, the start of its last piece, its end.
+	skipped [][3]int
 }
 
 func (r *reader) closeSection(at int) {
@@ -238,22 +295,37 @@ func (r *reader) closeIssue(at int) {
 func (r *reader) skip(start, end int) {
 	// The piece starts with a level-2 heading, which ends the issue before it.
 	r.closeIssue(start)
-	r.skipped = append(r.skipped, [2]int{start, end})
-	r.q.skipped = append(r.q.skipped, [2]int{start, end})
+	// A run of pieces is noted as one: a big queue's many pieces not read
+	// cost no list of them.
+	if n := len(r.skipped); n > 0 && r.skipped[n-1][2] == start {
+		r.skipped[n-1][1], r.skipped[n-1][2] = start, end
+	} else {
+		r.skipped = append(r.skipped, [3]int{start, start, end})
+	}
+	if n := len(r.q.skipped); n > 0 && r.q.skipped[n-1][1] == start {
+		r.q.skipped[n-1][1] = end
+	} else {
+		r.q.skipped = append(r.q.skipped, [2]int{start, end})
+	}
 }
 
-// lastIssue returns the ID of the last issue before here, read or not.
+// lastIssue returns the ID of the last issue before here, read or not:
+// the last one of the last piece skipped that has one. A run's pieces but
+// its last parse together as they do apart (see mdpatch.Source.Walk).
 func (r *reader) lastIssue() string {
 	for i := len(r.skipped) - 1; i >= 0; i-- {
-		id := ""
-		r.q.src.WalkPiece(r.skipped[i][0], r.skipped[i][1], func(b mdpatch.Block) {
-			if b.Kind == mdpatch.Heading && b.Level == 2 && isIssueTitle(b.Title) {
-				id = b.Title
+		run := r.skipped[i]
+		for _, span := range [][2]int{{run[1], run[2]}, {run[0], run[1]}} {
+			id := ""
+			r.q.src.WalkPiece(span[0], span[1], func(b mdpatch.Block) {
+				if b.Kind == mdpatch.Heading && b.Level == 2 && isIssueTitle(b.Title) {
+					id = b.Title
+				}
+			})
+			if id != "" {
+				r.lastID, r.skipped = id, nil
+				return id
 			}
-		})
-		if id != "" {
-			r.lastID, r.skipped = id, nil
-			return id
 		}
 	}
 	r.skipped = nil

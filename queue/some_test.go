@@ -143,6 +143,12 @@ two
 	if len(some.Problems) != 1 || !strings.Contains(some.Problems[0].Msg, "ends ISSUE-20241213-003") {
 		t.Errorf("ParseSome(orphan) problems %v; want the orphan section after ISSUE-20241213-003", some.Problems)
 	}
+	// And so it does when the pieces skipped just before hold no issue.
+	between := bytes.Replace(queue, []byte("## Notes\n"), []byte("## Aside\n\nno issue here\n\n## More\n\nnor here\n\n## Notes\n"), 1)
+	some = ParseSome(between, "orphan")
+	if len(some.Problems) != 1 || !strings.Contains(some.Problems[0].Msg, "ends ISSUE-20241213-003") {
+		t.Errorf("ParseSome(orphan), two pieces with no issue before it: problems %v; want the orphan section after ISSUE-20241213-003", some.Problems)
+	}
 	if len(ParseSome(queue, "nothing here").Issues) != 0 {
 		t.Errorf("ParseSome(a needle nowhere) read issues")
 	}
@@ -154,6 +160,16 @@ two
 		for _, needle := range []string{"ISSUE", "pending", "Summary", "|", "a"} {
 			agree(t, data, needle)
 		}
+	}
+	// A big queue, with needles found in few pieces, and in so many places
+	// that each piece is searched instead.
+	var big bytes.Buffer
+	big.WriteString("# Queue\n\n")
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&big, "## ISSUE-20241213-%03d\n\n| Field | Value |\n|---|---|\n| Status | pending |\n| Session | s%d |\n\n### Summary\na task, a fix, a test\n\n", i, i%7)
+	}
+	for _, needle := range []string{"s3 ", "ISSUE-20241213-99", "a", "| s", "nowhere"} {
+		agree(t, big.Bytes(), needle)
 	}
 }
 

@@ -247,3 +247,146 @@ func TestConcurrentRecordCheck(t *testing.T) {
 	}
 	t.Logf("%d records, %d checks of which %d triggered", recorded, checkers*checks, triggered)
 }
+
+// TestConcurrentStopHooks runs the Stop hooks of several agent sessions at
+// once, each with two gates failing, while a person edits the queue by
+// hand: each hook makes its records and its retry in one write of the
+// queue, under the lock, so every session has its two issues with their
+// exact counts, the history names the issues the queue has, and every edit
+// of the person is kept.
+func TestConcurrentStopHooks(t *testing.T) {
+	bin := orchestrateBin(t)
+	root := t.TempDir()
+	ws := filepath.Join(root, ".orchestrator")
+	cleanupAnalytics(t, ws)
+	orch := func(stdin string, args ...string) ([]byte, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "ORCHESTRATE_NOW=2024-12-13T10:00:00Z")
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			return out, fmt.Errorf("orchestrate %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out, nil
+	}
+	if _, err := orch("", "init"); err != nil {
+		t.Fatal(err)
+	}
+	config := "gates:\n" +
+		"  - name: unit\n    command: 'echo \"unit: got 3, want 4\"; exit 1'\n" +
+		"  - name: lint\n    command: 'echo \"lint: x.go:3: y declared and not used\"; exit 1'\n"
+	if err := os.WriteFile(filepath.Join(ws, "config.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := orch("", "issue", "add", "--summary", "a person's"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(ws, "issue_queue.md")
+	const sessions, stops = 4, 2
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions*stops+1)
+	for s := 0; s < sessions; s++ {
+		wg.Add(1)
+		go func(s int) {
+			defer wg.Done()
+			for k := 0; k < stops; k++ {
+				in := fmt.Sprintf(`{"session_id":"s%d","cwd":%q,"hook_event_name":"Stop"}`, s, root)
+				out, err := orch(in, "hook", "stop")
+				if err == nil && !bytes.Contains(out, []byte(`"decision":"block"`)) {
+					err = fmt.Errorf("session s%d, stop %d: %s; want a block", s, k+1, out)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}(s)
+	}
+	stop := make(chan struct{})
+	var personEdits []string
+	var pwg sync.WaitGroup
+	pwg.Add(1)
+	go func() {
+		defer pwg.Done()
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			line := fmt.Sprintf("A note a person typed, number %d.", n)
+			if err := editByHand(path, line); err != nil {
+				errs <- err
+				return
+			}
+			personEdits = append(personEdits, line)
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	pwg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+
+	data, _ := os.ReadFile(path)
+	q := queue.Parse(data)
+	if len(q.Problems) > 0 {
+		t.Fatalf("the queue has problems: %v", q.Problems)
+	}
+	if len(q.Issues) != 1+2*sessions {
+		t.Errorf("the queue has %d issues; want %d", len(q.Issues), 1+2*sessions)
+	}
+	gateOf := map[string]string{}
+	for s := 0; s < sessions; s++ {
+		gates := map[string]bool{}
+		for _, is := range q.Issues {
+			if v, _ := is.Get("Session"); v != fmt.Sprintf("s%d", s) {
+				continue
+			}
+			g, _ := is.Get("Gate")
+			gates[g], gateOf[is.ID] = true, g
+			if is.Int("Retry-Count", -1) != stops || is.Status() != "in_progress" || is.Int("Signature-Repeat-Count", -1) != stops {
+				t.Errorf("%s (s%d, %s): Retry-Count %d, %s, Signature-Repeat-Count %d; want %d, in_progress, %d",
+					is.ID, s, g, is.Int("Retry-Count", -1), is.Status(), is.Int("Signature-Repeat-Count", -1), stops, stops)
+			}
+		}
+		if !gates["unit"] || !gates["lint"] || len(gates) != 2 {
+			t.Errorf("session s%d's issues are of the gates %v; want unit and lint", s, gates)
+		}
+	}
+	// The history tells of the issues the queue has: each filed once, by
+	// its gate, and retried once a stop.
+	hist, _ := os.ReadFile(filepath.Join(ws, "history.csv"))
+	added, retried := map[string]int{}, map[string]int{}
+	for _, row := range strings.Split(strings.TrimSpace(string(hist)), "\n")[1:] {
+		c := strings.Split(row, ",")
+		switch id := c[4]; c[3] {
+		case "issue_add":
+			if id != "ISSUE-20241213-001" && gateOf[id] != c[5] {
+				t.Errorf("history: %s filed by the gate %q; the queue says %q", id, c[5], gateOf[id])
+			}
+			added[id]++
+		case "retry_triggered":
+			retried[id]++
+		}
+	}
+	for id := range gateOf {
+		if added[id] != 1 || retried[id] != stops {
+			t.Errorf("history: %s filed %d times, retried %d; want once, %d", id, added[id], retried[id], stops)
+		}
+	}
+	if len(added) != 1+2*sessions {
+		t.Errorf("history files %d issues; want %d", len(added), 1+2*sessions)
+	}
+	if len(personEdits) == 0 {
+		t.Fatal("the person made no edit")
+	}
+	for _, l := range personEdits {
+		if !bytes.Contains(data, []byte(l)) {
+			t.Errorf("the person's edit %q is lost", l)
+		}
+	}
+	t.Logf("%d sessions × %d stops, %d hand edits", sessions, stops, len(personEdits))
+}

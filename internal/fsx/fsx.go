@@ -56,6 +56,16 @@ func byteSize(n int64) string {
 // following a link or blocking, regular files only, read into a buffer
 // sized from its fstat.
 func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
+	return readFile(path, max, 0)
+}
+
+// ReadFileRoom is ReadFile into a buffer with room for room bytes more
+// after the content (its capacity), for a caller that appends to it.
+func ReadFileRoom(path string, room int) (data []byte, exists bool, err error) {
+	return readFile(path, MaxRead, room)
+}
+
+func readFile(path string, max int64, room int) (data []byte, exists bool, err error) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
@@ -74,7 +84,7 @@ func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
 	// Read into a buffer of its size and a little more, to see a file that
 	// grew meanwhile; grown only if it did (a bytes.Buffer would double
 	// it at its end, to keep 512 bytes free).
-	buf := make([]byte, 0, fi.Size()+512)
+	buf := make([]byte, 0, fi.Size()+512+int64(room))
 	prefault(buf)
 	r := io.LimitReader(f, max+1)
 	for {
@@ -310,6 +320,25 @@ func lockCurrent(path string, old []byte, exists bool) (same bool, unlock func()
 	return same, func() { f.Close() }, nil
 }
 
+// Join returns chunks, one after another, in a new buffer, backed by
+// memory at once (see prefault): the content a TransformChunks writer
+// gives, for one that reads it again before it is written.
+func Join(chunks [][]byte) []byte {
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	buf := make([]byte, 0, n)
+	prefault(buf)
+	for _, c := range chunks {
+		buf = append(buf, c...)
+	}
+	return buf
+}
+
+// ChunksEqual reports whether chunks, one after another, are data.
+func ChunksEqual(chunks [][]byte, data []byte) bool { return chunksEqual(chunks, data) }
+
 // chunksEqual reports whether chunks, one after another, are data.
 func chunksEqual(chunks [][]byte, data []byte) bool {
 	for _, c := range chunks {
@@ -352,6 +381,15 @@ func TransformChunks(path string, fn func(old []byte, exists bool) ([][]byte, er
 	if err != nil {
 		return err
 	}
+	return TransformChunksFrom(path, old, exists, fn)
+}
+
+// TransformChunksFrom is TransformChunks for a caller that read the file
+// already (ReadFile), under the lock: old and exists are what it read, and
+// fn is first applied to them. Should the file differ from old by the
+// time it is replaced, fn is applied again to what is there, as in
+// TransformChunks.
+func TransformChunksFrom(path string, old []byte, exists bool, fn func(old []byte, exists bool) ([][]byte, error)) error {
 	for range maxRetries {
 		data, err := fn(old, exists)
 		if err != nil {

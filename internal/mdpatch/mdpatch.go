@@ -207,13 +207,19 @@ func (s *Source) Walk(fn func(Block)) {
 // that what a piece holds is whole in it: a reader can find what it needs
 // with a look at each piece's bytes, and parse only those pieces.
 func (s *Source) WalkSome(keep func(piece []byte) bool, skip func(start, end int), fn func(Block)) {
+	s.WalkSomeAt(func(start, end int) bool { return keep(s.Text[start:end]) }, skip, fn)
+}
+
+// WalkSomeAt is WalkSome for a keep given where each piece lies in the
+// text, its start and end, rather than its bytes.
+func (s *Source) WalkSomeAt(keep func(start, end int) bool, skip func(start, end int), fn func(Block)) {
 	cuts := s.cuts()
 	for i, start := range cuts {
 		end := len(s.Text)
 		if i+1 < len(cuts) {
 			end = cuts[i+1]
 		}
-		if keep(s.Text[start:end]) {
+		if keep(start, end) {
 			s.walkPiece(start, end, fn)
 		} else {
 			skip(start, end)
