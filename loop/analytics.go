@@ -89,9 +89,12 @@ func (w Workspace) RefreshAnalytics(ctx context.Context, force bool) (bool, erro
 // background: it returns at once when another process is refreshing, as
 // that one looks at the history again when it is done, and it goes on
 // until the page is current, or ctx ends (its deadline, a SIGTERM). A
-// failure is noted in AnalyticsErrorFile, where status finds it.
-func (w Workspace) RefreshAnalyticsIfIdle(ctx context.Context) error {
-	err := w.refreshIfIdle(ctx)
+// failure is noted in AnalyticsErrorFile, where status finds it. held,
+// when not nil, releases AnalyticsLockFile, which the caller already holds
+// (handed over by the process that started it): the first look is made
+// under it.
+func (w Workspace) RefreshAnalyticsIfIdle(ctx context.Context, held func()) error {
+	err := w.refreshIfIdle(ctx, held)
 	if err != nil {
 		note := time.Now().UTC().Format(time.RFC3339) + " " + textclean.Line(err.Error()) + "\n"
 		if werr := fsx.WriteFile(w.Path(AnalyticsErrorFile), []byte(note), 0o644); werr != nil {
@@ -101,9 +104,13 @@ func (w Workspace) RefreshAnalyticsIfIdle(ctx context.Context) error {
 	return err
 }
 
-func (w Workspace) refreshIfIdle(ctx context.Context) error {
-	for !w.AnalyticsCurrent() {
-		unlock, err := fsx.TryLock(w.Path(AnalyticsLockFile))
+func (w Workspace) refreshIfIdle(ctx context.Context, held func()) error {
+	for held != nil || !w.AnalyticsCurrent() {
+		unlock, err := held, error(nil)
+		if held == nil {
+			unlock, err = fsx.TryLock(w.Path(AnalyticsLockFile))
+		}
+		held = nil
 		if errors.Is(err, fsx.ErrLocked) {
 			return nil
 		}

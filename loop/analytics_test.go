@@ -72,14 +72,14 @@ func TestAnalyticsCurrent(t *testing.T) {
 	if !w.AnalyticsRefreshing() {
 		t.Errorf("AnalyticsRefreshing = false while the lock is held")
 	}
-	if err := w.RefreshAnalyticsIfIdle(context.Background()); err != nil {
+	if err := w.RefreshAnalyticsIfIdle(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if w.AnalyticsCurrent() {
 		t.Errorf("RefreshAnalyticsIfIdle made the page while another process held the lock")
 	}
 	unlock()
-	if err := w.RefreshAnalyticsIfIdle(context.Background()); err != nil {
+	if err := w.RefreshAnalyticsIfIdle(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !w.AnalyticsCurrent() || w.AnalyticsRefreshing() {

@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -70,7 +72,11 @@ func runAnalytics(e *env, args []string) error {
 		ctx, cancel := context.WithTimeoutCause(e.ctx, backgroundDeadline,
 			fmt.Errorf("gave up after %s, the deadline of a refresh in the background", backgroundDeadline))
 		defer cancel()
-		if err := ws.RefreshAnalyticsIfIdle(ctx); err != nil {
+		held := inheritedAnalyticsLock(ws)
+		if testRefreshHold != nil {
+			testRefreshHold()
+		}
+		if err := ws.RefreshAnalyticsIfIdle(ctx, held); err != nil {
 			return err
 		}
 	default:
@@ -93,17 +99,13 @@ const backgroundDeadline = 5 * time.Minute
 // Failing to start it loses nothing: the next command, run, watch or
 // orchestrate analytics makes the page.
 func refreshAnalytics(ws loop.Workspace) {
-	if ws.Exists() != nil || ws.AnalyticsCurrent() || ws.AnalyticsRefreshing() {
+	if ws.Exists() != nil || ws.AnalyticsCurrent() {
 		return
 	}
 	// A caller that must know when every process of a command is done (a
 	// test that kills commands, a script that copies the workspace) can
 	// have none left behind.
 	if os.Getenv("ORCHESTRATE_NO_BACKGROUND") != "" {
-		return
-	}
-	if startRefresh != nil {
-		startRefresh(ws)
 		return
 	}
 	exe, err := os.Executable()
@@ -114,7 +116,23 @@ func refreshAnalytics(ws loop.Workspace) {
 	if err != nil {
 		return
 	}
+	// The page's lock is taken here and handed to the process: from now
+	// until that process ends, whoever looks sees a refresh at work (no
+	// second one starts, and a test or a script that waits for it has an
+	// event to wait for, not a guess). Another process making the page
+	// already will look at the history again when it is done.
+	lock, err := fsx.TryLockFile(ws.Path(loop.AnalyticsLockFile))
+	if err != nil {
+		return
+	}
+	defer lock.Close()
+	if startRefresh != nil {
+		startRefresh(ws)
+		return
+	}
 	cmd := refreshCommand(exe, dir)
+	cmd.ExtraFiles = []*os.File{lock}
+	cmd.Env = append(os.Environ(), analyticsLockEnv+"=3")
 	if err := cmd.Start(); err != nil {
 		return
 	}
@@ -134,6 +152,30 @@ func refreshCommand(exe, dir string) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd
 }
+
+// analyticsLockEnv names the descriptor on which the background refresh
+// finds the page's lock that its parent took for it (ExtraFiles' first is
+// 3).
+const analyticsLockEnv = "ORCHESTRATE_ANALYTICS_LOCK_FD"
+
+// inheritedAnalyticsLock is the release of the page's lock that the
+// process which started this one handed over, or nil when there is none.
+func inheritedAnalyticsLock(ws loop.Workspace) func() {
+	fd, err := strconv.ParseUint(os.Getenv(analyticsLockEnv), 10, 31)
+	if err != nil {
+		return nil
+	}
+	os.Unsetenv(analyticsLockEnv)
+	unlock, ok := fsx.InheritedLock(uintptr(fd), ws.Path(loop.AnalyticsLockFile))
+	if !ok {
+		return nil
+	}
+	return unlock
+}
+
+// testRefreshHold is nil but in a test build (testhooks.go), where the
+// background refresh can be held at its start.
+var testRefreshHold func()
 
 // startRefresh, when set, replaces the background process of
 // refreshAnalytics.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,17 +19,17 @@ import (
 
 // waitAnalytics waits until no background orchestrate analytics --if-stale
 // is making the page of the workspace at ws, so that a test's directory is
-// not removed under it. It returns once the page is current and no process
-// holds its lock, or, for a history the page cannot be made from, once the
-// lock has been free for a while.
+// not removed under it. The command that starts one takes the page's lock
+// for it before it starts it, and the refresh holds it to its end: once
+// the commands are done, the lock free is the event that no refresh is
+// left (a minute bounds a refresh that hangs).
 func waitAnalytics(ws string) {
 	w := loop.Workspace{Dir: ws}
-	start := time.Now()
-	for time.Since(start) < time.Minute {
-		if !w.AnalyticsRefreshing() && (w.AnalyticsCurrent() || time.Since(start) > 3*time.Second) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if _, err := os.Stat(ws); err != nil {
+		return
+	}
+	for start := time.Now(); w.AnalyticsRefreshing() && time.Since(start) < time.Minute; {
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -160,4 +161,36 @@ func TestRefreshWhenSomeoneLooks(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "fixed"), nil, 0o644)
 	step(1, stop, "hook", "stop") // passed: the agent stops
 	step(2, "", "--dir", ws.Dir, "status")
+}
+
+// The background refresh holds the page's lock from before it starts to
+// its end: its parent takes the lock and hands it over. Held at its start
+// (ORCHESTRATE_REFRESH_HOLD), the refresh is seen at work as soon as the
+// command that started it has exited; before, a look in between found
+// neither a current page nor a refresh, and a test or a script that
+// waited for it could only guess how long to wait.
+func TestRefreshHoldsTheLockFromItsStart(t *testing.T) {
+	root := t.TempDir()
+	ws := loop.Workspace{Dir: filepath.Join(root, loop.DefaultDir)}
+	if err := os.MkdirAll(ws.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.Path(loop.ConfigFile), []byte("gates: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cleanupAnalytics(t, ws.Dir)
+	hold := filepath.Join(root, "go")
+	cmd := exec.Command(orchestrateBin(t), "--dir", ws.Dir, "issue", "add", "--summary", "one")
+	cmd.Env = append(os.Environ(), "ORCHESTRATE_REFRESH_HOLD="+hold)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("issue add: %v\n%s", err, out)
+	}
+	if ws.AnalyticsCurrent() || !ws.AnalyticsRefreshing() {
+		t.Fatalf("after the command: current %v, refreshing %v; want a refresh at work", ws.AnalyticsCurrent(), ws.AnalyticsRefreshing())
+	}
+	os.WriteFile(hold, nil, 0o644)
+	waitAnalytics(ws.Dir)
+	if !ws.AnalyticsCurrent() {
+		t.Errorf("the refresh ended and the page is not current")
+	}
 }

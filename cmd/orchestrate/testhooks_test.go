@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 // A release build (go build ./cmd/orchestrate, no tags) does not react to
@@ -43,5 +45,19 @@ func TestReleaseBuildIgnoresTestSwitches(t *testing.T) {
 		if err != nil || !strings.HasPrefix(strings.TrimSpace(out), today) {
 			t.Errorf("%s: issue add = %q, %v; a release build %s", tc.env, out, err, tc.why)
 		}
+	}
+	// The background refresh is not held at its start (the file it would
+	// wait for never exists): the page is made.
+	cmd := exec.Command(bin, "issue", "add", "--summary", "y")
+	cmd.Dir, cmd.Env = ws, append(os.Environ(), "ORCHESTRATE_REFRESH_HOLD="+filepath.Join(ws, "never"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("issue add: %v\n%s", err, out)
+	}
+	w := loop.Workspace{Dir: filepath.Join(ws, loop.DefaultDir)}
+	for start := time.Now(); w.AnalyticsRefreshing() && time.Since(start) < 30*time.Second; {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !w.AnalyticsCurrent() {
+		t.Errorf("ORCHESTRATE_REFRESH_HOLD: the page is not made; a release build holds its refresh")
 	}
 }

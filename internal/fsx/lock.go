@@ -138,6 +138,37 @@ func TryLock(path string) (func(), error) {
 	}, nil
 }
 
+// TryLockFile is TryLock that returns the locked file itself, to be
+// handed to a child process (exec.Cmd.ExtraFiles): the lock belongs to the
+// open file, so it stays held while any process has it open, and goes
+// when the last one closes it. The caller closes its own copy once the
+// child has started; it must not unlock it, which would free the child's
+// too.
+func TryLockFile(path string) (*os.File, error) {
+	return tryFlock(path)
+}
+
+// InheritedLock takes over the lock at path that a parent handed to this
+// process as descriptor fd (see TryLockFile), and returns its release. It
+// reports false, and touches nothing, when fd is not that lock file open
+// and locked.
+func InheritedLock(fd uintptr, path string) (func(), bool) {
+	var got, want unix.Stat_t
+	if unix.Fstat(int(fd), &got) != nil || unix.Stat(path, &want) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
+		return nil, false
+	}
+	// Locking again an open file this process's lock is on succeeds at
+	// once; if the lock were not held, it takes it.
+	if unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return nil, false
+	}
+	f := os.NewFile(fd, path)
+	return func() {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, true
+}
+
 // Held is a lock taken by TryLockHeld.
 type Held struct {
 	f *os.File
