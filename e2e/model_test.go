@@ -197,6 +197,9 @@ type model struct {
 	routes []route
 	seen   []*conv // every agentic request, in order
 	ids    int
+	// refuse, when not 0, is the HTTP status every agentic request gets,
+	// with the API's error body for it (429: a rate limit).
+	refuse int
 }
 
 // newModel starts the server on 127.0.0.1; it stops with the test.
@@ -250,6 +253,10 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 		m.mu.Lock()
 		m.seen = append(m.seen, c)
 		m.mu.Unlock()
+		if m.refuse != 0 {
+			m.refuseWith(w)
+			return
+		}
 		tn = say("I have nothing to do.")
 		prompt := c.first()
 		for _, rt := range m.routes {
@@ -260,6 +267,22 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	m.answer(w, c, tn)
+}
+
+// refuseWith answers as the API does when it refuses a request: the
+// status, and the error body of its kind.
+func (m *model) refuseWith(w http.ResponseWriter) {
+	kind, msg := "api_error", "Internal server error"
+	switch m.refuse {
+	case http.StatusTooManyRequests:
+		kind, msg = "rate_limit_error", "This request would exceed the rate limit for your organization of 50 requests per minute."
+	case 529:
+		kind, msg = "overloaded_error", "Overloaded"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "0")
+	w.WriteHeader(m.refuse)
+	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%q}}`, kind, msg)
 }
 
 // Every answer reports the same usage, which the tests find again in

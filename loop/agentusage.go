@@ -107,6 +107,13 @@ func parseResultObject(out []byte) AgentReport {
 			CostUSD:         num(o, "total_cost_usd"),
 			Model:           onlyKey(obj(o, "modelUsage")),
 		}}
+		// A request the API refused (a rate limit, an overload) is
+		// counted in num_turns all the same: Claude Code says
+		// "num_turns":1 with api_error_status 429 and no token used. No
+		// model turn answered.
+		if _, refused := o["api_error_status"]; refused && r.Usage.Tokens() == 0 && num(u, "cache_creation_input_tokens") == 0 {
+			r.Usage.Turns = 0
+		}
 	}
 	return r
 }

@@ -239,6 +239,7 @@ type runner struct {
 	tried        []PromptAttempt // the loops so far, for the prompts
 	feedback     string          // the last evaluation's feedback
 	summary      string          // the end of the last agent's output
+	said         string          // the last agent's result, as it reported it
 	sameFailures int             // failed loops since the last fresh agent
 	launched     int             // agents launched
 	// session is the pinned session of the last agent: the one a resume
@@ -614,7 +615,12 @@ func (r *runner) couldNotStart(a *AgentRun) error {
 	if a.Usage != nil && (a.Usage.Turns > 0 || a.Usage.Tokens() > 0) {
 		return nil // it worked, then failed: an attempt like any other
 	}
-	f, line, ok := r.cfg.Agent.CouldNotStart(a.ExitCode, a.Output)
+	// The agent's own words first (Claude Code's result: "API Error:
+	// Request rejected (429) · …"), then its whole output.
+	f, line, ok := r.cfg.Agent.CouldNotStart(a.ExitCode, r.said)
+	if !ok {
+		f, line, ok = r.cfg.Agent.CouldNotStart(a.ExitCode, a.Output)
+	}
 	if !ok {
 		return nil
 	}
@@ -750,7 +756,7 @@ func agentOutcome(o gate.Outcome) string {
 // usage.
 func (r *runner) takeReport(a *AgentRun, output, session string) {
 	rep := ParseAgentOutput(r.cfg.Agent.Usage, agentOutput(a.Log, output))
-	r.summary = workSummary(output)
+	r.summary, r.said = workSummary(output), rep.Result
 	if rep.Result != "" {
 		r.summary = workSummary(rep.Result)
 	}

@@ -122,6 +122,9 @@ func TestRunAgentCouldNotStart(t *testing.T) {
 	}{
 		{"no-turn", `echo '{"type":"result","is_error":true,"num_turns":0,"result":"API Error: 429 rate_limit_error"}'; exit 1`, true},
 		{"after-turns", `echo '{"type":"result","is_error":true,"num_turns":3,"usage":{"input_tokens":10,"output_tokens":5},"result":"API Error: 429 rate_limit_error"}'; exit 1`, false},
+		// Claude Code's own words for a request the API refused: one
+		// turn counted, no token used, the status of the refusal.
+		{"refused-turn", `echo '{"type":"result","is_error":true,"num_turns":1,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0},"api_error_status":429,"terminal_reason":"api_error","result":"API Error: Request rejected (429) · This request would exceed the rate limit for your organization of 50 requests per minute."}'; exit 1`, true},
 		// One turn, no tokens reported: it worked all the same.
 		{"one-turn", `echo '{"type":"result","is_error":true,"num_turns":1,"result":"API Error: 429 rate_limit_error"}'; exit 1`, false},
 	} {
@@ -138,7 +141,8 @@ func TestRunAgentCouldNotStart(t *testing.T) {
 			launches, _ := os.ReadFile(filepath.Join(root, "launches"))
 			q, _ := os.ReadFile(w.Path(QueueFile))
 			if tc.stops {
-				if err == nil || !strings.Contains(err.Error(), "the agent could not work: the model API refused it") || !strings.Contains(err.Error(), "nothing was counted") {
+				if err == nil || !strings.Contains(err.Error(), "the agent could not work: the model API refused it") || !strings.Contains(err.Error(), "nothing was counted") ||
+					tc.name == "refused-turn" && !strings.Contains(err.Error(), `(exit 1: "API Error: Request rejected (429) · This request`) {
 					t.Fatalf("Run: %v", err)
 				}
 				if string(launches) != "run\n" || res.Outcome != RunError || strings.Contains(string(q), "## ISSUE-") {
