@@ -226,6 +226,8 @@ func TestAgentsConflict(t *testing.T) {
 	is := loadIssue(t, w, loser)
 	if n := is.Int(queue.FieldRetryCount, 0); n != 1 {
 		t.Errorf("%s: Retry-Count %d, want 1", loser, n)
+		h, _ := os.ReadFile(w.Path(HistoryFile))
+		t.Logf("merges %q\nhistory:\n%s", merges, h)
 	}
 	if got := fmt.Sprint(merges); !strings.Contains(got, loser+" fail: merge conflict rebasing onto main in shared.txt") {
 		t.Errorf("merges: %s", got)

@@ -21,6 +21,12 @@ import (
 // so they are put onto the car before it and checked again, with no
 // failure of their own. The branch moving under the train (a person's
 // commit) rebuilds it the same way.
+//
+// A car that conflicts with the work of cars ahead, not yet merged, waits
+// for them to land or leave and boards again: sent back at once, its
+// agent would rebase onto a branch without that work, and conflict again
+// (a second attempt spent on nothing). Only a conflict with the branch
+// itself goes back to the agent.
 type train struct {
 	repo   *worktree.Repo
 	branch string
@@ -28,6 +34,9 @@ type train struct {
 	mu   sync.Mutex
 	base string // the branch's head under the first car; "" until a car comes
 	cars []*car // in order, none merged yet
+	// left is closed, and made anew, each time cars leave the train
+	// (merged, failed, gone); nil until a car waits for it.
+	left chan struct{}
 }
 
 // car is one issue's passing work on the train.
@@ -57,12 +66,56 @@ type car struct {
 type carResult struct {
 	merged   string                  // the commit the branch is at with it; "" when not merged
 	conflict *worktree.ConflictError // the rebase conflicted
+	ahead    []*car                  // the cars it was put behind when it did
 	failed   *GateRun                // the gates failed after the rebase, recorded
 	err      error
 }
 
-// merge puts c on the train and waits for its merge.
+// merge puts c on the train and waits for its merge. A conflict with the
+// work of cars ahead waits for them to land or leave, and boards again.
 func (t *train) merge(ctx context.Context, c *car) carResult {
+	for {
+		r := t.ride(ctx, c)
+		if r.conflict == nil || len(r.ahead) == 0 {
+			return r
+		}
+		if err := t.waitGone(ctx, r.ahead); err != nil {
+			return carResult{err: err}
+		}
+	}
+}
+
+// waitGone waits until none of cars is on the train.
+func (t *train) waitGone(ctx context.Context, cars []*car) error {
+	for {
+		t.mu.Lock()
+		on := slices.ContainsFunc(t.cars, func(x *car) bool { return slices.Contains(cars, x) })
+		if t.left == nil {
+			t.left = make(chan struct{})
+		}
+		left := t.left
+		t.mu.Unlock()
+		if !on {
+			return nil
+		}
+		select {
+		case <-left:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// gone notes that cars left the train; t.mu is held.
+func (t *train) gone() {
+	if t.left != nil {
+		close(t.left)
+		t.left = nil
+	}
+}
+
+// ride is one boarding of c, and its wait for the merge.
+func (t *train) ride(ctx context.Context, c *car) carResult {
 	c.done = make(chan carResult, 1)
 	bg := context.WithoutCancel(ctx) // the train outlives a car that stops waiting
 	t.mu.Lock()
@@ -75,8 +128,9 @@ func (t *train) merge(ctx context.Context, c *car) carResult {
 		t.base = head
 	}
 	if err := t.board(bg, c, t.tip()); err != nil {
+		ahead := slices.Clone(t.cars)
 		t.mu.Unlock()
-		return carResult{conflict: asConflict(err, t.branch), err: notConflict(err)}
+		return carResult{conflict: asConflict(err, t.branch), ahead: ahead, err: notConflict(err)}
 	}
 	t.cars = append(t.cars, c)
 	t.mu.Unlock()
@@ -106,6 +160,7 @@ func (t *train) leave(ctx context.Context, c *car, err error) carResult {
 			c.running = nil
 		}
 		t.cars = slices.Delete(t.cars, i, i+1)
+		t.gone()
 		t.rebuild(ctx, i)
 	}
 	return carResult{err: err}
@@ -198,11 +253,13 @@ func (t *train) advance(ctx context.Context) {
 				c.err = err
 			} else {
 				t.base, t.cars = c.head, t.cars[1:]
+				t.gone()
 				c.done <- carResult{merged: c.head}
 				continue
 			}
 		}
 		t.cars = t.cars[1:]
+		t.gone()
 		if c.err != nil {
 			c.done <- carResult{err: c.err}
 		} else if err := c.record(ctx, c.gr); err != nil {
@@ -223,7 +280,8 @@ func (t *train) rebuild(ctx context.Context, i int) {
 	t.cars = t.cars[:i]
 	for _, c := range cars {
 		if err := t.board(ctx, c, t.tip()); err != nil {
-			c.done <- carResult{conflict: asConflict(err, t.branch), err: notConflict(err)}
+			c.done <- carResult{conflict: asConflict(err, t.branch), ahead: slices.Clone(t.cars), err: notConflict(err)}
+			t.gone()
 			continue
 		}
 		t.cars = append(t.cars, c)

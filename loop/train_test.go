@@ -120,3 +120,80 @@ func waitCars(t *testing.T, tr *train, n int) {
 	}
 	t.Fatalf("the train never held %d cars", n)
 }
+
+// A car that conflicts with the work of a car ahead, not merged yet, waits
+// for it and boards again: it goes back to its agent only once that work
+// is on the branch, where a rebase finds it. Sent back at once, its agent
+// rebased onto a branch without that work, and conflicted again: a second
+// attempt spent on nothing (TestAgentsConflict, on a loaded machine).
+func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	gitIn(t, root, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(root, "shared.txt"), []byte("base\n"), 0o644)
+	gitIn(t, root, "add", ".")
+	gitIn(t, root, "commit", "-qm", "init")
+	ctx := context.Background()
+	repo, err := worktree.Open(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cars := map[string]*car{}
+	release := make(chan struct{})
+	for _, name := range []string{"A", "B"} {
+		tree, err := repo.Add(ctx, name, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(tree.Dir, "shared.txt"), []byte(name+"\n"), 0o644)
+		if _, err := tree.Commit(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		cars[name] = &car{tree: tree,
+			check:  func(context.Context) (*GateRun, error) { <-release; return nil, nil },
+			record: func(context.Context, *GateRun) error { return nil }}
+	}
+	// A moves on the branch first, so that its check runs (and waits).
+	os.WriteFile(filepath.Join(root, "other.txt"), []byte("other\n"), 0o644)
+	gitIn(t, root, "add", ".")
+	gitIn(t, root, "commit", "-qm", "other")
+
+	tr := &train{repo: repo, branch: "main"}
+	gotA := make(chan carResult, 1)
+	go func() { gotA <- tr.merge(ctx, cars["A"]) }()
+	waitCars(t, tr, 1)
+	gotB := make(chan carResult, 1)
+	go func() { gotB <- tr.merge(ctx, cars["B"]) }()
+	// B's answer, or B waiting for the train to move, whichever comes
+	// first; then A may land.
+	var b carResult
+	answered := false
+	for deadline := time.Now().Add(time.Minute); !answered; time.Sleep(5 * time.Millisecond) {
+		select {
+		case b = <-gotB:
+			answered = true
+		default:
+		}
+		tr.mu.Lock()
+		waiting := tr.left != nil
+		tr.mu.Unlock()
+		if waiting || time.Now().After(deadline) {
+			break
+		}
+	}
+	onMain := func() string { return gitIn(t, root, "log", "--format=%s", "main") }
+	if answered {
+		t.Fatalf("B was sent back while A was not merged (main: %q): %+v", onMain(), b)
+	}
+	close(release)
+	if a := <-gotA; a.merged == "" {
+		t.Fatalf("A: %+v", a)
+	}
+	b = <-gotB
+	if b.conflict == nil || len(b.ahead) != 0 {
+		t.Fatalf("B: %+v; want a conflict with the branch", b)
+	}
+	if log := onMain(); log != "A\nother\ninit" {
+		t.Errorf("main when B was sent back:\n%s", log)
+	}
+}
