@@ -72,12 +72,17 @@ func (l Lease) String() string {
 
 // HeldError says an issue is held by another.
 type HeldError struct {
-	ID    string
-	Lease Lease
+	ID     string
+	Lease  Lease
+	Remote string // the git remote the claim is on, if any
 }
 
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("%s is claimed by %s: wait for the lease to end, or release it (orchestrate release %s)", e.ID, e.Lease, e.ID)
+	release := e.ID
+	if e.Remote != "" {
+		release += " --remote " + e.Remote
+	}
+	return fmt.Sprintf("%s is claimed by %s: wait for the lease to end, or release it (orchestrate release %s)", e.ID, e.Lease, release)
 }
 
 // FencedError refuses a write made with an epoch older than the issue's.
