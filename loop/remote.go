@@ -64,8 +64,8 @@ func claimFirst(ctx context.Context, r *remote.Remote, q *queue.Queue, recs map[
 	var lost error
 	for _, is := range claim.Candidates(q, holder, now, open) {
 		rec := recs[is.ID]
-		if rec.Err != nil {
-			continue // a record orchestrate cannot read: left to a person
+		if rec.Err != nil || remote.CheckID(is.ID) != nil {
+			continue // a record orchestrate cannot read, or no ref can be named after the issue: left to a person
 		}
 		l, err := onRemote(rec, is).Taken(is.ID, holder, now, ttl, false)
 		if err != nil {

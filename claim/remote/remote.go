@@ -144,7 +144,7 @@ func (e *LostError) Is(target error) bool { return target == ErrLost }
 // record when it succeeds.
 func (r *Remote) Push(ctx context.Context, id, from string, l claim.Lease, now time.Time) (Record, error) {
 	ref := Ref(id)
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return Record{}, err
 	}
 	sha, err := r.commit(ctx, id, l, now)
@@ -207,7 +207,7 @@ func remoteSaid(err error) string {
 // It returns the record the claim is at: the one pushed, or the one change
 // refused (with its error).
 func (r *Remote) Change(ctx context.Context, id string, now time.Time, change func(Record) (claim.Lease, error)) (Record, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return Record{ID: id}, err
 	}
 	rec, err := r.Known(ctx, id)
@@ -250,9 +250,6 @@ func (r *Remote) remoteError(op, ref, prep string, err error) error {
 	}
 	return fmt.Errorf("%s %s %s %s: %w", op, ref, prep, r.name, err)
 }
-
-// emptyTree is the id of git's empty tree (SHA-1).
-const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 // commit writes the record of l for issue id, made at now: a commit with
 // no parent on the empty tree, whose message holds the lease's fields.
@@ -338,8 +335,8 @@ func parse(msg string) (claim.Lease, error) {
 
 var issueID = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 
-// checkID refuses an issue ID a ref cannot be named after.
-func checkID(id string) error {
+// CheckID refuses an issue ID a ref cannot be named after.
+func CheckID(id string) error {
 	if !issueID.MatchString(id) || strings.Contains(id, "..") || strings.HasSuffix(id, ".lock") {
 		return fmt.Errorf("%q: an issue ID a git ref cannot be named after (want letters, digits, ., _ and -)", id)
 	}

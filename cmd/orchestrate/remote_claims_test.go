@@ -97,7 +97,14 @@ func TestRemoteClaimRaces(t *testing.T) {
 							t.Errorf("machine %d: claim --next --remote: exit %d: %s", m, code, out)
 							return
 						}
-						id := strings.TrimSuffix(strings.Fields(out)[1], ":")
+						// stdout's "claimed ID: …", among stderr's lines (a
+						// wait for the lock).
+						var id string
+						for _, line := range strings.Split(out, "\n") {
+							if rest, ok := strings.CutPrefix(line, "claimed "); ok {
+								id, _, _ = strings.Cut(rest, ":")
+							}
+						}
 						mu.Lock()
 						if prev, ok := got[id]; ok {
 							t.Errorf("%s claimed twice: by %s and %d %s", id, prev, m, holder)
