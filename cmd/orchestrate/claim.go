@@ -62,17 +62,17 @@ runs it. --lease is the lease's length (default 10m).
 
 --remote NAME keeps the claim on the git remote NAME, for agents on
 several machines: the claim is the ref refs/orchestrate/claims/ID there,
-created or moved only by a compare-and-swap push (git push --atomic
---force-with-lease), so two machines never both get an issue; the issue's
-fields here mirror it. claim --next fetches the remote's claims (one round
-trip), skips the issues they hold, and pushes its claim of the next ready
-one (one round trip); a push lost to another machine tries the next
-issue. renew, release and claim ID are one push when this clone last saw
-the claim as it is, and a fetch and a push more when not. The remote's
-lease is taken over once it lapsed; its old holder's renew is then
-refused (exit 11). A remote that refuses the push, does not exist or
-cannot be reached is an error (exit 1) that names the ref and the
-remote, and claims nothing.
+created or moved only by a compare-and-swap push (a git push with a
+lease on the ref's old value), so two machines never both get an issue;
+the issue's fields here mirror it. claim --next fetches the remote's
+claims (one round trip), skips the issues they hold, and pushes its
+claim of the next ready one (one round trip); a push lost to another
+machine tries the next issue. renew, release and claim ID are one push
+when this clone last saw the claim as it is, and a fetch and a push more
+when not. The remote's lease is taken over once it lapsed; its old
+holder's renew is then refused (exit 11). A remote that refuses the
+push, does not exist or cannot be reached is an error (exit 1) that
+names the ref and the remote, and claims nothing.
 
 Examples:
   orchestrate claim --next --as agent-1
