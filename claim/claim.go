@@ -72,12 +72,17 @@ func (l Lease) String() string {
 
 // HeldError says an issue is held by another.
 type HeldError struct {
-	ID    string
-	Lease Lease
+	ID     string
+	Lease  Lease
+	Remote string // the git remote the claim is on, if any
 }
 
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("%s is claimed by %s: wait for the lease to end, or release it (orchestrate release %s)", e.ID, e.Lease, e.ID)
+	release := e.ID
+	if e.Remote != "" {
+		release += " --remote " + e.Remote
+	}
+	return fmt.Sprintf("%s is claimed by %s: wait for the lease to end, or release it (orchestrate release %s)", e.ID, e.Lease, release)
 }
 
 // FencedError refuses a write made with an epoch older than the issue's.
@@ -108,41 +113,70 @@ func (e *FencedError) Is(target error) bool { return target == ErrFenced }
 // increments the epoch. force takes it from any holder: a person
 // reassigning a claim.
 func Take(is *queue.Issue, holder string, now time.Time, ttl time.Duration, force bool) (Lease, error) {
-	cur := Of(is)
-	if cur.Holder == holder && holder != "" {
-		cur.Until = until(now, ttl)
-		set(is, cur)
-		return cur, nil
+	l, err := Of(is).Taken(is.ID, holder, now, ttl, force)
+	if err == nil {
+		Put(is, l)
 	}
-	if !force && !cur.Free(now) {
-		return cur, &HeldError{ID: is.ID, Lease: cur}
+	return l, err
+}
+
+// Taken is the lease holder gets by claiming issue id whose lease is l
+// (see Take); on a HeldError, l.
+func (l Lease) Taken(id, holder string, now time.Time, ttl time.Duration, force bool) (Lease, error) {
+	if l.Holder == holder && holder != "" {
+		l.Until = until(now, ttl)
+		return l, nil
 	}
-	l := Lease{Holder: holder, Since: now.UTC().Truncate(time.Second), Epoch: cur.Epoch + 1, Until: until(now, ttl)}
-	set(is, l)
-	return l, nil
+	if !force && !l.Free(now) {
+		return l, &HeldError{ID: id, Lease: l}
+	}
+	return Lease{Holder: holder, Since: now.UTC().Truncate(time.Second), Epoch: l.Epoch + 1, Until: until(now, ttl)}, nil
 }
 
 // Renew extends the lease of its holder at epoch to now+ttl.
 func Renew(is *queue.Issue, holder string, epoch int, now time.Time, ttl time.Duration) (Lease, error) {
-	cur := Of(is)
-	if cur.Holder != holder || cur.Epoch != epoch {
-		return cur, &FencedError{ID: is.ID, Yours: epoch, Lease: cur}
+	l, err := Of(is).Renewed(is.ID, holder, epoch, now, ttl)
+	if err == nil {
+		Put(is, l)
 	}
-	cur.Until = until(now, ttl)
-	set(is, cur)
-	return cur, nil
+	return l, err
+}
+
+// Renewed is issue id's lease l extended by its holder at epoch to
+// now+ttl; on a FencedError, l.
+func (l Lease) Renewed(id, holder string, epoch int, now time.Time, ttl time.Duration) (Lease, error) {
+	if l.Holder != holder || l.Epoch != epoch {
+		return l, &FencedError{ID: id, Yours: epoch, Lease: l}
+	}
+	l.Until = until(now, ttl)
+	return l, nil
 }
 
 // Release ends the claim of the holder at epoch; epoch 0 releases any
 // claim (a person's release). The epoch stays, so that the next holder's
-// is greater.
+// is greater. It returns the claim that ended.
 func Release(is *queue.Issue, epoch int) (Lease, error) {
 	cur := Of(is)
-	if epoch != 0 && epoch != cur.Epoch {
-		return cur, &FencedError{ID: is.ID, Yours: epoch, Lease: cur}
+	l, err := cur.Released(is.ID, epoch)
+	if err != nil {
+		return cur, err
 	}
-	set(is, Lease{Epoch: cur.Epoch})
+	Put(is, l)
 	return cur, nil
+}
+
+// Released is issue id's lease l ended by its holder at epoch (0: by a
+// person, whoever holds it): no holder, the same epoch.
+func (l Lease) Released(id string, epoch int) (Lease, error) {
+	if epoch != 0 && epoch != l.Epoch {
+		return l, &FencedError{ID: id, Yours: epoch, Lease: l}
+	}
+	return Lease{Epoch: l.Epoch}, nil
+}
+
+// Equal reports whether two leases say the same.
+func (l Lease) Equal(m Lease) bool {
+	return l.Holder == m.Holder && l.Epoch == m.Epoch && l.Since.Equal(m.Since) && l.Until.Equal(m.Until)
 }
 
 // Fence refuses a write to is made by a holder at epoch when the issue's
@@ -163,7 +197,9 @@ func until(now time.Time, ttl time.Duration) time.Time {
 	return now.Add(ttl).UTC().Truncate(time.Second)
 }
 
-func set(is *queue.Issue, l Lease) {
+// Put writes lease l into an issue's fields: a claim made elsewhere (on a
+// git remote) mirrored into the queue.
+func Put(is *queue.Issue, l Lease) {
 	is.Set(queue.FieldClaimedBy, l.Holder)
 	is.Set(queue.FieldClaimedAt, timeField(l.Holder, l.Since))
 	is.SetInt(queue.FieldLeaseEpoch, l.Epoch)
@@ -237,17 +273,23 @@ func rankOf(p string) int {
 // open issue gets it back, renewed: claiming again is a no-op. nil when
 // nothing is ready.
 func Next(q *queue.Queue, holder string, now time.Time, ttl time.Duration, open func(*queue.Issue) bool) (*queue.Issue, Lease, error) {
-	for _, is := range q.Issues {
-		if open(is) && Of(is).Holder == holder {
-			l, err := Take(is, holder, now, ttl, false)
-			return is, l, err
-		}
-	}
-	for _, is := range Ready(q, now, open) {
+	for _, is := range Candidates(q, holder, now, open) {
 		l, err := Take(is, holder, now, ttl, false)
 		return is, l, err
 	}
 	return nil, Lease{}, nil
+}
+
+// Candidates returns the issues holder may claim next, in the order Next
+// tries them: the open issue it holds, if any, then those Ready.
+func Candidates(q *queue.Queue, holder string, now time.Time, open func(*queue.Issue) bool) []*queue.Issue {
+	ready := Ready(q, now, open)
+	for _, is := range q.Issues {
+		if open(is) && Of(is).Holder == holder {
+			return append([]*queue.Issue{is}, slices.DeleteFunc(ready, func(r *queue.Issue) bool { return r == is })...)
+		}
+	}
+	return ready
 }
 
 // Touches returns the globs an issue's Touches field names.

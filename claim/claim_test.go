@@ -194,6 +194,33 @@ func TestNext(t *testing.T) {
 	}
 }
 
+// Candidates: the issue a holder holds first, then the ready ones in
+// order, each once; the lease transitions leave the issue alone.
+func TestCandidates(t *testing.T) {
+	gone := "gone@elsewhere/1" // a holder on another machine: its lease decides
+	q := parse(t, "Priority=low", "Priority=high", "Claimed-By="+gone+";Lease-Epoch=4;Lease-Until=2026-01-02T09:00:00Z")
+	if got := ids(Candidates(q, "me", t0, open)); got != "002 003 001" {
+		t.Errorf("Candidates for a holder of none = %s; want 002 003 001", got)
+	}
+	if got := ids(Candidates(q, gone, t0, open)); got != "003 002 001" {
+		t.Errorf("Candidates for the holder of 003 = %s; want 003 002 001", got)
+	}
+	is := q.Issue("ISSUE-20260102-003")
+	l, err := Of(is).Taken(is.ID, "me", t0, time.Minute, false)
+	if err != nil || l.Epoch != 5 || l.Holder != "me" {
+		t.Errorf("Taken = %+v, %v; want me at epoch 5", l, err)
+	}
+	if Of(is).Holder != gone {
+		t.Errorf("Taken changed the issue: %+v", Of(is))
+	}
+	if r, err := l.Released(is.ID, 5); err != nil || r.Holder != "" || r.Epoch != 5 {
+		t.Errorf("Released = %+v, %v; want no holder at epoch 5", r, err)
+	}
+	if _, err := l.Renewed(is.ID, "me", 4, t0, time.Minute); !errors.Is(err, ErrFenced) {
+		t.Errorf("Renewed at an old epoch: %v; want ErrFenced", err)
+	}
+}
+
 func TestGlobsMeet(t *testing.T) {
 	for _, c := range []struct {
 		x, y string

@@ -14,6 +14,9 @@ type Claimed struct {
 	ID      string `json:"id"`
 	Summary string `json:"summary"`
 	claim.Lease
+	// Remote and Ref name the claim's ref, for a claim on a git remote.
+	Remote string `json:"remote,omitempty"`
+	Ref    string `json:"ref,omitempty"`
 }
 
 // DefaultLease is how long a claim lasts unless renewed.
@@ -40,20 +43,16 @@ func claimable(humanGates map[string]bool) func(*queue.Issue) bool {
 // step under the lock (see claim.Next); nil when none is ready. skip, if
 // not nil, leaves out the issues it is true for.
 func (w Workspace) ClaimNext(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
-	cfg, err := w.Config()
+	claimable, err := w.openToClaim()
 	if err != nil {
 		return nil, err
-	}
-	humans := map[string]bool{}
-	for _, g := range cfg.Gates {
-		humans[g.Name] = g.IsHuman()
 	}
 	var got *Claimed
 	next := func(q *queue.Queue) (*queue.Issue, error) {
 		got = nil
-		open := claimable(humans)
+		open := claimable
 		if skip != nil {
-			open = func(is *queue.Issue) bool { return claimable(humans)(is) && !skip(is) }
+			open = func(is *queue.Issue) bool { return claimable(is) && !skip(is) }
 		}
 		is, l, err := claim.Next(q, holder, now, ttl, open)
 		if is != nil && err == nil {

@@ -103,6 +103,9 @@
 //   - claims.go: claims under the lock (ClaimNext, Claim, Renew, Release),
 //     their history rows, and the fence every change of a holder carries
 //     (Fenced).
+//   - remote.go: claims on a git remote, for agents on several machines
+//     (ClaimNextOn, ClaimOn, RenewOn, ReleaseOn): the remote's ref is the
+//     claim, mirrored into the queue (mirror).
 //
 // And the rest: workspace.go, the files, the lock and runs/ (Lock, RunDir);
 // runlock.go, the run's lock and its agent's process group (runLock,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -24,10 +25,10 @@ const ClaimEnv = "ORCHESTRATE_CLAIM"
 const AgentEnv = "ORCHESTRATE_AGENT"
 
 const claimUsage = `Usage:
-  orchestrate claim --next [--as NAME] [--lease DURATION] [--json]
-  orchestrate claim ID [--as NAME] [--lease DURATION] [--force] [--json]
-  orchestrate renew ID --epoch N [--as NAME] [--lease DURATION]
-  orchestrate release ID [--epoch N]
+  orchestrate claim --next [--as NAME] [--lease DURATION] [--remote NAME] [--json]
+  orchestrate claim ID [--as NAME] [--lease DURATION] [--force] [--remote NAME] [--json]
+  orchestrate renew ID --epoch N [--as NAME] [--lease DURATION] [--remote NAME]
+  orchestrate release ID [--epoch N] [--remote NAME]
 
 Claims are how several agents share one queue. A claim is three fields of
 the issue's table: Claimed-By (who), Lease-Epoch (a number that grows with
@@ -59,16 +60,32 @@ issue now.
 claim is NAME@HOST/PID of this command's parent process, the agent that
 runs it. --lease is the lease's length (default 10m).
 
+--remote NAME keeps the claim on the git remote NAME, for agents on
+several machines: the claim is the ref refs/orchestrate/claims/ID there,
+created or moved only by a compare-and-swap push (a git push with a
+lease on the ref's old value), so two machines never both get an issue;
+the issue's fields here mirror it. claim --next fetches the remote's
+claims (one round trip), skips the issues they hold, and pushes its
+claim of the next ready one (one round trip); a push lost to another
+machine tries the next issue. renew, release and claim ID are one push
+when this clone last saw the claim as it is, and a fetch and a push more
+when not. The remote's lease is taken over once it lapsed; its old
+holder's renew is then refused (exit 11). A remote that refuses the
+push, does not exist or cannot be reached is an error (exit 1) that
+names the ref and the remote, and claims nothing.
+
 Examples:
   orchestrate claim --next --as agent-1
   orchestrate renew ISSUE-20260101-001 --epoch 3 --as agent-1
   orchestrate release ISSUE-20260101-001
+  orchestrate claim --next --as agent-1 --remote origin
+  git log refs/orchestrate/remote/origin/claims/ISSUE-20260101-001
   ORCHESTRATE_CLAIM=ISSUE-20260101-001:3 orchestrate record ISSUE-20260101-001 test.log
 
 Exit codes: 0 done, 10 nothing ready to claim (claim --next), 11 the issue
 is claimed by another, or your claim was taken over (the message says who
-holds it), 1 error (an unknown ID, a malformed queue: no file is changed),
-2 usage.
+holds it), 1 error (an unknown ID, a malformed queue, a remote that
+refuses or cannot be reached: no file is changed), 2 usage.
 `
 
 var claimCmd = &command{name: "claim", summary: "claim the next ready issue, or one, for an agent", usage: claimUsage, run: runClaim}
@@ -84,6 +101,22 @@ func claimFlags(fs *flag.FlagSet) (as *string, lease *time.Duration) {
 	return fs.String("as", def, ""), fs.Duration("lease", loop.DefaultLease, "")
 }
 
+// remoteFlag adds --remote NAME: the function returns the git remote it
+// names, nil without it.
+func (e *env) remoteFlag(fs *flag.FlagSet) func() (*remote.Remote, error) {
+	name := fs.String("remote", "", "")
+	return func() (*remote.Remote, error) {
+		if *name == "" {
+			return nil, nil
+		}
+		r, err := remote.New(e.ws().Root(), *name)
+		if err != nil {
+			return nil, usageError(fs.Name(), "%v", err)
+		}
+		return r, nil
+	}
+}
+
 func holderName(e *env, name string) (string, error) {
 	if name == "" || strings.ContainsAny(name, "@/|` \t\n") {
 		return "", usageError("claim", "--as %q: want a name without spaces, @, / or |", name)
@@ -96,6 +129,7 @@ func runClaim(e *env, args []string) error {
 	next := fs.Bool("next", false, "")
 	force := fs.Bool("force", false, "")
 	as, lease := claimFlags(fs)
+	onRemote := e.remoteFlag(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -107,18 +141,30 @@ func runClaim(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	r, err := onRemote()
+	if err != nil {
+		return err
+	}
 	var c *loop.Claimed
-	if *next {
-		if c, err = e.ws().ClaimNext(e.ctx, e.now(), holder, *lease, nil); err == nil && c == nil {
-			return withCode(exitNothing, errors.New("nothing ready to claim"))
-		}
-	} else {
+	switch w := e.ws(); {
+	case *next && r != nil:
+		c, err = w.ClaimNextOn(e.ctx, r, e.now(), holder, *lease)
+	case *next:
+		c, err = w.ClaimNext(e.ctx, e.now(), holder, *lease, nil)
+	default:
 		var got loop.Claimed
-		got, err = e.ws().Claim(e.ctx, e.now(), pos[0], holder, *lease, *force)
+		if r != nil {
+			got, err = w.ClaimOn(e.ctx, r, e.now(), pos[0], holder, *lease, *force)
+		} else {
+			got, err = w.Claim(e.ctx, e.now(), pos[0], holder, *lease, *force)
+		}
 		c = &got
 	}
 	if err != nil {
 		return claimError(err)
+	}
+	if c == nil {
+		return withCode(exitNothing, errors.New("nothing ready to claim"))
 	}
 	return printClaim(e, "claimed", *c)
 }
@@ -127,6 +173,7 @@ func runRenew(e *env, args []string) error {
 	fs := e.flags("renew")
 	epoch := fs.Int("epoch", 0, "")
 	as, lease := claimFlags(fs)
+	onRemote := e.remoteFlag(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -138,7 +185,16 @@ func runRenew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := e.ws().Renew(e.ctx, e.now(), pos[0], holder, *epoch, *lease)
+	r, err := onRemote()
+	if err != nil {
+		return err
+	}
+	var c loop.Claimed
+	if r != nil {
+		c, err = e.ws().RenewOn(e.ctx, r, e.now(), pos[0], holder, *epoch, *lease)
+	} else {
+		c, err = e.ws().Renew(e.ctx, e.now(), pos[0], holder, *epoch, *lease)
+	}
 	if err != nil {
 		return claimError(err)
 	}
@@ -148,6 +204,7 @@ func runRenew(e *env, args []string) error {
 func runRelease(e *env, args []string) error {
 	fs := e.flags("release")
 	epoch := fs.Int("epoch", 0, "")
+	onRemote := e.remoteFlag(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -155,7 +212,16 @@ func runRelease(e *env, args []string) error {
 	if len(pos) != 1 || *epoch < 0 {
 		return usageError("release", "release needs an issue ID")
 	}
-	c, err := e.ws().Release(e.ctx, e.now(), pos[0], *epoch)
+	r, err := onRemote()
+	if err != nil {
+		return err
+	}
+	var c loop.Claimed
+	if r != nil {
+		c, err = e.ws().ReleaseOn(e.ctx, r, e.now(), pos[0], *epoch)
+	} else {
+		c, err = e.ws().Release(e.ctx, e.now(), pos[0], *epoch)
+	}
 	if err != nil {
 		return claimError(err)
 	}
@@ -180,6 +246,9 @@ func printClaim(e *env, what string, c loop.Claimed) error {
 		return e.printJSON(c)
 	}
 	fmt.Fprintf(e.stdout, "%s %s: %s\n", what, c.ID, c.Lease)
+	if c.Remote != "" {
+		fmt.Fprintf(e.stdout, "  on %s: %s\n", c.Remote, c.Ref)
+	}
 	if what == "claimed" {
 		fmt.Fprintf(e.stdout, "  carry it in every change: %s=%s:%d\n", ClaimEnv, c.ID, c.Epoch)
 	}

@@ -1,0 +1,179 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/claim/remote"
+	"github.com/orchestrate-dev/orchestrate/queue"
+)
+
+// The claims on a git remote (see package remote), for agents on several
+// machines: the remote's ref is the claim, and the queue's fields mirror
+// it, so that status shows it and the writes of a holder taken over are
+// refused here too. Each step runs under the workspace's lock, as the
+// local claims do: the agents of one machine take turns, and the remote
+// settles the races between machines. A step the remote refuses, or that
+// cannot reach it, changes nothing in the queue.
+
+// ClaimNextOn finds the next ready issue and claims it for holder on the
+// remote r: the claims are fetched (one round trip) and mirrored into the
+// queue; the first issue ready (see ClaimNext), or the one holder holds, is
+// claimed with a compare-and-swap push (one round trip); a push lost to
+// another machine tries the next issue, and when every one was lost the
+// claims are fetched again. nil when none is ready.
+func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.Time, holder string, ttl time.Duration) (*Claimed, error) {
+	open, err := w.openToClaim()
+	if err != nil {
+		return nil, err
+	}
+	var got *Claimed
+	err = w.claimStep(ctx, now, nil, func(q *queue.Queue) (*queue.Issue, error) {
+		got = nil
+		for round := 0; round < nextRounds; round++ {
+			recs, err := r.Fetch(ctx)
+			if err != nil {
+				return nil, err
+			}
+			mirror(q, recs)
+			is, l, err := claimFirst(ctx, r, q, recs, now, holder, ttl, open)
+			if is != nil {
+				got = &Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l, Remote: r.Name(), Ref: remote.Ref(is.ID)}
+				return is, nil
+			}
+			if !errors.Is(err, remote.ErrLost) {
+				return nil, err
+			}
+		}
+		return nil, fmt.Errorf("claiming the next issue on %s: every push lost to another machine's, %d times over: try again", r.Name(), nextRounds)
+	})
+	return got, err
+}
+
+// nextRounds is how many times ClaimNextOn fetches the claims when every
+// push it made was lost to another machine's.
+const nextRounds = 10
+
+// claimFirst claims for holder the first of q's candidates it can (see
+// claim.Candidates), from the remote's records recs: nil and a LostError
+// when every push was lost, nil and nil when no issue is ready.
+func claimFirst(ctx context.Context, r *remote.Remote, q *queue.Queue, recs map[string]remote.Record, now time.Time, holder string, ttl time.Duration, open func(*queue.Issue) bool) (*queue.Issue, claim.Lease, error) {
+	var lost error
+	for _, is := range claim.Candidates(q, holder, now, open) {
+		rec := recs[is.ID]
+		if rec.Err != nil || remote.CheckID(is.ID) != nil {
+			continue // a record orchestrate cannot read, or no ref can be named after the issue: left to a person
+		}
+		l, err := onRemote(rec, is).Taken(is.ID, holder, now, ttl, false)
+		if err != nil {
+			continue
+		}
+		pushed, err := r.Push(ctx, is.ID, rec.Sha, l, now)
+		if errors.Is(err, remote.ErrLost) {
+			lost = err
+			continue
+		}
+		if err != nil {
+			return nil, claim.Lease{}, err
+		}
+		claim.Put(is, pushed.Lease)
+		return is, pushed.Lease, nil
+	}
+	return nil, claim.Lease{}, lost
+}
+
+// ClaimOn claims issue id for holder on the remote r (force: whoever holds
+// it now), and mirrors the claim into the queue.
+func (w Workspace) ClaimOn(ctx context.Context, r *remote.Remote, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error) {
+	return w.changeOn(ctx, r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
+		return onRemote(rec, is).Taken(id, holder, now, ttl, force)
+	})
+}
+
+// RenewOn extends holder's claim of id at epoch on the remote r. A claim
+// taken over there is refused with a claim.FencedError.
+func (w Workspace) RenewOn(ctx context.Context, r *remote.Remote, now time.Time, id, holder string, epoch int, ttl time.Duration) (Claimed, error) {
+	return w.changeOn(ctx, r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
+		return onRemote(rec, is).Renewed(id, holder, epoch, now, ttl)
+	})
+}
+
+// ReleaseOn ends the claim of id held at epoch on the remote r; epoch 0
+// ends any (a person's release). The Claimed returned is the claim that
+// ended.
+//
+// The released record stays on the remote, with no holder and the epoch
+// of the claim that ended, rather than the ref being deleted: the epoch
+// is the fencing token, and a deleted ref would start the next holder at
+// epoch 1 again, where an old holder's writes would pass for its.
+func (w Workspace) ReleaseOn(ctx context.Context, r *remote.Remote, now time.Time, id string, epoch int) (Claimed, error) {
+	var ended claim.Lease
+	c, err := w.changeOn(ctx, r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
+		ended = onRemote(rec, is)
+		return ended.Released(id, epoch)
+	})
+	if err == nil {
+		c.Lease = ended
+	}
+	return c, err
+}
+
+// changeOn changes issue id's claim on the remote r to what change makes
+// of its record (see remote.Change), and mirrors the result into the
+// queue. The Claimed returned has the lease the claim is at, or the one
+// that refused the change.
+func (w Workspace) changeOn(ctx context.Context, r *remote.Remote, now time.Time, id string, change func(remote.Record, *queue.Issue) (claim.Lease, error)) (Claimed, error) {
+	c, err := w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
+		rec, err := r.Change(ctx, id, now, func(rec remote.Record) (claim.Lease, error) { return change(rec, is) })
+		var held *claim.HeldError
+		if errors.As(err, &held) {
+			held.Remote = r.Name()
+		}
+		if err == nil {
+			claim.Put(is, rec.Lease)
+		}
+		return rec.Lease, err
+	})
+	c.Remote, c.Ref = r.Name(), remote.Ref(id)
+	return c, err
+}
+
+// onRemote is the lease an issue's record on the remote says, with the
+// greater of its epoch and the queue's: epochs never go back, even over a
+// ref a person deleted.
+func onRemote(rec remote.Record, is *queue.Issue) claim.Lease {
+	l := rec.Lease
+	l.Epoch = max(l.Epoch, claim.Of(is).Epoch)
+	return l
+}
+
+// mirror writes the remote's claims into the queue's issues. A record
+// with an older epoch than the queue's is left out: the queue's claim is
+// the later.
+func mirror(q *queue.Queue, recs map[string]remote.Record) {
+	for _, is := range q.Issues {
+		rec, ok := recs[is.ID]
+		if !ok || rec.Err != nil {
+			continue
+		}
+		if cur := claim.Of(is); rec.Epoch >= cur.Epoch && !cur.Equal(rec.Lease) {
+			claim.Put(is, rec.Lease)
+		}
+	}
+}
+
+// openToClaim is what an agent may claim in the workspace (see claimable).
+func (w Workspace) openToClaim() (func(*queue.Issue) bool, error) {
+	cfg, err := w.Config()
+	if err != nil {
+		return nil, err
+	}
+	humans := map[string]bool{}
+	for _, g := range cfg.Gates {
+		humans[g.Name] = g.IsHuman()
+	}
+	return claimable(humans), nil
+}
