@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -159,9 +160,20 @@ func waitAnalytics(ws string) {
 		return
 	}
 	w := loop.Workspace{Dir: ws}
-	for start := time.Now(); w.AnalyticsRefreshing() && time.Since(start) < time.Minute; {
+	for start := time.Now(); refreshing(w) && time.Since(start) < time.Minute; {
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// refreshing reports whether a process is making w's page now: one holds
+// its lock.
+func refreshing(w loop.Workspace) bool {
+	unlock, err := fsx.TryLock(w.Path(loop.AnalyticsLockFile))
+	if err != nil {
+		return true
+	}
+	unlock()
+	return false
 }
 
 // cleanEnv is the test's environment without what would point the CLI or

@@ -148,16 +148,6 @@ func (w Workspace) AnalyticsFailure() string {
 	return strings.TrimSpace(string(data))
 }
 
-// AnalyticsRefreshing reports whether a process is making the page now.
-func (w Workspace) AnalyticsRefreshing() bool {
-	unlock, err := fsx.TryLock(w.Path(AnalyticsLockFile))
-	if err != nil {
-		return true
-	}
-	unlock()
-	return false
-}
-
 // generateAnalytics makes the page and stamps it; the caller holds
 // AnalyticsLockFile. The stamp is taken before the history is read, so
 // that rows appended meanwhile leave the page stale, never passed for

@@ -87,7 +87,7 @@ func cmdAnalyticsCurrent(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	w := loop.Workspace{Dir: ts.MkAbs(args[0])}
 	deadline := time.Now().Add(time.Minute)
-	for !w.AnalyticsCurrent() || w.AnalyticsRefreshing() {
+	for !w.AnalyticsCurrent() || refreshing(w) {
 		if time.Now().After(deadline) {
 			ts.Fatalf("%s: analytics.html still not current after a minute", args[0])
 		}

@@ -54,7 +54,7 @@ func TestReleaseBuildIgnoresTestSwitches(t *testing.T) {
 		t.Fatalf("issue add: %v\n%s", err, out)
 	}
 	w := loop.Workspace{Dir: filepath.Join(ws, loop.DefaultDir)}
-	for start := time.Now(); w.AnalyticsRefreshing() && time.Since(start) < 30*time.Second; {
+	for start := time.Now(); refreshing(w) && time.Since(start) < 30*time.Second; {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if !w.AnalyticsCurrent() {
