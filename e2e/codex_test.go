@@ -1,9 +1,17 @@
 package e2e
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 )
@@ -131,5 +139,201 @@ func TestCodexHalts(t *testing.T) {
 	}
 	if n := len(p.usage()); n != 3 {
 		t.Errorf("%d usage rows; want 3, one per launch", n)
+	}
+}
+
+// codexExec runs codex exec headless in the repository, as orchestrate's
+// profile does, the prompt on stdin.
+func (p *project) codexExec(prompt string, args ...string) (string, int) {
+	p.t.Helper()
+	return p.exec(p.Dir, prompt, "codex", append(append([]string{"exec", "--json", "--sandbox", "workspace-write"}, args...), "-")...)
+}
+
+// trustCodexProject trusts the repository in $CODEX_HOME/config.toml, as
+// init --agent codex says to.
+func (p *project) trustCodexProject() {
+	p.t.Helper()
+	cfg := filepath.Join(p.Home, ".codex", "config.toml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	data = append(data, fmt.Sprintf("\n[projects.%q]\ntrust_level = \"trusted\"\n", p.Dir)...)
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// The Stop hook init --agent codex writes, once codex trusts the project
+// and the hooks: codex says it is done, the gate fails, the hook sends it
+// back with the feedback, it fixes the file, the issue is resolved.
+func TestCodexStopHookFixes(t *testing.T) {
+	m := newModel(t, route{"HOOKFIX", fixInSteps})
+	p := newAgentProject(t, m, codexCLI, stepsProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
+	p.trustCodexProject()
+
+	p.trustCodexHooks()
+
+	out, code := p.codexExec("HOOKFIX: make check.sh pass")
+	if code != 0 {
+		t.Fatalf("codex: exit %d\n%s", code, out)
+	}
+	if got := p.read("state.txt"); got != "fixed=2\n" {
+		t.Errorf("state.txt = %q; want the fix the feedback led to", got)
+	}
+	if n := len(hookFeedback(m, "HOOKFIX")); n != 1 {
+		t.Errorf("the model got the hook's feedback %d times; want 1", n)
+	}
+	q := p.read(".orchestrator/issue_queue.md")
+	if !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*resolved\s*\|`).MatchString(q) {
+		t.Errorf("the hook's issue is not resolved:\n%s", q)
+	}
+}
+
+// The Stop hook when codex never fixes it: blocked twice, then the third
+// identical failure halts the issue and the hook lets codex stop.
+func TestCodexStopHookHalts(t *testing.T) {
+	m := newModel(t, route{"NEVER", func(c *conv) turn {
+		if c.answered() {
+			return say("Done.")
+		}
+		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
+	}})
+	p := newAgentProject(t, m, codexCLI, stepsProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
+	p.trustCodexProject()
+	p.trustCodexHooks()
+
+	out, code := p.codexExec("NEVER: make check.sh pass")
+	if code != 0 {
+		t.Fatalf("codex: exit %d\n%s", code, out)
+	}
+	if n := len(hookFeedback(m, "NEVER")); n != 2 {
+		t.Errorf("the model got the hook's feedback %d times; want 2, then the halt let it stop", n)
+	}
+	q := p.read(".orchestrator/issue_queue.md")
+	if !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*stuck\s*\|`).MatchString(q) || !regexp.MustCompile(`(?i)\|\s*halted\s*\|\s*true\s*\|`).MatchString(q) {
+		t.Errorf("the issue is not halted:\n%s", q)
+	}
+}
+
+// trustCodexHooks trusts the project's hooks as codex's /hooks does, from a
+// script: codex app-server lists them with their current hashes
+// (hooks/list), and config/batchWrite records each hash as trusted in
+// $CODEX_HOME/config.toml (hooks.state."KEY".trusted_hash). A change to
+// .codex/hooks.json changes the hashes, and the hooks are untrusted again.
+func (p *project) trustCodexHooks() {
+	p.t.Helper()
+	s := p.codexAppServer()
+	defer s.close()
+	s.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "e2e", "version": "0"}})
+	s.notify("initialized")
+	var list struct {
+		Data []struct {
+			Hooks []struct {
+				Key, CurrentHash, TrustStatus string
+			}
+		}
+	}
+	s.call("hooks/list", map[string]any{"cwds": []string{p.Dir}}, &list)
+	state := map[string]any{}
+	for _, d := range list.Data {
+		for _, h := range d.Hooks {
+			state[h.Key] = map[string]any{"trusted_hash": h.CurrentHash}
+		}
+	}
+	if len(state) != 2 {
+		p.t.Fatalf("codex lists %d hooks of the project; want init's 2 (SessionStart, Stop): %+v", len(state), list)
+	}
+	s.call("config/batchWrite", map[string]any{"edits": []any{map[string]any{"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": state}}})
+	s.call("hooks/list", map[string]any{"cwds": []string{p.Dir}}, &list)
+	for _, d := range list.Data {
+		for _, h := range d.Hooks {
+			if h.TrustStatus != "trusted" {
+				p.t.Fatalf("hook %s is %s after config/batchWrite", h.Key, h.TrustStatus)
+			}
+		}
+	}
+}
+
+// appServer is codex app-server on pipes: JSON-RPC, one message a line.
+type appServer struct {
+	t   *testing.T
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+	id  int
+}
+
+func (p *project) codexAppServer() *appServer {
+	p.t.Helper()
+	cmd := exec.Command(p.lookPath("codex"), "app-server")
+	cmd.Dir, cmd.Env = p.Dir, p.env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	return &appServer{t: p.t, cmd: cmd, in: in, out: sc}
+}
+
+func (s *appServer) send(msg map[string]any) {
+	s.t.Helper()
+	b, _ := json.Marshal(msg)
+	if _, err := s.in.Write(append(b, '\n')); err != nil {
+		s.t.Fatalf("codex app-server: %v", err)
+	}
+}
+
+func (s *appServer) notify(method string) { s.send(map[string]any{"method": method}) }
+
+// call sends a request and decodes its result into each of into; a
+// notification in between is passed over.
+func (s *appServer) call(method string, params any, into ...any) {
+	s.t.Helper()
+	s.id++
+	s.send(map[string]any{"id": s.id, "method": method, "params": params})
+	for s.out.Scan() {
+		var msg struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(s.out.Bytes(), &msg) != nil || msg.ID == nil || *msg.ID != s.id {
+			continue
+		}
+		if msg.Error != nil {
+			s.t.Fatalf("codex app-server %s: %s", method, msg.Error)
+		}
+		for _, v := range into {
+			if err := json.Unmarshal(msg.Result, v); err != nil {
+				s.t.Fatalf("codex app-server %s: %v: %s", method, err, msg.Result)
+			}
+		}
+		return
+	}
+	s.t.Fatalf("codex app-server %s: no answer (%v)", method, s.out.Err())
+}
+
+func (s *appServer) close() {
+	s.in.Close()
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
 	}
 }
