@@ -181,6 +181,9 @@ func (p *project) agentSetup(a agentCLI, m *model) []string {
 		// person's own does.
 		p.writeHome(".profile", "PATH="+shQuote(p.getenv("PATH"))+"\nexport PATH\n")
 		return []string{"CODEX_HOME=" + filepath.Join(p.Home, ".codex"), "E2E_OPENAI_API_KEY=sk-e2e-not-a-key"}
+	case opencodeCLI:
+		p.writeHome(".config/opencode/opencode.json", opencodeConfig(m))
+		return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}
 	}
 	return []string{
 		"ANTHROPIC_BASE_URL=" + m.URL,
@@ -219,6 +222,28 @@ func (p *project) getenv(key string) string {
 		}
 	}
 	return ""
+}
+
+// opencodeConfig is opencode's global opencode.json: the scripted model as
+// an OpenAI-compatible provider of its own, the default model; no update,
+// no sharing, no models.dev (OPENCODE_DISABLE_MODELS_FETCH).
+func opencodeConfig(m *model) string {
+	return `{
+  "$schema": "https://opencode.ai/config.json",
+  "provider": {
+    "e2e": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "scripted",
+      "options": {"baseURL": "` + m.URL + `/v1", "apiKey": "sk-e2e-not-a-key"},
+      "models": {"e2e-model": {"name": "scripted model"}}
+    }
+  },
+  "model": "e2e/e2e-model",
+  "small_model": "e2e/e2e-model",
+  "autoupdate": false,
+  "share": "disabled"
+}
+`
 }
 
 // writeHome writes a file under the project's home.

@@ -257,6 +257,9 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"input_tokens": 100}`)
 		return
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages"):
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		m.serveChat(w, body)
+		return
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
 		m.serveResponses(w, r, body)
 		return
