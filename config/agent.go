@@ -113,7 +113,7 @@ var profiles = map[string]Profile{
 		Name:        ProfileOpencode,
 		Command:     `opencode run --format json "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 		Resume:      `opencode run --format json --session "$ORCHESTRATE_SESSION_ID" "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
-		Review:      `opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`,
+		Review:      `OPENCODE_CONFIG_CONTENT='{"agent":{"plan":{"permission":{"edit":"deny","bash":"deny","task":"deny","webfetch":"deny"}}}}' opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`,
 		Session:     SessionReported,
 		Usage:       UsageOpencodeJSON,
 		Permissions: "does what the permission section of opencode.json allows (its build agent edits and runs commands by default; narrow it there)",

@@ -26,7 +26,7 @@ func TestProfiles(t *testing.T) {
 			`aider --chat-mode ask --no-auto-commits --no-pretty --yes-always --message "$ORCHESTRATE_REVIEW_PROMPT"`, "", UsageAiderText},
 		{ProfileOpencode, `opencode run --format json "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 			`opencode run --format json --session "$ORCHESTRATE_SESSION_ID" "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
-			`opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageOpencodeJSON},
+			`OPENCODE_CONFIG_CONTENT='{"agent":{"plan":{"permission":{"edit":"deny","bash":"deny","task":"deny","webfetch":"deny"}}}}' opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageOpencodeJSON},
 		{ProfileCursor, `cursor-agent -p --output-format json --trust --force "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 			`cursor-agent -p --output-format json --trust --force --resume "$ORCHESTRATE_SESSION_ID" "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 			`cursor-agent -p --trust "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageCursorJSON},
