@@ -181,6 +181,12 @@ func (p *project) agentSetup(a agentCLI, m *model) []string {
 		// person's own does.
 		p.writeHome(".profile", "PATH="+shQuote(p.getenv("PATH"))+"\nexport PATH\n")
 		return []string{"CODEX_HOME=" + filepath.Join(p.Home, ".codex"), "E2E_OPENAI_API_KEY=sk-e2e-not-a-key"}
+	case geminiCLI:
+		// Signed in with an API key; the folder trusted, which is the
+		// person's decision (GEMINI_CLI_TRUST_WORKSPACE).
+		p.writeHome(".gemini/settings.json", `{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false},`+
+			`"telemetry":{"enabled":false},"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}`)
+		return []string{"GEMINI_API_KEY=e2e-not-a-key", "GOOGLE_GEMINI_BASE_URL=" + m.URL, "GEMINI_CLI_TRUST_WORKSPACE=true"}
 	case opencodeCLI:
 		p.writeHome(".config/opencode/opencode.json", opencodeConfig(m))
 		return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}
@@ -284,6 +290,7 @@ func cleanEnv() []string {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || strings.HasPrefix(k, "ORCHESTRAT") ||
 			strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "CODEX_") || strings.HasPrefix(k, "OPENCODE") ||
+			strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") ||
 			strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "GO") || k == "HOME" || k == "PATH" || k == "XDG_CONFIG_HOME" {
 			continue
 		}

@@ -260,6 +260,9 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		m.serveChat(w, body)
 		return
+	case r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/models/") && strings.Contains(r.URL.Path, ":"):
+		m.serveGemini(w, r, body)
+		return
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
 		m.serveResponses(w, r, body)
 		return

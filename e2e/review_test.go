@@ -89,3 +89,11 @@ func TestOpencodeReviewerCannotWrite(t *testing.T) {
 			{"task", map[string]any{"description": "write a file", "prompt": "SUBAGENT: write subagent.txt", "subagent_type": "general"}}},
 		"reviewer.txt", "reviewer2.txt", "subagent.txt")
 }
+
+// gemini --approval-mode plan: no edits, no shell.
+func TestGeminiReviewerCannotWrite(t *testing.T) {
+	reviewCannotWrite(t, geminiCLI, config.ProfileGemini,
+		[]tool{write("reviewer.txt", "written by a reviewer\n"), bash("echo x > reviewer2.txt"),
+			{"replace", map[string]any{"file_path": "state.txt", "instruction": "say fixed=3", "old_string": "fixed=2", "new_string": "fixed=3"}}},
+		"reviewer.txt", "reviewer2.txt")
+}
