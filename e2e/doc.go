@@ -1,7 +1,7 @@
 // Package e2e holds the end-to-end tests that drive the real agent CLIs from
 // npm (Claude Code, Codex CLI, opencode, Gemini CLI) against scripted stand-ins
 // for their model APIs on 127.0.0.1 (Anthropic Messages, OpenAI Responses,
-// OpenAI Chat Completions), with orchestrate's own binary as the agent's Stop
+// OpenAI Chat Completions, Gemini), with orchestrate's own binary as the agent's Stop
 // hook, as orchestrate run, and as the review gate.
 //
 // The tests find each CLI through ORCHESTRATE_CLAUDE, ORCHESTRATE_CODEX,
