@@ -95,12 +95,12 @@ var profiles = map[string]Profile{
 	},
 	ProfileGemini: {
 		Name:        ProfileGemini,
-		Command:     `gemini --output-format json --approval-mode auto_edit`,
-		Resume:      `gemini --output-format json --approval-mode auto_edit --resume "$ORCHESTRATE_SESSION_ID"`,
+		Command:     `gemini --output-format json --approval-mode auto_edit%s`,
+		Resume:      `gemini --output-format json --approval-mode auto_edit --resume "$ORCHESTRATE_SESSION_ID"%s`,
 		Review:      `gemini --approval-mode plan -p "$ORCHESTRATE_REVIEW_PROMPT"`,
 		Session:     SessionReported,
 		Usage:       UsageGeminiJSON,
-		Permissions: "edits files without asking (--approval-mode auto_edit); shell commands need tools.allowed in .gemini/settings.json (or --allowed-tools) to run headless",
+		Permissions: "edits files without asking (--approval-mode auto_edit); runs only the gates' commands in its shell (--allowed-tools), which it does not offer headless otherwise",
 	},
 	ProfileAider: {
 		Name:        ProfileAider,
@@ -113,7 +113,7 @@ var profiles = map[string]Profile{
 		Name:        ProfileOpencode,
 		Command:     `opencode run --format json "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 		Resume:      `opencode run --format json --session "$ORCHESTRATE_SESSION_ID" "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
-		Review:      `opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`,
+		Review:      `OPENCODE_CONFIG_CONTENT='{"agent":{"plan":{"permission":{"edit":"deny","bash":"deny","task":"deny","webfetch":"deny"}}}}' opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`,
 		Session:     SessionReported,
 		Usage:       UsageOpencodeJSON,
 		Permissions: "does what the permission section of opencode.json allows (its build agent edits and runs commands by default; narrow it there)",
@@ -141,11 +141,15 @@ func LookupProfile(name string) (Profile, bool) {
 }
 
 // AgentCommands returns a profile's fresh and resume commands, the claude
-// profile's allowing the given check commands (the gates') in Bash.
+// and gemini profiles' allowing the given check commands (the gates') in
+// their shell tools.
 func (p Profile) AgentCommands(checks []string) (command, resume string) {
 	allowed := ""
-	if p.Name == ProfileClaude {
+	switch p.Name {
+	case ProfileClaude:
 		allowed = claudeAllowedTools(checks)
+	case ProfileGemini:
+		allowed = geminiAllowedTools(checks)
 	}
 	fill := func(s string) string {
 		if strings.Contains(s, "%s") {
@@ -165,6 +169,38 @@ func (p Profile) AgentCommands(checks []string) (command, resume string) {
 // as it is; one that would need quoting is left out. "" when there are
 // none.
 func claudeAllowedTools(checks []string) string {
+	return allowedArg(" --allowedTools ", checkRules(checks, func(words string, prefix bool) string {
+		if prefix {
+			return "Bash(" + words + " *)"
+		}
+		return "Bash(" + words + ")"
+	}))
+}
+
+// geminiAllowedTools returns the --allowed-tools argument (with its leading
+// space) that lets Gemini CLI run each check command headless, where its
+// shell tool is otherwise not offered: "run_shell_command(go test)", a
+// prefix of the commands it allows, for "go test ./..."; the rules are
+// claudeAllowedTools'. "" when there are none.
+func geminiAllowedTools(checks []string) string {
+	return allowedArg(" --allowed-tools ", checkRules(checks, func(words string, _ bool) string {
+		return "run_shell_command(" + words + ")"
+	}))
+}
+
+func allowedArg(flag string, rules []string) string {
+	if len(rules) == 0 {
+		return ""
+	}
+	return flag + strings.Join(rules, " ")
+}
+
+// checkRules returns a quoted rule per check command, made by rule from
+// its first two words (prefix: the command with more arguments), or from
+// the whole command when its second word is an option ("sh -c …",
+// "python -m …": a wildcard after an option would allow any program);
+// none for a command that would need quoting, none twice.
+func checkRules(checks []string, rule func(words string, prefix bool) string) []string {
 	var rules []string
 	seen := map[string]bool{}
 	for _, c := range checks {
@@ -172,25 +208,20 @@ func claudeAllowedTools(checks []string) string {
 		if len(f) == 0 {
 			continue
 		}
-		rule := "Bash(" + f[0] + " *)"
+		r := rule(f[0], true)
 		switch {
 		case len(f) > 1 && strings.HasPrefix(f[1], "-"):
-			// "sh -c …", "python -m …": a wildcard after an option would allow
-			// any program; only the command itself is allowed.
-			rule = "Bash(" + strings.Join(f, " ") + ")"
+			r = rule(strings.Join(f, " "), false)
 		case len(f) > 1:
-			rule = "Bash(" + f[0] + " " + f[1] + " *)"
+			r = rule(f[0]+" "+f[1], true)
 		}
-		if strings.ContainsAny(rule, "\"'`$\\") || seen[rule] {
+		if strings.ContainsAny(r, "\"'`$\\") || seen[r] {
 			continue
 		}
-		seen[rule] = true
-		rules = append(rules, `"`+rule+`"`)
+		seen[r] = true
+		rules = append(rules, `"`+r+`"`)
 	}
-	if len(rules) == 0 {
-		return ""
-	}
-	return " --allowedTools " + strings.Join(rules, " ")
+	return rules
 }
 
 // CheckCommands returns the commands of the command gates.

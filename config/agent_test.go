@@ -19,14 +19,14 @@ func TestProfiles(t *testing.T) {
 		{ProfileCodex, `codex exec --json --sandbox workspace-write -`,
 			`codex exec --json --sandbox workspace-write resume "$ORCHESTRATE_SESSION_ID" -`,
 			`codex exec --sandbox read-only "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageCodexJSONL},
-		{ProfileGemini, `gemini --output-format json --approval-mode auto_edit`,
-			`gemini --output-format json --approval-mode auto_edit --resume "$ORCHESTRATE_SESSION_ID"`,
+		{ProfileGemini, `gemini --output-format json --approval-mode auto_edit --allowed-tools "run_shell_command(go test)" "run_shell_command(make)"`,
+			`gemini --output-format json --approval-mode auto_edit --resume "$ORCHESTRATE_SESSION_ID" --allowed-tools "run_shell_command(go test)" "run_shell_command(make)"`,
 			`gemini --approval-mode plan -p "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageGeminiJSON},
 		{ProfileAider, `aider --yes-always --no-auto-commits --no-pretty --message-file "$ORCHESTRATE_PROMPT_FILE"`, ``,
 			`aider --chat-mode ask --no-auto-commits --no-pretty --yes-always --message "$ORCHESTRATE_REVIEW_PROMPT"`, "", UsageAiderText},
 		{ProfileOpencode, `opencode run --format json "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 			`opencode run --format json --session "$ORCHESTRATE_SESSION_ID" "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
-			`opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageOpencodeJSON},
+			`OPENCODE_CONFIG_CONTENT='{"agent":{"plan":{"permission":{"edit":"deny","bash":"deny","task":"deny","webfetch":"deny"}}}}' opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageOpencodeJSON},
 		{ProfileCursor, `cursor-agent -p --output-format json --trust --force "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 			`cursor-agent -p --output-format json --trust --force --resume "$ORCHESTRATE_SESSION_ID" "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 			`cursor-agent -p --trust "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageCursorJSON},
@@ -117,6 +117,23 @@ func TestClaudeAllowedTools(t *testing.T) {
 	} {
 		if got := claudeAllowedTools(tc.checks); got != tc.want {
 			t.Errorf("claudeAllowedTools(%q) = %q; want %q", tc.checks, got, tc.want)
+		}
+	}
+}
+
+// geminiAllowedTools: claudeAllowedTools' rules, as Gemini CLI's prefixes
+// of its shell tool.
+func TestGeminiAllowedTools(t *testing.T) {
+	for _, tc := range []struct {
+		checks []string
+		want   string
+	}{
+		{nil, ""},
+		{[]string{"go test ./...", "go vet ./...", "go test -race ./..."}, ` --allowed-tools "run_shell_command(go test)" "run_shell_command(go vet)"`},
+		{[]string{`sh -c true`, `sh -c "exit 1"`, "pytest"}, ` --allowed-tools "run_shell_command(sh -c true)" "run_shell_command(pytest)"`},
+	} {
+		if got := geminiAllowedTools(tc.checks); got != tc.want {
+			t.Errorf("geminiAllowedTools(%q) = %q; want %q", tc.checks, got, tc.want)
 		}
 	}
 }

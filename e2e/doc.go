@@ -1,9 +1,11 @@
-// Package e2e holds the end-to-end tests that drive the real Claude Code CLI
-// (the npm package @anthropic-ai/claude-code) against a scripted stand-in for
-// the Anthropic Messages API on 127.0.0.1, with orchestrate's own binary as the
-// agent's Stop hook, as orchestrate run, and as the review gate.
+// Package e2e holds the end-to-end tests that drive the real agent CLIs from
+// npm (Claude Code, Codex CLI, opencode, Gemini CLI) against scripted stand-ins
+// for their model APIs on 127.0.0.1 (Anthropic Messages, OpenAI Responses,
+// OpenAI Chat Completions, Gemini), with orchestrate's own binary as the agent's Stop
+// hook, as orchestrate run, and as the review gate.
 //
-// The tests find the CLI through ORCHESTRATE_CLAUDE (a path), then PATH. Without
-// it they skip, unless ORCHESTRATE_REQUIRE_CLAUDE=1 (as CI sets) makes that a
-// failure.
+// The tests find each CLI through ORCHESTRATE_CLAUDE, ORCHESTRATE_CODEX,
+// ORCHESTRATE_OPENCODE or ORCHESTRATE_GEMINI (a path), then the copy .ci/run
+// installs in .cache/, then PATH. Without it they skip, unless
+// ORCHESTRATE_REQUIRE_CLAUDE=1 (and so on, as CI sets) makes that a failure.
 package e2e

@@ -10,36 +10,11 @@ import (
 	"time"
 )
 
-// geminiCLIPath finds the Gemini CLI: $ORCHESTRATE_GEMINI, then the copy
-// .ci/run caches in .cache/gemini-cli/, then gemini on PATH. Missing, the
-// test skips, or fails under ORCHESTRATE_REQUIRE_GEMINI=1 (CI).
-func geminiCLIPath(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("ORCHESTRATE_GEMINI")
-	if p == "" {
-		if abs, err := filepath.Abs(filepath.Join("..", ".cache", "gemini-cli", "node_modules", ".bin", "gemini")); err == nil {
-			if _, err := os.Stat(abs); err == nil {
-				p = abs
-			}
-		}
-	}
-	if p == "" {
-		p, _ = exec.LookPath("gemini")
-	}
-	if p == "" {
-		if os.Getenv("ORCHESTRATE_REQUIRE_GEMINI") == "1" {
-			t.Fatal("ORCHESTRATE_REQUIRE_GEMINI=1 but the Gemini CLI is missing (npm install @google/gemini-cli; set ORCHESTRATE_GEMINI)")
-		}
-		t.Skip("the Gemini CLI is missing (npm install @google/gemini-cli, then set ORCHESTRATE_GEMINI or put gemini on PATH)")
-	}
-	return p
-}
-
 // The Gemini CLI extension installs with the real CLI from a clone's
 // gemini-extension/, is listed, and leaves nothing of its own behind when
 // uninstalled.
 func TestGeminiExtensionInstall(t *testing.T) {
-	gemini := geminiCLIPath(t)
+	gemini := geminiCLI.need(t)
 	src := filepath.Join(pluginSource(t), "gemini-extension")
 	home := t.TempDir()
 	run := func(stdin string, args ...string) string {

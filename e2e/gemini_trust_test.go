@@ -15,7 +15,7 @@ import (
 // issue filed, no retry). Before, it relaunched gemini and halted the
 // task's issue as stuck.
 func TestGeminiUntrustedFolder(t *testing.T) {
-	gemini := geminiCLIPath(t)
+	gemini := geminiCLI.need(t)
 	root := t.TempDir()
 	repo, home, bin := filepath.Join(root, "repo"), filepath.Join(root, "home"), filepath.Join(root, "bin")
 	for _, d := range []string{repo, filepath.Join(home, ".gemini"), bin} {

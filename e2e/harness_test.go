@@ -34,7 +34,7 @@ func runMain(m *testing.M) int {
 		fmt.Println("e2e: the real agent CLIs run without -short")
 		return 0
 	}
-	if claudePath() == "" {
+	if claudeCLI.path() == "" && codexCLI.path() == "" && opencodeCLI.path() == "" && geminiCLI.path() == "" {
 		return m.Run() // every test skips (or fails, under CI) on its own
 	}
 	dir, err := os.MkdirTemp("", "orchestrate-e2e-bin-")
@@ -60,40 +60,58 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// claudePath finds the Claude Code CLI: $ORCHESTRATE_CLAUDE, then the copy
-// .ci/run caches in .cache/claude-code/, then claude on PATH.
-func claudePath() string {
-	if p := os.Getenv("ORCHESTRATE_CLAUDE"); p != "" {
+// agentCLI is an agent CLI the tests drive: where they find it, and how
+// its absence is told.
+type agentCLI struct {
+	name    string // its command
+	what    string // its name for people
+	pkg     string // its npm package
+	cache   string // the directory under .cache/ where .ci/run installs it
+	env     string // the variable that holds its path
+	require string // the variable that, set to 1, makes its absence a failure
+}
+
+var (
+	claudeCLI   = agentCLI{"claude", "the Claude Code CLI", "@anthropic-ai/claude-code", "claude-code", "ORCHESTRATE_CLAUDE", "ORCHESTRATE_REQUIRE_CLAUDE"}
+	codexCLI    = agentCLI{"codex", "the Codex CLI", "@openai/codex", "codex", "ORCHESTRATE_CODEX", "ORCHESTRATE_REQUIRE_CODEX"}
+	opencodeCLI = agentCLI{"opencode", "opencode", "opencode-ai", "opencode", "ORCHESTRATE_OPENCODE", "ORCHESTRATE_REQUIRE_OPENCODE"}
+	geminiCLI   = agentCLI{"gemini", "the Gemini CLI", "@google/gemini-cli", "gemini-cli", "ORCHESTRATE_GEMINI", "ORCHESTRATE_REQUIRE_GEMINI"}
+)
+
+// path finds the CLI: its variable, then the copy .ci/run caches in
+// .cache/, then its command on PATH; "" when there is none.
+func (a agentCLI) path() string {
+	if p := os.Getenv(a.env); p != "" {
 		if abs, err := filepath.Abs(p); err == nil {
 			return abs
 		}
 		return p
 	}
-	if abs, err := filepath.Abs(filepath.Join("..", ".cache", "claude-code", "node_modules", ".bin", "claude")); err == nil {
+	if abs, err := filepath.Abs(filepath.Join("..", ".cache", a.cache, "node_modules", ".bin", a.name)); err == nil {
 		if _, err := os.Stat(abs); err == nil {
 			return abs
 		}
 	}
-	p, err := exec.LookPath("claude")
+	p, err := exec.LookPath(a.name)
 	if err != nil {
 		return ""
 	}
 	return p
 }
 
-// needClaude skips the test when the CLI is missing, or fails it when
-// ORCHESTRATE_REQUIRE_CLAUDE=1 (CI) says it must be there.
-func needClaude(t *testing.T) string {
+// need skips the test when the CLI is missing, or fails it when its
+// require variable (CI) says it must be there.
+func (a agentCLI) need(t *testing.T) string {
 	t.Helper()
-	p := claudePath()
+	p := a.path()
 	if p == "" {
-		if os.Getenv("ORCHESTRATE_REQUIRE_CLAUDE") == "1" {
-			t.Fatal("ORCHESTRATE_REQUIRE_CLAUDE=1 but the Claude Code CLI is missing: set ORCHESTRATE_CLAUDE to its path, or put claude on PATH (npm install @anthropic-ai/claude-code)")
+		if os.Getenv(a.require) == "1" {
+			t.Fatalf("%s=1 but %s is missing: set %s to its path, or put %s on PATH (npm install %s)", a.require, a.what, a.env, a.name, a.pkg)
 		}
-		t.Skip("the Claude Code CLI is missing (npm install @anthropic-ai/claude-code, then put claude on PATH or set ORCHESTRATE_CLAUDE); set ORCHESTRATE_REQUIRE_CLAUDE=1 to fail instead")
+		t.Skipf("%s is missing (npm install %s, then put %s on PATH or set %s); set %s=1 to fail instead", a.what, a.pkg, a.name, a.env, a.require)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("ORCHESTRATE_CLAUDE: %v", err)
+		t.Fatalf("%s: %v", a.env, err)
 	}
 	return p
 }
@@ -107,9 +125,16 @@ type project struct {
 	env  []string
 }
 
+// newProject is a project for Claude Code.
 func newProject(t *testing.T, m *model, files map[string]string) *project {
 	t.Helper()
-	claude := needClaude(t)
+	return newAgentProject(t, m, claudeCLI, files)
+}
+
+// newAgentProject is a project whose agent CLI is a, pointed at m.
+func newAgentProject(t *testing.T, m *model, a agentCLI, files map[string]string) *project {
+	t.Helper()
+	cli := a.need(t)
 	root := t.TempDir()
 	p := &project{t: t, Dir: filepath.Join(root, "repo"), Home: filepath.Join(root, "home")}
 	for _, d := range []string{p.Dir, p.Home, filepath.Join(root, "bin")} {
@@ -117,8 +142,8 @@ func newProject(t *testing.T, m *model, files map[string]string) *project {
 			t.Fatal(err)
 		}
 	}
-	// claude and orchestrate, by those names, on PATH.
-	for name, target := range map[string]string{"claude": claude, "orchestrate": orchestrateBin} {
+	// The CLI and orchestrate, by their names, on PATH.
+	for name, target := range map[string]string{a.name: cli, "orchestrate": orchestrateBin} {
 		if err := os.Symlink(target, filepath.Join(root, "bin", name)); err != nil {
 			t.Fatal(err)
 		}
@@ -127,16 +152,10 @@ func newProject(t *testing.T, m *model, files map[string]string) *project {
 		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"HOME="+p.Home,
 		"XDG_CONFIG_HOME="+filepath.Join(p.Home, ".config"),
-		"ANTHROPIC_BASE_URL="+m.URL,
-		"ANTHROPIC_API_KEY=sk-ant-e2e-not-a-key",
-		// Only the model's requests: no telemetry, error reports, updates.
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_AUTOUPDATER=1",
-		"DISABLE_TELEMETRY=1",
-		"DISABLE_ERROR_REPORTING=1",
 		"GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.com",
 		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com",
 	)
+	p.env = append(p.env, p.agentSetup(a, m)...)
 	p.env = append(p.env, goEnv...)
 	for name, content := range files {
 		p.write(name, content)
@@ -149,6 +168,101 @@ func newProject(t *testing.T, m *model, files map[string]string) *project {
 	// this runs before the directory goes).
 	t.Cleanup(func() { waitAnalytics(p.path(".orchestrator")) })
 	return p
+}
+
+// agentSetup points the CLI at the scripted model, with only the model's
+// requests (no telemetry, error reports, updates), and returns its
+// environment.
+func (p *project) agentSetup(a agentCLI, m *model) []string {
+	switch a {
+	case codexCLI:
+		p.writeHome(".codex/config.toml", codexConfig(m))
+		// Codex runs its commands in a login shell, whose /etc/profile sets
+		// PATH anew: the home's profile puts back the project's, as a
+		// person's own does.
+		p.writeHome(".profile", "PATH="+shQuote(p.getenv("PATH"))+"\nexport PATH\n")
+		return []string{"CODEX_HOME=" + filepath.Join(p.Home, ".codex"), "E2E_OPENAI_API_KEY=sk-e2e-not-a-key"}
+	case geminiCLI:
+		// Signed in with an API key; the folder trusted, which is the
+		// person's decision (GEMINI_CLI_TRUST_WORKSPACE).
+		p.writeHome(".gemini/settings.json", `{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false},`+
+			`"telemetry":{"enabled":false},"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}`)
+		return []string{"GEMINI_API_KEY=e2e-not-a-key", "GOOGLE_GEMINI_BASE_URL=" + m.URL, "GEMINI_CLI_TRUST_WORKSPACE=true"}
+	case opencodeCLI:
+		p.writeHome(".config/opencode/opencode.json", opencodeConfig(m))
+		return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}
+	}
+	return []string{
+		"ANTHROPIC_BASE_URL=" + m.URL,
+		"ANTHROPIC_API_KEY=sk-ant-e2e-not-a-key",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+	}
+}
+
+// codexConfig is $CODEX_HOME/config.toml: the scripted model as a provider
+// of its own (no login: the key comes from the environment), nothing else
+// sent anywhere.
+func codexConfig(m *model) string {
+	return `model = "gpt-e2e"
+model_provider = "e2e"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.e2e]
+name = "scripted"
+base_url = "` + m.URL + `/v1"
+env_key = "E2E_OPENAI_API_KEY"
+wire_api = "responses"
+`
+}
+
+// getenv is a variable of the project's environment.
+func (p *project) getenv(key string) string {
+	for _, kv := range p.env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// opencodeConfig is opencode's global opencode.json: the scripted model as
+// an OpenAI-compatible provider of its own, the default model; no update,
+// no sharing, no models.dev (OPENCODE_DISABLE_MODELS_FETCH).
+func opencodeConfig(m *model) string {
+	return `{
+  "$schema": "https://opencode.ai/config.json",
+  "provider": {
+    "e2e": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "scripted",
+      "options": {"baseURL": "` + m.URL + `/v1", "apiKey": "sk-e2e-not-a-key"},
+      "models": {"e2e-model": {"name": "scripted model"}}
+    }
+  },
+  "model": "e2e/e2e-model",
+  "small_model": "e2e/e2e-model",
+  "autoupdate": false,
+  "share": "disabled"
+}
+`
+}
+
+// writeHome writes a file under the project's home.
+func (p *project) writeHome(name, content string) {
+	p.t.Helper()
+	path := filepath.Join(p.Home, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
 }
 
 // waitAnalytics waits until no background refresh is making the page of
@@ -183,6 +297,8 @@ func cleanEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || strings.HasPrefix(k, "ORCHESTRAT") ||
+			strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "CODEX_") || strings.HasPrefix(k, "OPENCODE") ||
+			strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") ||
 			strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "GO") || k == "HOME" || k == "PATH" || k == "XDG_CONFIG_HOME" {
 			continue
 		}

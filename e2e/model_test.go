@@ -27,6 +27,9 @@ type conv struct {
 		Name string `json:"name"`
 	} `json:"tools"`
 	System json.RawMessage `json:"system"`
+	// Thread is the CLI's own name for the conversation, where its
+	// requests say it (Codex's Thread-Id header).
+	Thread string `json:"-"`
 }
 
 type message struct {
@@ -195,11 +198,27 @@ type model struct {
 	URL    string
 	mu     sync.Mutex
 	routes []route
-	seen   []*conv // every agentic request, in order
+	seen   []*conv  // every agentic request, in order
+	raw    []string // every request: method, path, body
 	ids    int
 	// refuse, when not 0, is the HTTP status every agentic request gets,
 	// with the API's error body for it (429: a rate limit).
 	refuse int
+}
+
+// dump is the requests the model got, each cut to n bytes, for a failing
+// test's log.
+func (m *model) dump(n int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b strings.Builder
+	for i, r := range m.raw {
+		if len(r) > n {
+			r = r[:n] + "…"
+		}
+		fmt.Fprintf(&b, "request %d: %s\n", i+1, r)
+	}
+	return b.String()
 }
 
 // newModel starts the server on 127.0.0.1; it stops with the test.
@@ -232,12 +251,24 @@ func (m *model) requests(match string) []*conv {
 
 func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	m.mu.Lock()
+	m.raw = append(m.raw, r.Method+" "+r.URL.Path+" "+string(body))
+	m.mu.Unlock()
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages/count_tokens"):
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"input_tokens": 100}`)
 		return
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages"):
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		m.serveChat(w, body)
+		return
+	case r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/models/") && strings.Contains(r.URL.Path, ":"):
+		m.serveGemini(w, r, body)
+		return
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
+		m.serveResponses(w, r, body)
+		return
 	default:
 		// Anything else the CLI asks for does not exist here.
 		http.NotFound(w, r)
@@ -248,25 +279,32 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	tn := say("ok")
-	if c.agentic() {
+	if m.refuse != 0 && c.agentic() {
 		m.mu.Lock()
 		m.seen = append(m.seen, c)
 		m.mu.Unlock()
-		if m.refuse != 0 {
-			m.refuseWith(w)
-			return
-		}
-		tn = say("I have nothing to do.")
-		prompt := c.first()
-		for _, rt := range m.routes {
-			if strings.Contains(prompt, rt.match) {
-				tn = rt.do(c)
-				break
-			}
+		m.refuseWith(w)
+		return
+	}
+	m.answer(w, c, m.next(c))
+}
+
+// next is the model's turn in a conversation: its route's, for an agentic
+// request, which the model keeps.
+func (m *model) next(c *conv) turn {
+	if !c.agentic() {
+		return say("ok")
+	}
+	m.mu.Lock()
+	m.seen = append(m.seen, c)
+	m.mu.Unlock()
+	prompt := c.first()
+	for _, rt := range m.routes {
+		if strings.Contains(prompt, rt.match) {
+			return rt.do(c)
 		}
 	}
-	m.answer(w, c, tn)
+	return say("I have nothing to do.")
 }
 
 // refuseWith answers as the API does when it refuses a request: the

@@ -1,0 +1,339 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+)
+
+// The scenarios with the real Codex CLI (codex exec), against the scripted
+// model's Responses API.
+
+// orchestrate run with what init --agent codex writes: codex runs the
+// project's check, edits the file through its shell tool in its sandbox,
+// the gates pass, the run exits 0, and history.csv has what codex reported
+// of its use.
+func TestCodexRunWithInitDefaults(t *testing.T) {
+	m := newModel(t, route{"FIXCALC", func(c *conv) turn {
+		switch c.calls() {
+		case 0:
+			return turn{Text: "Let me run the tests first.", Tools: []tool{bash("go test ./...")}}
+		case 1:
+			return turn{Text: "Add subtracts; it should add.", Tools: []tool{write("calc.go", calcFixed)}}
+		}
+		return say("Add adds now.")
+	}})
+	p := newAgentProject(t, m, codexCLI, calcProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+
+	out, code := p.orchestrate("run", "--task", "FIXCALC: make the tests pass")
+	if code != 0 {
+		t.Fatalf("orchestrate run: exit %d\n%s\n%s", code, out, m.dump(3000))
+	}
+	if got := p.read("calc.go"); got != calcFixed {
+		t.Errorf("calc.go after the run:\n%s", got)
+	}
+	reqs := m.requests("FIXCALC")
+	var ranTests bool
+	for _, c := range reqs {
+		if strings.Contains(c.last(), "Add(2, 3) = -1, want 5") {
+			ranTests = true
+		}
+	}
+	if !ranTests {
+		t.Errorf("codex's go test ./... never ran; the last request:\n%s", tail(reqs[len(reqs)-1].all(), 3000))
+	}
+	us := p.usage()
+	if len(us) != 1 {
+		t.Fatalf("usage rows = %+v; want 1", us)
+	}
+	u, n := us[0], int64(len(reqs))
+	if u.Session == "" || u.Session != reqs[0].Thread || u.InputTokens != n*usageIn || u.OutputTokens != n*usageOut || u.CacheReadTokens != n*usageCached {
+		t.Errorf("usage = %+v; want the thread, %d input, %d output and %d cached tokens (%d requests)", u, n*usageIn, n*usageOut, n*usageCached, n)
+	}
+}
+
+// The codex profile's gates and retries, with init's commands.
+const codexSteps = "retry:\n  strategy: same\nagent:\n  profile: codex\ngates:\n  - name: check\n    command: sh check.sh\n"
+
+// The second loop resumes codex's own thread (codex exec resume ID): the
+// model sees the same thread, with the first launch's conversation and the
+// gate's feedback. Each launch's usage row holds what that launch used,
+// though codex reports a resumed thread's running totals.
+func TestCodexResumeAndUsagePerLaunch(t *testing.T) {
+	m := newModel(t, route{"STEPS", fixInSteps})
+	p := newAgentProject(t, m, codexCLI, stepsProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+	p.config(codexSteps)
+
+	out, code := p.orchestrate("run", "--task", "STEPS: make check.sh pass")
+	if code != 0 {
+		t.Fatalf("orchestrate run: exit %d\n%s\n%s", code, out, m.dump(2000))
+	}
+	if got := p.read("state.txt"); got != "fixed=2\n" {
+		t.Errorf("state.txt = %q", got)
+	}
+	var agents []string
+	for _, row := range p.history() {
+		if row["event"] == analytics.EventAgent {
+			agents = append(agents, strings.SplitN(row["detail"], ":", 2)[0])
+		}
+	}
+	if strings.Join(agents, ",") != "fresh,resumed" {
+		t.Errorf("agents = %q; want fresh, then resumed", agents)
+	}
+	// Two launches of two requests each (the write, then the summary).
+	reqs := m.requests("STEPS")
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests; want 4\n%s", len(reqs), m.dump(1500))
+	}
+	first, last := reqs[0], reqs[3]
+	if first.Thread == "" || last.Thread != first.Thread {
+		t.Errorf("threads %q, then %q: the resume did not reach codex's own thread", first.Thread, last.Thread)
+	}
+	if !strings.Contains(last.all(), "fixed=1") || !strings.Contains(last.all(), "fixed=1, want fixed=2") {
+		t.Errorf("the resumed thread does not hold the first launch and the feedback:\n%s", tail(last.all(), 3000))
+	}
+	us := p.usage()
+	if len(us) != 2 {
+		t.Fatalf("usage rows = %+v; want 2", us)
+	}
+	for i, u := range us {
+		if u.Session != first.Thread || u.Turns != 1 || u.InputTokens != 2*usageIn || u.OutputTokens != 2*usageOut || u.CacheReadTokens != 2*usageCached {
+			t.Errorf("launch %d: usage %+v; want thread %s, 1 turn, what its 2 requests used: %d input, %d output, %d cached tokens",
+				i+1, u, first.Thread, 2*usageIn, 2*usageOut, 2*usageCached)
+		}
+	}
+}
+
+// codex never fixes it: the same failure three times halts the issue and
+// the run stops for a person (exit 11).
+func TestCodexHalts(t *testing.T) {
+	m := newModel(t, route{"NEVER", func(c *conv) turn {
+		if c.answered() {
+			return say("Done.")
+		}
+		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
+	}})
+	p := newAgentProject(t, m, codexCLI, stepsProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+	p.config(codexSteps)
+
+	out, code := p.orchestrate("run", "--task", "NEVER: make check.sh pass")
+	if code != 11 {
+		t.Fatalf("orchestrate run: exit %d; want 11\n%s\n%s", code, out, m.dump(1500))
+	}
+	q := p.read(".orchestrator/issue_queue.md")
+	if !regexp.MustCompile(`(?i)\|\s*halted\s*\|\s*true\s*\|`).MatchString(q) {
+		t.Errorf("the issue is not halted:\n%s", q)
+	}
+	if n := len(p.usage()); n != 3 {
+		t.Errorf("%d usage rows; want 3, one per launch", n)
+	}
+}
+
+// codexExec runs codex exec headless in the repository, as orchestrate's
+// profile does, the prompt on stdin.
+func (p *project) codexExec(prompt string, args ...string) (string, int) {
+	p.t.Helper()
+	return p.exec(p.Dir, prompt, "codex", append(append([]string{"exec", "--json", "--sandbox", "workspace-write"}, args...), "-")...)
+}
+
+// trustCodexProject trusts the repository in $CODEX_HOME/config.toml, as
+// init --agent codex says to.
+func (p *project) trustCodexProject() {
+	p.t.Helper()
+	cfg := filepath.Join(p.Home, ".codex", "config.toml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	data = append(data, fmt.Sprintf("\n[projects.%q]\ntrust_level = \"trusted\"\n", p.Dir)...)
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// The Stop hook init --agent codex writes, once codex trusts the project
+// and the hooks: codex says it is done, the gate fails, the hook sends it
+// back with the feedback, it fixes the file, the issue is resolved.
+func TestCodexStopHookFixes(t *testing.T) {
+	m := newModel(t, route{"HOOKFIX", fixInSteps})
+	p := newAgentProject(t, m, codexCLI, stepsProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
+	p.trustCodexProject()
+
+	p.trustCodexHooks()
+
+	out, code := p.codexExec("HOOKFIX: make check.sh pass")
+	if code != 0 {
+		t.Fatalf("codex: exit %d\n%s", code, out)
+	}
+	if got := p.read("state.txt"); got != "fixed=2\n" {
+		t.Errorf("state.txt = %q; want the fix the feedback led to", got)
+	}
+	if n := len(hookFeedback(m, "HOOKFIX")); n != 1 {
+		t.Errorf("the model got the hook's feedback %d times; want 1", n)
+	}
+	q := p.read(".orchestrator/issue_queue.md")
+	if !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*resolved\s*\|`).MatchString(q) {
+		t.Errorf("the hook's issue is not resolved:\n%s", q)
+	}
+}
+
+// The Stop hook when codex never fixes it: blocked twice, then the third
+// identical failure halts the issue and the hook lets codex stop.
+func TestCodexStopHookHalts(t *testing.T) {
+	m := newModel(t, route{"NEVER", func(c *conv) turn {
+		if c.answered() {
+			return say("Done.")
+		}
+		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
+	}})
+	p := newAgentProject(t, m, codexCLI, stepsProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
+	p.trustCodexProject()
+	p.trustCodexHooks()
+
+	out, code := p.codexExec("NEVER: make check.sh pass")
+	if code != 0 {
+		t.Fatalf("codex: exit %d\n%s", code, out)
+	}
+	if n := len(hookFeedback(m, "NEVER")); n != 2 {
+		t.Errorf("the model got the hook's feedback %d times; want 2, then the halt let it stop", n)
+	}
+	q := p.read(".orchestrator/issue_queue.md")
+	if !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*stuck\s*\|`).MatchString(q) || !regexp.MustCompile(`(?i)\|\s*halted\s*\|\s*true\s*\|`).MatchString(q) {
+		t.Errorf("the issue is not halted:\n%s", q)
+	}
+}
+
+// trustCodexHooks trusts the project's hooks as codex's /hooks does, from a
+// script: codex app-server lists them with their current hashes
+// (hooks/list), and config/batchWrite records each hash as trusted in
+// $CODEX_HOME/config.toml (hooks.state."KEY".trusted_hash). A change to
+// .codex/hooks.json changes the hashes, and the hooks are untrusted again.
+func (p *project) trustCodexHooks() {
+	p.t.Helper()
+	s := p.codexAppServer()
+	defer s.close()
+	s.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "e2e", "version": "0"}})
+	s.notify("initialized")
+	var list struct {
+		Data []struct {
+			Hooks []struct {
+				Key, CurrentHash, TrustStatus string
+			}
+		}
+	}
+	s.call("hooks/list", map[string]any{"cwds": []string{p.Dir}}, &list)
+	state := map[string]any{}
+	for _, d := range list.Data {
+		for _, h := range d.Hooks {
+			state[h.Key] = map[string]any{"trusted_hash": h.CurrentHash}
+		}
+	}
+	if len(state) != 2 {
+		p.t.Fatalf("codex lists %d hooks of the project; want init's 2 (SessionStart, Stop): %+v", len(state), list)
+	}
+	s.call("config/batchWrite", map[string]any{"edits": []any{map[string]any{"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": state}}})
+	s.call("hooks/list", map[string]any{"cwds": []string{p.Dir}}, &list)
+	for _, d := range list.Data {
+		for _, h := range d.Hooks {
+			if h.TrustStatus != "trusted" {
+				p.t.Fatalf("hook %s is %s after config/batchWrite", h.Key, h.TrustStatus)
+			}
+		}
+	}
+}
+
+// appServer is codex app-server on pipes: JSON-RPC, one message a line.
+type appServer struct {
+	t   *testing.T
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+	id  int
+}
+
+func (p *project) codexAppServer() *appServer {
+	p.t.Helper()
+	cmd := exec.Command(p.lookPath("codex"), "app-server")
+	cmd.Dir, cmd.Env = p.Dir, p.env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	return &appServer{t: p.t, cmd: cmd, in: in, out: sc}
+}
+
+func (s *appServer) send(msg map[string]any) {
+	s.t.Helper()
+	b, _ := json.Marshal(msg)
+	if _, err := s.in.Write(append(b, '\n')); err != nil {
+		s.t.Fatalf("codex app-server: %v", err)
+	}
+}
+
+func (s *appServer) notify(method string) { s.send(map[string]any{"method": method}) }
+
+// call sends a request and decodes its result into each of into; a
+// notification in between is passed over.
+func (s *appServer) call(method string, params any, into ...any) {
+	s.t.Helper()
+	s.id++
+	s.send(map[string]any{"id": s.id, "method": method, "params": params})
+	for s.out.Scan() {
+		var msg struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(s.out.Bytes(), &msg) != nil || msg.ID == nil || *msg.ID != s.id {
+			continue
+		}
+		if msg.Error != nil {
+			s.t.Fatalf("codex app-server %s: %s", method, msg.Error)
+		}
+		for _, v := range into {
+			if err := json.Unmarshal(msg.Result, v); err != nil {
+				s.t.Fatalf("codex app-server %s: %v: %s", method, err, msg.Result)
+			}
+		}
+		return
+	}
+	s.t.Fatalf("codex app-server %s: no answer (%v)", method, s.out.Err())
+}
+
+func (s *appServer) close() {
+	s.in.Close()
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
