@@ -36,7 +36,8 @@ var hookFiles = map[string]hookFile{
 	loop.AgentCodex: {path: ".codex/hooks.json", startEvent: "SessionStart", stopEvent: "Stop",
 		note: "codex runs a project's hooks only when it trusts both the project and the hooks: " +
 			"the project (trust it when codex asks, run codex exec --trust once here, or add [projects.\"<this folder>\"] trust_level = \"trusted\" to $CODEX_HOME/config.toml) " +
-			"and the hooks themselves (review and trust them with /hooks in codex, again after every change to .codex/hooks.json)"},
+			"and the hooks themselves (review and trust them with /hooks in codex, again after every change to .codex/hooks.json; " +
+			"from a script, codex app-server's hooks/list and config/batchWrite, as docs/hooks.md shows)"},
 	loop.AgentGemini: {path: ".gemini/settings.json", startEvent: "SessionStart", stopEvent: "AfterAgent", millis: true},
 	loop.AgentCursor: {path: ".cursor/hooks.json", flat: true, startEvent: "sessionStart", stopEvent: "stop", loopLimit: true},
 }
