@@ -28,39 +28,10 @@ const calcFixed = "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) 
 // runs the project's check (allowed), edits the file (allowed), the fix lands,
 // the run exits 0, and history.csv has what the agent reported of its use.
 func TestRunWithInitDefaults(t *testing.T) {
-	m := newModel(t, route{"FIXCALC", func(c *conv) turn {
-		switch c.calls() {
-		case 0:
-			return turn{Text: "Let me run the tests first.", Tools: []tool{bash("go test ./...")}}
-		case 1:
-			return turn{Text: "Add subtracts; it should add.", Tools: []tool{write("calc.go", calcFixed)}}
-		}
-		return say("Add adds now.")
-	}})
+	m := newModel(t, route{"FIXCALC", fixCalc})
 	p := newProject(t, m, calcProject)
 	p.mustOrchestrate("init")
-
-	out, code := p.orchestrate("run", "--task", "FIXCALC: make the tests pass")
-	if code != 0 {
-		t.Fatalf("orchestrate run: exit %d\n%s", code, out)
-	}
-	if got := p.read("calc.go"); got != calcFixed {
-		t.Errorf("calc.go after the run:\n%s", got)
-	}
-	// The agent's go test ran, and failed as it should: the defaults let
-	// it run the gates' commands.
-	var ranTests bool
-	for _, c := range m.requests("FIXCALC") {
-		if strings.Contains(c.last(), "Add(2, 3) = -1, want 5") {
-			ranTests = true
-		}
-		if strings.Contains(c.last(), "requires approval") || strings.Contains(c.last(), "haven't granted") {
-			t.Errorf("a tool call was refused: %s", c.last())
-		}
-	}
-	if !ranTests {
-		t.Errorf("the agent's go test ./... never ran; the requests:\n%s", m.requests("FIXCALC")[len(m.requests("FIXCALC"))-1].all())
-	}
+	runFixCalc(t, p, m, "claude")
 	// One launch, one usage row: three model turns of the scripted usage.
 	us := p.usage()
 	if len(us) != 1 {
@@ -268,48 +239,19 @@ func TestStopHookFixes(t *testing.T) {
 	p := newProject(t, m, stepsProject)
 	p.mustOrchestrate("init", "--claude")
 	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
-
 	out, code := p.claudeEdits(".", "HOOKFIX: make check.sh pass")
-	if code != 0 {
-		t.Fatalf("claude: exit %d\n%s", code, out)
-	}
-	if got := p.read("state.txt"); got != "fixed=2\n" {
-		t.Errorf("state.txt = %q; want the fix the feedback led to", got)
-	}
-	if n := len(hookFeedback(m, "HOOKFIX")); n != 1 {
-		t.Errorf("the model got the hook's feedback %d times; want 1", n)
-	}
-	q := p.read(".orchestrator/issue_queue.md")
-	if !strings.Contains(q, "| Status") || !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*resolved\s*\|`).MatchString(q) {
-		t.Errorf("the hook's issue is not resolved:\n%s", q)
-	}
+	hookFixes(t, p, m, out, code)
 }
 
 // The Stop hook when the agent never fixes it: the same failure three
 // times halts the issue, and the hook lets the agent stop.
 func TestStopHookHalts(t *testing.T) {
-	m := newModel(t, route{"NEVER", func(c *conv) turn {
-		if c.answered() {
-			return say("Done.")
-		}
-		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
-	}})
+	m := newModel(t, route{"NEVER", neverFixes})
 	p := newProject(t, m, stepsProject)
 	p.mustOrchestrate("init", "--claude")
 	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
-
 	out, code := p.claudeEdits(".", "NEVER: make check.sh pass")
-	if code != 0 {
-		t.Fatalf("claude: exit %d\n%s", code, out)
-	}
-	// Blocked twice, then halted on the third identical failure.
-	if n := len(hookFeedback(m, "NEVER")); n != 2 {
-		t.Errorf("the model got the hook's feedback %d times; want 2, then the halt let it stop", n)
-	}
-	q := p.read(".orchestrator/issue_queue.md")
-	if !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*stuck\s*\|`).MatchString(q) || !regexp.MustCompile(`(?i)\|\s*halted\s*\|\s*true\s*\|`).MatchString(q) {
-		t.Errorf("the issue is not halted:\n%s", q)
-	}
+	hookHalts(t, p, m, out, code)
 }
 
 // No recursion through reviewers: the Stop hook runs a review gate whose

@@ -8,12 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/orchestrate-dev/orchestrate/analytics"
 )
 
 // The scenarios with the real Codex CLI (codex exec), against the scripted
@@ -24,35 +20,10 @@ import (
 // the gates pass, the run exits 0, and history.csv has what codex reported
 // of its use.
 func TestCodexRunWithInitDefaults(t *testing.T) {
-	m := newModel(t, route{"FIXCALC", func(c *conv) turn {
-		switch c.calls() {
-		case 0:
-			return turn{Text: "Let me run the tests first.", Tools: []tool{bash("go test ./...")}}
-		case 1:
-			return turn{Text: "Add subtracts; it should add.", Tools: []tool{write("calc.go", calcFixed)}}
-		}
-		return say("Add adds now.")
-	}})
+	m := newModel(t, route{"FIXCALC", fixCalc})
 	p := newAgentProject(t, m, codexCLI, calcProject)
 	p.mustOrchestrate("init", "--agent", "codex")
-
-	out, code := p.orchestrate("run", "--task", "FIXCALC: make the tests pass")
-	if code != 0 {
-		t.Fatalf("orchestrate run: exit %d\n%s\n%s", code, out, m.dump(3000))
-	}
-	if got := p.read("calc.go"); got != calcFixed {
-		t.Errorf("calc.go after the run:\n%s", got)
-	}
-	reqs := m.requests("FIXCALC")
-	var ranTests bool
-	for _, c := range reqs {
-		if strings.Contains(c.last(), "Add(2, 3) = -1, want 5") {
-			ranTests = true
-		}
-	}
-	if !ranTests {
-		t.Errorf("codex's go test ./... never ran; the last request:\n%s", tail(reqs[len(reqs)-1].all(), 3000))
-	}
+	reqs := runFixCalc(t, p, m, "codex")
 	us := p.usage()
 	if len(us) != 1 {
 		t.Fatalf("usage rows = %+v; want 1", us)
@@ -76,33 +47,10 @@ func TestCodexResumeAndUsagePerLaunch(t *testing.T) {
 	p.mustOrchestrate("init", "--agent", "codex")
 	p.config(codexSteps)
 
-	out, code := p.orchestrate("run", "--task", "STEPS: make check.sh pass")
-	if code != 0 {
-		t.Fatalf("orchestrate run: exit %d\n%s\n%s", code, out, m.dump(2000))
-	}
-	if got := p.read("state.txt"); got != "fixed=2\n" {
-		t.Errorf("state.txt = %q", got)
-	}
-	var agents []string
-	for _, row := range p.history() {
-		if row["event"] == analytics.EventAgent {
-			agents = append(agents, strings.SplitN(row["detail"], ":", 2)[0])
-		}
-	}
-	if strings.Join(agents, ",") != "fresh,resumed" {
-		t.Errorf("agents = %q; want fresh, then resumed", agents)
-	}
-	// Two launches of two requests each (the write, then the summary).
-	reqs := m.requests("STEPS")
-	if len(reqs) != 4 {
-		t.Fatalf("%d requests; want 4\n%s", len(reqs), m.dump(1500))
-	}
+	reqs := runResumes(t, p, m)
 	first, last := reqs[0], reqs[3]
 	if first.Thread == "" || last.Thread != first.Thread {
 		t.Errorf("threads %q, then %q: the resume did not reach codex's own thread", first.Thread, last.Thread)
-	}
-	if !strings.Contains(last.all(), "fixed=1") || !strings.Contains(last.all(), "fixed=1, want fixed=2") {
-		t.Errorf("the resumed thread does not hold the first launch and the feedback:\n%s", tail(last.all(), 3000))
 	}
 	us := p.usage()
 	if len(us) != 2 {
@@ -119,27 +67,11 @@ func TestCodexResumeAndUsagePerLaunch(t *testing.T) {
 // codex never fixes it: the same failure three times halts the issue and
 // the run stops for a person (exit 11).
 func TestCodexHalts(t *testing.T) {
-	m := newModel(t, route{"NEVER", func(c *conv) turn {
-		if c.answered() {
-			return say("Done.")
-		}
-		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
-	}})
+	m := newModel(t, route{"NEVER", neverFixes})
 	p := newAgentProject(t, m, codexCLI, stepsProject)
 	p.mustOrchestrate("init", "--agent", "codex")
 	p.config(codexSteps)
-
-	out, code := p.orchestrate("run", "--task", "NEVER: make check.sh pass")
-	if code != 11 {
-		t.Fatalf("orchestrate run: exit %d; want 11\n%s\n%s", code, out, m.dump(1500))
-	}
-	q := p.read(".orchestrator/issue_queue.md")
-	if !regexp.MustCompile(`(?i)\|\s*halted\s*\|\s*true\s*\|`).MatchString(q) {
-		t.Errorf("the issue is not halted:\n%s", q)
-	}
-	if n := len(p.usage()); n != 3 {
-		t.Errorf("%d usage rows; want 3, one per launch", n)
-	}
+	runHalts(t, p, m)
 }
 
 // codexExec runs codex exec headless in the repository, as orchestrate's
@@ -173,51 +105,22 @@ func TestCodexStopHookFixes(t *testing.T) {
 	p.mustOrchestrate("init", "--agent", "codex")
 	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
 	p.trustCodexProject()
-
 	p.trustCodexHooks()
-
 	out, code := p.codexExec("HOOKFIX: make check.sh pass")
-	if code != 0 {
-		t.Fatalf("codex: exit %d\n%s", code, out)
-	}
-	if got := p.read("state.txt"); got != "fixed=2\n" {
-		t.Errorf("state.txt = %q; want the fix the feedback led to", got)
-	}
-	if n := len(hookFeedback(m, "HOOKFIX")); n != 1 {
-		t.Errorf("the model got the hook's feedback %d times; want 1", n)
-	}
-	q := p.read(".orchestrator/issue_queue.md")
-	if !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*resolved\s*\|`).MatchString(q) {
-		t.Errorf("the hook's issue is not resolved:\n%s", q)
-	}
+	hookFixes(t, p, m, out, code)
 }
 
 // The Stop hook when codex never fixes it: blocked twice, then the third
 // identical failure halts the issue and the hook lets codex stop.
 func TestCodexStopHookHalts(t *testing.T) {
-	m := newModel(t, route{"NEVER", func(c *conv) turn {
-		if c.answered() {
-			return say("Done.")
-		}
-		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
-	}})
+	m := newModel(t, route{"NEVER", neverFixes})
 	p := newAgentProject(t, m, codexCLI, stepsProject)
 	p.mustOrchestrate("init", "--agent", "codex")
 	p.config("gates:\n  - name: check\n    command: sh check.sh\n")
 	p.trustCodexProject()
 	p.trustCodexHooks()
-
 	out, code := p.codexExec("NEVER: make check.sh pass")
-	if code != 0 {
-		t.Fatalf("codex: exit %d\n%s", code, out)
-	}
-	if n := len(hookFeedback(m, "NEVER")); n != 2 {
-		t.Errorf("the model got the hook's feedback %d times; want 2, then the halt let it stop", n)
-	}
-	q := p.read(".orchestrator/issue_queue.md")
-	if !regexp.MustCompile(`(?i)\|\s*status\s*\|\s*stuck\s*\|`).MatchString(q) || !regexp.MustCompile(`(?i)\|\s*halted\s*\|\s*true\s*\|`).MatchString(q) {
-		t.Errorf("the issue is not halted:\n%s", q)
-	}
+	hookHalts(t, p, m, out, code)
 }
 
 // trustCodexHooks trusts the project's hooks as codex's /hooks does, from a
