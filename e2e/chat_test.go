@@ -44,26 +44,10 @@ type chatMessage struct {
 func chatConv(r *chatRequest) *conv {
 	c := &conv{Model: r.Model, Stream: r.Stream}
 	for _, t := range r.Tools {
-		c.Tools = append(c.Tools, struct {
-			Name string `json:"name"`
-		}{t.Function.Name})
+		c.addTool(t.Function.Name)
 	}
-	var role string
-	var blocks []block
-	flush := func() {
-		if len(blocks) > 0 {
-			content, _ := json.Marshal(blocks)
-			c.Messages = append(c.Messages, message{Role: role, Content: content})
-		}
-		blocks = nil
-	}
-	add := func(r string, b block) {
-		if r != role {
-			flush()
-			role = r
-		}
-		blocks = append(blocks, b)
-	}
+	b := &convBuilder{c: c}
+	add, flush := b.add, b.flush
 	for _, m := range r.Messages {
 		text := respItem{Content: m.Content}.text()
 		switch m.Role {

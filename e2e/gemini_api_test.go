@@ -50,27 +50,11 @@ func geminiConv(r *geminiRequest) *conv {
 	c := &conv{Stream: true}
 	for _, t := range r.Tools {
 		for _, f := range t.FunctionDeclarations {
-			c.Tools = append(c.Tools, struct {
-				Name string `json:"name"`
-			}{f.Name})
+			c.addTool(f.Name)
 		}
 	}
-	var role string
-	var blocks []block
-	flush := func() {
-		if len(blocks) > 0 {
-			content, _ := json.Marshal(blocks)
-			c.Messages = append(c.Messages, message{Role: role, Content: content})
-		}
-		blocks = nil
-	}
-	add := func(r string, b block) {
-		if r != role {
-			flush()
-			role = r
-		}
-		blocks = append(blocks, b)
-	}
+	b := &convBuilder{c: c}
+	add, flush := b.add, b.flush
 	started := false
 	for _, ct := range r.Contents {
 		for _, pt := range ct.Parts {

@@ -162,6 +162,37 @@ func (c *conv) calls() int {
 	return n
 }
 
+// addTool notes a tool the CLI offers the model.
+func (c *conv) addTool(name string) {
+	c.Tools = append(c.Tools, struct {
+		Name string `json:"name"`
+	}{name})
+}
+
+// convBuilder puts another API's request into a conversation: each run of
+// blocks of one role is one message.
+type convBuilder struct {
+	c      *conv
+	role   string
+	blocks []block
+}
+
+func (b *convBuilder) add(role string, bl block) {
+	if role != b.role {
+		b.flush()
+		b.role = role
+	}
+	b.blocks = append(b.blocks, bl)
+}
+
+func (b *convBuilder) flush() {
+	if len(b.blocks) > 0 {
+		content, _ := json.Marshal(b.blocks)
+		b.c.Messages = append(b.c.Messages, message{Role: b.role, Content: content})
+	}
+	b.blocks = nil
+}
+
 // turn is what the model does: say something, call tools.
 type turn struct {
 	Text  string

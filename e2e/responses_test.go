@@ -69,26 +69,10 @@ func harnessContext(it respItem) bool {
 func respConv(r *respRequest) *conv {
 	c := &conv{Model: r.Model, Stream: r.Stream}
 	for _, t := range r.Tools {
-		c.Tools = append(c.Tools, struct {
-			Name string `json:"name"`
-		}{t.Name})
+		c.addTool(t.Name)
 	}
-	var role string
-	var blocks []block
-	flush := func() {
-		if len(blocks) > 0 {
-			content, _ := json.Marshal(blocks)
-			c.Messages = append(c.Messages, message{Role: role, Content: content})
-		}
-		blocks = nil
-	}
-	add := func(r string, b block) {
-		if r != role {
-			flush()
-			role = r
-		}
-		blocks = append(blocks, b)
-	}
+	b := &convBuilder{c: c}
+	add, flush := b.add, b.flush
 	started := false
 	for _, it := range r.Input {
 		switch {
