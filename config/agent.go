@@ -86,12 +86,12 @@ var profiles = map[string]Profile{
 	},
 	ProfileCodex: {
 		Name:        ProfileCodex,
-		Command:     `codex exec --json --sandbox workspace-write -`,
-		Resume:      `codex exec --json --sandbox workspace-write resume "$ORCHESTRATE_SESSION_ID" -`,
+		Command:     `codex exec --json --sandbox workspace-write%s -`,
+		Resume:      `codex exec --json --sandbox workspace-write%s resume "$ORCHESTRATE_SESSION_ID" -`,
 		Review:      `codex exec --sandbox read-only "$ORCHESTRATE_REVIEW_PROMPT"`,
 		Session:     SessionReported,
 		Usage:       UsageCodexJSONL,
-		Permissions: "edits files and runs commands inside the working tree's sandbox (--sandbox workspace-write: no network, nothing written outside the tree); never asks",
+		Permissions: "edits files and runs commands inside the working tree's sandbox (--sandbox workspace-write: no network, nothing written outside the tree but Go's build cache when a gate runs go: --add-dir); never asks",
 	},
 	ProfileGemini: {
 		Name:        ProfileGemini,
@@ -150,6 +150,8 @@ func (p Profile) AgentCommands(checks []string) (command, resume string) {
 		allowed = claudeAllowedTools(checks)
 	case ProfileGemini:
 		allowed = geminiAllowedTools(checks)
+	case ProfileCodex:
+		allowed = codexWritableDirs(checks)
 	}
 	fill := func(s string) string {
 		if strings.Contains(s, "%s") {
@@ -175,6 +177,21 @@ func claudeAllowedTools(checks []string) string {
 		}
 		return "Bash(" + words + ")"
 	}))
+}
+
+// codexWritableDirs returns the --add-dir arguments (with their leading
+// space) that the check commands need writable beside the working tree in
+// codex's workspace-write sandbox: Go's build cache for a go command, where
+// go test writes what it builds (the sandbox makes the rest of the disk
+// read-only, and go test fails with "read-only file system" on any
+// package it has not built before). "" when none does.
+func codexWritableDirs(checks []string) string {
+	for _, c := range checks {
+		if f := strings.Fields(c); len(f) > 0 && f[0] == "go" {
+			return ` --add-dir "$(go env GOCACHE)"`
+		}
+	}
+	return ""
 }
 
 // geminiAllowedTools returns the --allowed-tools argument (with its leading

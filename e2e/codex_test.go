@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,6 +33,34 @@ func TestCodexRunWithInitDefaults(t *testing.T) {
 	u, n := us[0], int64(len(reqs))
 	if u.Session == "" || u.Session != reqs[0].Thread || u.InputTokens != n*usageIn || u.OutputTokens != n*usageOut || u.CacheReadTokens != n*usageCached {
 		t.Errorf("usage = %+v; want the thread, %d input, %d output and %d cached tokens (%d requests)", u, n*usageIn, n*usageOut, n*usageCached, n)
+	}
+}
+
+// Go's build cache, outside the working tree, is writable in the sandbox
+// of what init --agent codex writes for a Go project (--add-dir): go test
+// writes there what it builds, and fails with "read-only file system" on a
+// package it has not built before when it cannot (seen in a run whose
+// cache did not hold calc's test yet).
+func TestCodexGoCacheWritable(t *testing.T) {
+	probe := "orchestrate-e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	m := newModel(t, route{"GOCACHE", func(c *conv) turn {
+		if c.calls() == 0 {
+			return turn{Tools: []tool{bash(`touch "$(go env GOCACHE)/` + probe + `"`)}}
+		}
+		return say("Done.")
+	}})
+	p := newAgentProject(t, m, codexCLI, calcProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+	p.orchestrate("run", "--task", "GOCACHE: touch a file in Go's build cache")
+	cache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(strings.TrimSpace(string(cache)), probe)
+	defer os.Remove(file)
+	if _, err := os.Stat(file); err != nil {
+		reqs := m.requests("GOCACHE")
+		t.Errorf("the agent could not write in Go's build cache (%v); what it saw:\n%s", err, tail(reqs[len(reqs)-1].all(), 600))
 	}
 }
 
