@@ -15,6 +15,13 @@ type StartFailure struct {
 	Match string // a regular expression (case-insensitive) a line of the output matches; "" for the code alone
 	What  string // what went wrong, for the person
 	Fix   string // what to do about it
+	// Stall, when not 0, is for an agent that says Match and keeps
+	// waiting (it retries on its own, for as long as it runs): the Stall-th
+	// line that says it stops the launch. Until matches a line that says
+	// the agent has worked (a model turn done); from it on, nothing stops
+	// the launch but its timeout.
+	Stall int
+	Until string
 }
 
 // startFailures are every agent's: the API's and the network's words.
@@ -40,18 +47,47 @@ var profileStartFailures = map[string][]StartFailure{
 		{Match: `not inside a trusted directory`,
 			What: "Codex does not trust this folder",
 			Fix:  "trust the project in codex (run it here once), or add --skip-git-repo-check to agent.command"},
+		// Codex cannot reach its model API: it says so every few seconds
+		// ({"type":"error","message":"Reconnecting... waiting for
+		// network (Connection failed: …)"}) and never exits.
+		{Match: `reconnecting\.\.\. waiting for network`, Stall: 3, Until: `"type":"turn\.completed"`,
+			What: "codex could not reach its model API (it was stopped after 3 reconnects)",
+			Fix:  "check the network and the model provider's base_url in $CODEX_HOME/config.toml, then run again"},
 	},
 }
 
 var startRE sync.Map // Match → *regexp.Regexp
 
-func (f StartFailure) re() *regexp.Regexp {
-	if v, ok := startRE.Load(f.Match); ok {
+func (f StartFailure) re() *regexp.Regexp { return compiledRE(f.Match) }
+
+func compiledRE(expr string) *regexp.Regexp {
+	if v, ok := startRE.Load(expr); ok {
 		return v.(*regexp.Regexp)
 	}
-	re := regexp.MustCompile(`(?i)` + f.Match)
-	startRE.Store(f.Match, re)
+	re := regexp.MustCompile(`(?i)` + expr)
+	startRE.Store(expr, re)
 	return re
+}
+
+// Says reports whether a line of the agent's output says f.
+func (f StartFailure) Says(line []byte) bool { return f.Match != "" && f.re().Match(line) }
+
+// Worked reports whether a line of the agent's output says it has worked,
+// which ends f's Stall.
+func (f StartFailure) Worked(line []byte) bool {
+	return f.Until != "" && compiledRE(f.Until).Match(line)
+}
+
+// Stalls are the start failures of a's profile that an agent says while it
+// keeps waiting (see StartFailure.Stall).
+func (a Agent) Stalls() []StartFailure {
+	var out []StartFailure
+	for _, f := range profileStartFailures[a.Profile] {
+		if f.Stall > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // CouldNotStart reports whether an agent's failed launch (exit code, and

@@ -270,3 +270,26 @@ func (s *appServer) close() {
 		<-done
 	}
 }
+
+// Codex that cannot reach its model API says so every few seconds
+// ("Reconnecting... waiting for network") and never exits. orchestrate run
+// stops it at the third time, and stops: one line that quotes it and says
+// what to do, nothing counted. Before, the launch ran until agent.timeout
+// (30 minutes).
+func TestCodexNoNetwork(t *testing.T) {
+	m := newModel(t)
+	p := newAgentProject(t, m, codexCLI, stepsProject)
+	p.mustOrchestrate("init", "--agent", "codex")
+	p.config(codexSteps)
+	// The provider's base URL is a closed port.
+	p.writeHome(".codex/config.toml", strings.ReplaceAll(codexConfig(m), m.URL, "http://127.0.0.1:9"))
+	start := time.Now()
+	out, code := p.orchestrate("run", "--task", "NONET: make check.sh pass")
+	if code != 1 || !strings.Contains(out, "orchestrate: the agent could not work: codex could not reach its model API") ||
+		!strings.Contains(out, "Reconnecting... waiting for network") || !strings.Contains(out, "nothing was counted") {
+		t.Fatalf("orchestrate run: exit %d after %s\n%s", code, time.Since(start).Round(time.Second), out)
+	}
+	if q := p.read(".orchestrator/issue_queue.md"); strings.Contains(q, "## ISSUE-") {
+		t.Errorf("an issue was filed:\n%s", q)
+	}
+}

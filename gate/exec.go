@@ -119,7 +119,11 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 		return early(err.Error())
 	}
 	defer p.closeStdin()
-	end, err := runCommand(ctx, sp, opts, p, &lockedWriter{w: c})
+	var out io.Writer = c
+	if opts.Watch != nil {
+		out = io.MultiWriter(c, opts.Watch)
+	}
+	end, err := runCommand(ctx, sp, opts, p, &lockedWriter{w: out})
 	if err != nil {
 		closeLog(log, &logErr)
 		return early(err.Error())

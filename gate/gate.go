@@ -17,6 +17,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -75,6 +76,11 @@ type Options struct {
 	// Started, if set, is told the process group ID of each command as it
 	// starts (a gate's, an agent's), so that a caller can record it.
 	Started func(pgid int)
+
+	// Watch, if set, is written the command's output as it comes, stdout
+	// and stderr as interleaved (an agent's, for a caller that stops it
+	// when it says it is stuck).
+	Watch io.Writer
 
 	// Now is the clock for timestamps and durations; nil = time.Now. Tests
 	// inject one to make reports reproducible.

@@ -240,6 +240,7 @@ type runner struct {
 	feedback     string          // the last evaluation's feedback
 	summary      string          // the end of the last agent's output
 	said         string          // the last agent's result, as it reported it
+	stalled      *stallWatch     // the last launch's watch: stalled says whether it stopped it
 	sameFailures int             // failed loops since the last fresh agent
 	launched     int             // agents launched
 	// session is the pinned session of the last agent: the one a resume
@@ -586,8 +587,12 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		Timeout: r.cfg.Agent.Timeout,
 		Env:     env,
 	}
-	res, logErr := gate.Run(ctx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now,
-		Started: noteGroup(r.held, r.res.RunID)}, a.Log)
+	actx, stop := context.WithCancel(ctx)
+	defer stop()
+	watch := newStallWatch(r.cfg.Agent.Stalls(), stop)
+	res, logErr := gate.Run(actx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now,
+		Started: noteGroup(r.held, r.res.RunID), Watch: watch.writer()}, a.Log)
+	r.stalled = watch
 	if logErr != nil {
 		a.Log = ""
 	}
@@ -615,9 +620,17 @@ func (r *runner) couldNotStart(a *AgentRun) error {
 	if a.Usage != nil && (a.Usage.Turns > 0 || a.Usage.Tokens() > 0) {
 		return nil // it worked, then failed: an attempt like any other
 	}
-	// The agent's own words first (Claude Code's result: "API Error:
-	// Request rejected (429) · …"), then its whole output.
-	f, line, ok := r.cfg.Agent.CouldNotStart(a.ExitCode, r.said)
+	// A launch stopped as stalled, then the agent's own words (Claude
+	// Code's result: "API Error: Request rejected (429) · …"), then its
+	// whole output.
+	var f config.StartFailure
+	var line string
+	ok := r.stalled != nil && r.stalled.stalled != nil
+	if ok {
+		f, line = *r.stalled.stalled, r.stalled.line
+	} else {
+		f, line, ok = r.cfg.Agent.CouldNotStart(a.ExitCode, r.said)
+	}
 	if !ok {
 		f, line, ok = r.cfg.Agent.CouldNotStart(a.ExitCode, a.Output)
 	}
