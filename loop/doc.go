@@ -72,6 +72,10 @@
 //     the content of the paths it lists, and what changed between two
 //     looks (readWorkState, changedSince); the start of a run reads it too
 //     (gitStatus).
+//   - stall.go: an agent that keeps saying it cannot reach its model API
+//     and never exits (codex's reconnects) stopped at its profile's Nth
+//     such line, unless it finished a model turn first (stallWatch); the
+//     run then stops as for an agent that could not work.
 //   - maxloops.go: the check at run's --max-loops limit, asked without
 //     writing, so that no loop is announced or counted that will not run
 //     (wouldRetry).
