@@ -54,6 +54,15 @@ var profileStartFailures = map[string][]StartFailure{
 			What: "codex could not reach its model API (it was stopped after 3 reconnects)",
 			Fix:  "check the network and the model provider's base_url in $CODEX_HOME/config.toml, then run again"},
 	},
+	ProfileOpencode: {
+		// opencode retries on its own for about a minute and a half, then
+		// says it once ({"type":"error",…,"message":"Cannot connect to
+		// API: Unable to connect. …","isRetryable":true}) and ends, its
+		// exit code saying nothing: the line itself stops the launch.
+		{Match: `cannot connect to api`, Stall: 1, Until: `"type":"step_finish"`,
+			What: "opencode could not reach its model API (it was stopped)",
+			Fix:  "check the network and the provider's baseURL in opencode's config, then run again"},
+	},
 }
 
 var startRE sync.Map // Match → *regexp.Regexp

@@ -62,3 +62,29 @@ func TestRunAgentStalled(t *testing.T) {
 		})
 	}
 }
+
+// opencode, after retrying on its own, says once that it cannot connect
+// (its words, captured from opencode 1.18.33 against a closed port) and
+// ends, its exit code saying nothing: the line stops the launch, and the
+// run stops as for an agent that could not work, counting nothing.
+func TestRunOpencodeCannotConnect(t *testing.T) {
+	root := t.TempDir()
+	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
+	os.MkdirAll(w.Dir, 0o755)
+	line := `{"type":"error","timestamp":1795776596457,"sessionID":"ses_de364560dffeLJuAi2UlAEk6uN","error":{"name":"APIError","data":{"message":"Cannot connect to API: Unable to connect. Is the computer able to access the url?","isRetryable":true,"metadata":{"url":"http://127.0.0.1:9/v1/chat/completions"}}}}`
+	if err := os.WriteFile(filepath.Join(root, "said.jsonl"), []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "agent:\n  profile: opencode\n  command: 'cat said.jsonl; sleep 5'\ngates:\n  - name: check\n    command: 'echo not yet; exit 1'\n"
+	if err := os.WriteFile(w.Path(ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Run(context.Background(), RunOptions{Task: "x"})
+	if err == nil || !strings.Contains(err.Error(), "the agent could not work: opencode could not reach its model API") ||
+		!strings.Contains(err.Error(), "Cannot connect to API") || !strings.Contains(err.Error(), "nothing was counted") {
+		t.Fatalf("Run: %v", err)
+	}
+	if q, _ := os.ReadFile(w.Path(QueueFile)); res.Outcome != RunError || strings.Contains(string(q), "## ISSUE-") {
+		t.Errorf("outcome %s, queue:\n%s", res.Outcome, q)
+	}
+}
