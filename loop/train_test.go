@@ -19,17 +19,8 @@ import (
 // put onto the branch without it, checked again, and merged in order, with
 // no failure of their own.
 func TestTrainFailedCarLeaves(t *testing.T) {
-	root := t.TempDir()
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	gitIn(t, root, "init", "-q", "-b", "main")
-	os.WriteFile(filepath.Join(root, "base.txt"), []byte("base\n"), 0o644)
-	gitIn(t, root, "add", ".")
-	gitIn(t, root, "commit", "-qm", "init")
+	root, repo := trainRepo(t, "base.txt")
 	ctx := context.Background()
-	repo, err := worktree.Open(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	trees := map[string]*worktree.Tree{}
 	for _, name := range []string{"A", "B", "C"} {
 		tr, err := repo.Add(ctx, name, "main")
@@ -107,6 +98,23 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 	}
 }
 
+// trainRepo is a repository on main whose one commit holds file, and its
+// worktree.Repo; the worktrees go in a directory of the test's.
+func trainRepo(t *testing.T, file string) (string, *worktree.Repo) {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	gitIn(t, root, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(root, file), []byte("base\n"), 0o644)
+	gitIn(t, root, "add", ".")
+	gitIn(t, root, "commit", "-qm", "init")
+	repo, err := worktree.Open(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, repo
+}
+
 // waitCars waits until the train holds n cars.
 func waitCars(t *testing.T, tr *train, n int) {
 	t.Helper()
@@ -127,17 +135,8 @@ func waitCars(t *testing.T, tr *train, n int) {
 // rebased onto a branch without that work, and conflicted again: a second
 // attempt spent on nothing (TestAgentsConflict, on a loaded machine).
 func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
-	root := t.TempDir()
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	gitIn(t, root, "init", "-q", "-b", "main")
-	os.WriteFile(filepath.Join(root, "shared.txt"), []byte("base\n"), 0o644)
-	gitIn(t, root, "add", ".")
-	gitIn(t, root, "commit", "-qm", "init")
+	root, repo := trainRepo(t, "shared.txt")
 	ctx := context.Background()
-	repo, err := worktree.Open(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cars := map[string]*car{}
 	release := make(chan struct{})
 	for _, name := range []string{"A", "B"} {
