@@ -105,7 +105,10 @@ func (w Workspace) RefreshAnalyticsIfIdle(ctx context.Context, held func()) erro
 }
 
 func (w Workspace) refreshIfIdle(ctx context.Context, held func()) error {
-	for held != nil || !w.AnalyticsCurrent() {
+	if held == nil && w.AnalyticsCurrent() {
+		return nil
+	}
+	for {
 		unlock, err := held, error(nil)
 		if held == nil {
 			unlock, err = fsx.TryLock(w.Path(AnalyticsLockFile))
@@ -130,12 +133,16 @@ func (w Workspace) refreshIfIdle(ctx context.Context, held func()) error {
 				err = fmt.Errorf("making %s: %w", AnalyticsFile, context.Cause(ctx))
 			}
 		}
+		// Whether to go round again (rows came while the page was made)
+		// is asked under the lock too: once it is free, this process
+		// touches the workspace no more, and whoever waited for the lock
+		// may remove it.
+		again := err == nil && !w.AnalyticsCurrent()
 		unlock()
-		if err != nil {
+		if !again {
 			return err
 		}
 	}
-	return nil
 }
 
 // AnalyticsFailure is why the last refresh in the background failed, with

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,55 @@ func TestAnalyticsCurrent(t *testing.T) {
 }
 
 // A Stop hook and a record append history and leave the page alone; a run
+
+// Once a background refresh lets go of the page's lock, it touches the
+// workspace no more: whoever waited for the lock (a test, a script that
+// copies the workspace) may remove it at once. Whether to go round again
+// is asked under the lock; before, it was asked after, and the refresh
+// found the history gone and made the lock file again in a directory
+// being removed ("directory not empty", under load).
+func TestRefreshDoneWhenTheLockIsFree(t *testing.T) {
+	ctx := context.Background()
+	w := newTestWorkspace(t, "gates: []\n")
+	if _, err := w.StartSession(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := fsx.TryLock(w.Path(AnalyticsLockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The waiter: as soon as the lock is free, it removes the workspace,
+	// and is caught half-way (the history gone, the page not yet).
+	var left string
+	held := func() {
+		unlock()
+		os.Remove(w.Path(HistoryFile))
+		left = listing(t, w.Dir)
+	}
+	if err := w.RefreshAnalyticsIfIdle(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	if now := listing(t, w.Dir); now != left {
+		t.Errorf("the refresh wrote after it let go of the lock:\nthen %s\nnow  %s", left, now)
+	}
+}
+
+// listing is dir's files, each with its size and time.
+func listing(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			fmt.Fprintf(&b, "%s:%d:%d ", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return b.String()
+}
+
 // makes it at its end.
 func TestHotPathsLeaveThePage(t *testing.T) {
 	ctx := context.Background()
