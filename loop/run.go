@@ -240,7 +240,7 @@ type runner struct {
 	feedback     string          // the last evaluation's feedback
 	summary      string          // the end of the last agent's output
 	said         string          // the last agent's result, as it reported it
-	stalled      *stallWatch     // the last launch's watch: stalled says whether it stopped it
+	watch        *stallWatch     // the last launch's watch: its stalled, the failure that stopped it
 	sameFailures int             // failed loops since the last fresh agent
 	launched     int             // agents launched
 	// session is the pinned session of the last agent: the one a resume
@@ -592,7 +592,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	watch := newStallWatch(r.cfg.Agent.Stalls(), stop)
 	res, logErr := gate.Run(actx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now,
 		Started: noteGroup(r.held, r.res.RunID), Watch: watch.writer()}, a.Log)
-	r.stalled = watch
+	r.watch = watch
 	if logErr != nil {
 		a.Log = ""
 	}
@@ -625,9 +625,9 @@ func (r *runner) couldNotStart(a *AgentRun) error {
 	// whole output.
 	var f config.StartFailure
 	var line string
-	ok := r.stalled != nil && r.stalled.stalled != nil
+	ok := r.watch != nil && r.watch.stalled != nil
 	if ok {
-		f, line = *r.stalled.stalled, r.stalled.line
+		f, line = *r.watch.stalled, r.watch.line
 	} else {
 		f, line, ok = r.cfg.Agent.CouldNotStart(a.ExitCode, r.said)
 	}
