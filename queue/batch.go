@@ -21,6 +21,7 @@ type Batch struct {
 
 	text    []byte          // the queue as the updates so far leave it
 	src     *mdpatch.Source // of text: its cuts are found once
+	found   *found          // where the needles lie in text, once looked for
 	pending [][]byte        // the last update's result, not yet joined into text
 	read    *Queue          // text parsed for the readers (Queue)
 	updates []func(*Queue) error
@@ -55,13 +56,22 @@ func (b *Batch) join() {
 		return
 	}
 	if tail, ok := appended(b.pending, b.text); ok && cap(b.text)-len(b.text) >= size(tail) {
+		// What was read of the text before holds for it: only the
+		// addition is looked at.
 		for _, c := range tail {
 			b.text = append(b.text, c...)
 		}
+		old, bom := len(b.src.Text), len(b.src.Raw)-len(b.src.Text)
+		b.src = b.src.Appended(b.text)
+		if b.found != nil && len(b.src.Raw)-len(b.src.Text) == bom {
+			b.found = b.found.appended(b.src.Text, old)
+		} else {
+			b.found = nil
+		}
 	} else {
 		b.text = fsx.Join(b.pending)
+		b.src, b.found = mdpatch.NewSource(b.text), nil
 	}
-	b.src = mdpatch.NewSource(b.text)
 	b.pending, b.read = nil, nil
 }
 
@@ -97,7 +107,10 @@ func (b *Batch) parse() *Queue {
 	if b.needles == nil {
 		return parseSource(b.src, nil)
 	}
-	return parseSome(b.src, b.needles)
+	if b.found == nil {
+		b.found = findNeedles(b.src.Text, b.needles)
+	}
+	return parseFound(b.src, b.found)
 }
 
 // Queue returns the queue as the updates so far leave it, as an update

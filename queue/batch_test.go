@@ -299,3 +299,19 @@ func (b *Batch) textNow() []byte {
 	b.join()
 	return b.text
 }
+
+// TestFoundAppended: the places of needles in a text found again only
+// after what was searched before, the seam included, are the places a
+// search of the whole finds, each split of each text.
+func TestFoundAppended(t *testing.T) {
+	needles := []string{"ab", "abab", "s9", "ISSUE-20241213-"}
+	for _, text := range []string{"", "ab", "abababab", "xxaxbab", "## ISSUE-20241213-001\n| Session | s9 |\n## ISSUE-20241213-002\nabab"} {
+		want := findNeedles([]byte(text), needles)
+		for at := 0; at <= len(text); at++ {
+			got := findNeedles([]byte(text[:at]), needles).appended([]byte(text), at)
+			if fmt.Sprint(got.at) != fmt.Sprint(want.at) || got.many != want.many {
+				t.Errorf("%q then %q: found %v, want %v", text[:at], text[at:], got.at, want.at)
+			}
+		}
+	}
+}

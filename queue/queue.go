@@ -13,8 +13,10 @@ package queue
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -122,6 +124,7 @@ type Queue struct {
 
 	added   []*Issue
 	skipped [][2]int // the pieces ParseSome did not read, a run of them as one
+	needles [][]byte // what the pieces ParseSome read hold
 }
 
 // Issue is one issue of the queue.
@@ -182,55 +185,90 @@ func ParseSome(data []byte, needles ...string) *Queue {
 // by piece. A text that holds none anywhere is not cut into pieces at all:
 // it is one piece not read, as each of its pieces would be.
 func parseSome(src *mdpatch.Source, needles []string) *Queue {
-	nb := make([][]byte, 0, len(needles))
+	return parseFound(src, findNeedles(src.Text, needles))
+}
+
+// found is where needles lie in a text: the start and end of each place,
+// in order of start, or many when there are too many to list.
+type found struct {
+	needles [][]byte
+	at      [][2]int
+	many    bool
+}
+
+// findNeedles looks for needles in the whole of text, once each.
+func findNeedles(text []byte, needles []string) *found {
+	f := &found{}
 	for _, n := range needles {
 		if n != "" {
-			nb = append(nb, []byte(n))
+			f.needles = append(f.needles, []byte(n))
 		}
 	}
-	var found [][2]int // where a needle lies: its start and end
-	many := false
-	for _, n := range nb {
-		for at := 0; !many; at++ {
-			i := bytes.Index(src.Text[at:], n)
+	f.search(text, 0)
+	return f
+}
+
+// search adds the places of the needles in text that end after its
+// first old bytes: text is the text already searched, of length old, and
+// more after it, or a text not searched yet (old 0).
+func (f *found) search(text []byte, old int) {
+	for _, n := range f.needles {
+		// A place that starts before this ends within the old text.
+		for at := max(0, old-len(n)+1); !f.many; at++ {
+			i := bytes.Index(text[at:], n)
 			if i < 0 {
 				break
 			}
 			at += i
-			found = append(found, [2]int{at, at + len(n)})
-			many = len(found) > maxFound
+			f.at = append(f.at, [2]int{at, at + len(n)})
+			f.many = len(f.at) > maxFound
 		}
 	}
-	if len(found) == 0 {
-		return &Queue{src: src, skipped: [][2]int{{0, len(src.Text)}}}
+	slices.SortFunc(f.at, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) })
+}
+
+// appended is f for text, which is the text f was found in, of length
+// old, and more after it: only what was added, and the seam, are
+// searched.
+func (f *found) appended(text []byte, old int) *found {
+	g := &found{needles: f.needles, at: f.at[:len(f.at):len(f.at)], many: f.many}
+	g.search(text, old)
+	return g
+}
+
+// parseFound is parseSome for needles already looked for. A text that
+// holds none anywhere is not cut into pieces at all: it is one piece not
+// read, as each of its pieces would be.
+func parseFound(src *mdpatch.Source, f *found) *Queue {
+	if len(f.at) == 0 {
+		return &Queue{src: src, skipped: [][2]int{{0, len(src.Text)}}, needles: f.needles}
 	}
-	if many {
+	var keep func(start, end int) bool
+	if f.many {
 		// Too many to list: each piece is searched.
-		return parseSource(src, func(piece []byte) bool {
-			for _, n := range nb {
-				if bytes.Contains(piece, n) {
+		keep = func(start, end int) bool {
+			return slices.ContainsFunc(f.needles, func(n []byte) bool { return bytes.Contains(src.Text[start:end], n) })
+		}
+	} else {
+		k := 0
+		keep = func(start, end int) bool {
+			for k < len(f.at) && f.at[k][0] < start {
+				k++
+			}
+			for _, p := range f.at[k:] {
+				if p[0] >= end {
+					break
+				}
+				if p[1] <= end {
 					return true
 				}
 			}
 			return false
-		})
+		}
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i][0] < found[j][0] })
-	k := 0
-	return parseSourceAt(src, func(start, end int) bool {
-		for k < len(found) && found[k][0] < start {
-			k++
-		}
-		for _, f := range found[k:] {
-			if f[0] >= end {
-				break
-			}
-			if f[1] <= end {
-				return true
-			}
-		}
-		return false
-	})
+	q := parseSourceAt(src, keep)
+	q.needles = f.needles
+	return q
 }
 
 // maxFound is how many places of the needles parseSome lists at most.
@@ -759,7 +797,8 @@ func (q *Queue) Changed() bool {
 
 // elsewhere reports whether an issue this change touches or adds has its
 // ID in a piece ParseSome did not read: the ID may be given twice, which
-// only a whole parse can tell.
+// only a whole parse can tell. An ID that holds a needle is in no such
+// piece: each piece it lies in was read.
 func (q *Queue) elsewhere() bool {
 	if len(q.skipped) == 0 {
 		return false
@@ -777,6 +816,9 @@ func (q *Queue) elsewhere() bool {
 	for _, is := range q.added {
 		ids = append(ids, []byte(is.ID))
 	}
+	ids = slices.DeleteFunc(ids, func(id []byte) bool {
+		return slices.ContainsFunc(q.needles, func(n []byte) bool { return bytes.Contains(id, n) })
+	})
 	for _, r := range q.skipped {
 		for _, id := range ids {
 			if bytes.Contains(q.src.Text[r[0]:r[1]], id) {

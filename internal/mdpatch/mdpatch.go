@@ -55,6 +55,22 @@ func NewSource(data []byte) *Source {
 	return s
 }
 
+// Appended is NewSource(data) for data that is s.Raw and more after it:
+// the cuts s found are not looked for again but from its last one on, nor
+// are its lines counted again.
+func (s *Source) Appended(data []byte) *Source {
+	n := NewSource(data)
+	if len(n.Raw)-len(n.Text) != len(s.Raw)-len(s.Text) || len(n.Text) < len(s.Text) {
+		return n // a BOM that the addition completed
+	}
+	n.lineAt, n.lineNo = s.lineAt, s.lineNo
+	if c := s.cutsMemo; c != nil {
+		last := len(c) - 1
+		n.cutsMemo = append(c[:last:last], n.findCutsFrom(c[last])...)
+	}
+	return n
+}
+
 // Line returns the 1-based line number of offset off.
 func (s *Source) Line(off int) int {
 	off = max(0, min(off, len(s.Text)))
@@ -268,8 +284,14 @@ func (s *Source) cuts() []int {
 	return s.cutsMemo
 }
 
-func (s *Source) findCuts() []int {
-	cuts := []int{0}
+func (s *Source) findCuts() []int { return s.findCutsFrom(0) }
+
+// findCutsFrom is findCuts from a cut on: from, and the cuts after it.
+// At a cut the scan is in its first state (the line before blank, no
+// fence, no HTML block), so the cuts after one depend only on what follows
+// it.
+func (s *Source) findCutsFrom(from int) []int {
+	cuts := []int{from}
 	t := s.Text
 	var fence byte
 	fenceLen := 0
@@ -277,7 +299,7 @@ func (s *Source) findCuts() []int {
 	blank := true
 	// Each line, from ls to le, its ending included; after a last line
 	// ending, the empty line that follows.
-	for ls, le, more := 0, 0, true; more; ls = le {
+	for ls, le, more := from, from, true; more; ls = le {
 		le, more = len(t), false
 		if i := bytes.IndexByte(t[ls:], '\n'); i >= 0 {
 			le, more = ls+i+1, true
@@ -308,7 +330,7 @@ func (s *Source) findCuts() []int {
 			if htmlEnd != "" && bytes.Contains(bytes.ToLower(trimmed[1:]), []byte(htmlEnd)) {
 				htmlEnd = "" // opened and closed on one line
 			}
-		case blank && ls > 0 && bytes.HasPrefix(line, []byte("## ")):
+		case blank && ls > from && bytes.HasPrefix(line, []byte("## ")):
 			cuts = append(cuts, ls)
 		}
 		blank = isBlank && fence == 0 && htmlEnd == ""

@@ -107,3 +107,42 @@ func TestEscape(t *testing.T) {
 		}
 	}
 }
+
+// appendedCuts checks that a source made by Appended from a source of
+// in's first at bytes cuts in as a source of the whole does, and counts
+// its lines alike.
+func appendedCuts(t *testing.T, in string, at int) {
+	t.Helper()
+	at = max(0, min(at, len(in)))
+	before := NewSource([]byte(in[:at]))
+	before.cuts()
+	before.Line(len(before.Text))
+	got, want := before.Appended([]byte(in)), NewSource([]byte(in))
+	if !reflect.DeepEqual(got.cuts(), want.cuts()) {
+		t.Fatalf("%q appended to %q: cuts %v, want %v", in[at:], in[:at], got.cuts(), want.cuts())
+	}
+	for _, off := range []int{0, at, len(in)} {
+		if g, w := got.Line(off), want.Line(off); g != w {
+			t.Fatalf("%q appended to %q: line %d at %d, want %d", in[at:], in[:at], g, off, w)
+		}
+	}
+}
+
+// TestAppendedCuts: each case cut at each of its bytes, and the queue's
+// new issue after each.
+func TestAppendedCuts(t *testing.T) {
+	issue := "\n## ISSUE-20241213-009\n\n| Field | Value |\n|---|---|\n| Status | pending |\n"
+	for _, c := range append(cutCases, "\xEF\xBB\xBF## ISSUE-1\n\n## ISSUE-2\n", "## a\r\n\r\n## b\r\n") {
+		for at := 0; at <= len(c); at++ {
+			appendedCuts(t, c, at)
+		}
+		appendedCuts(t, c+issue, len(c))
+	}
+}
+
+func FuzzAppendedCuts(f *testing.F) {
+	for _, c := range cutCases {
+		f.Add(c, len(c)/2)
+	}
+	f.Fuzz(appendedCuts)
+}
