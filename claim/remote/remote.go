@@ -151,6 +151,19 @@ func (r *Remote) Push(ctx context.Context, id, from string, l claim.Lease, now t
 	if err != nil {
 		return Record{}, fmt.Errorf("making the record of %s: %w", ref, err)
 	}
+	if err := r.pushRef(ctx, ref, from, sha); err != nil {
+		return Record{}, err
+	}
+	if _, err := r.git(ctx, nil, "update-ref", r.seen()+id, sha); err != nil {
+		return Record{}, fmt.Errorf("noting the claim pushed to %s: %w", ref, err)
+	}
+	return Record{ID: id, Lease: l, Sha: sha}, nil
+}
+
+// pushRef moves ref on the remote from the commit from ("" when there is
+// to be no ref yet) to sha, in one compare-and-swap push: a LostError
+// when the ref on the remote is not from.
+func (r *Remote) pushRef(ctx context.Context, ref, from, sha string) error {
 	out, err := r.git(ctx, nil, "push", "--porcelain", "--atomic", "--no-verify", "--force-with-lease="+ref+":"+from, r.name, sha+":"+ref)
 	if err != nil {
 		// The porcelain line of the ref: "!\tSRC:DST\t[rejected] (stale info)".
@@ -160,23 +173,20 @@ func (r *Remote) Push(ctx context.Context, id, from string, l claim.Lease, now t
 				switch said := remoteSaid(err); {
 				case strings.Contains(reason, "(stale info)"):
 					// The ref the remote showed is not from.
-					return Record{}, &LostError{Ref: ref, Remote: r.name}
+					return &LostError{Ref: ref, Remote: r.name}
 				case strings.Contains(reason, "(atomic transaction failed)"):
 					// The remote's check, under its lock of the ref: the
 					// ref moved after it showed it, or another push held
 					// its lock.
-					return Record{}, &LostError{Ref: ref, Remote: r.name, Said: said}
+					return &LostError{Ref: ref, Remote: r.name, Said: said}
 				default:
 					err = errors.New("refused: " + reason + said)
 				}
 			}
 		}
-		return Record{}, r.remoteError("pushing", ref, "to", err)
+		return r.remoteError("pushing", ref, "to", err)
 	}
-	if _, err := r.git(ctx, nil, "update-ref", r.seen()+id, sha); err != nil {
-		return Record{}, fmt.Errorf("noting the claim pushed to %s: %w", ref, err)
-	}
-	return Record{ID: id, Lease: l, Sha: sha}, nil
+	return nil
 }
 
 // remoteSaid is what the remote said in err (its "remote: " lines), as

@@ -1,0 +1,147 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// What the machines share on the remote besides the claims: the queue, on
+// a ref of its own, and the integration branch their work lands on. Both
+// move only by compare-and-swap pushes, as the claims do.
+
+// QueueRef is the ref on the remote that holds the shared queue: a commit
+// whose tree holds QueueFile, each change a commit on the one before, so
+// that git log shows who changed the queue when.
+const QueueRef = "refs/orchestrate/queue"
+
+// QueueFile is the queue's file in QueueRef's tree.
+const QueueFile = "issue_queue.md"
+
+// queueSeen is where this clone keeps its view of the remote's queue, and
+// queueSynced the queue as it was at this clone's last sync with it: what
+// each side changed since is told from it.
+func (r *Remote) queueSeen() string   { return "refs/orchestrate/remote/" + r.name + "/queue" }
+func (r *Remote) queueSynced() string { return "refs/orchestrate/synced/" + r.name + "/queue" }
+
+// Queue is a version of the shared queue: its commit ("" when there is
+// none) and its file.
+type Queue struct {
+	Sha  string
+	Data []byte
+}
+
+// FetchQueue fetches the remote's queue (one round trip).
+func (r *Remote) FetchQueue(ctx context.Context) (Queue, error) {
+	// A ref missing on the remote is no error with a pattern: nothing is
+	// fetched, and the view of it is pruned.
+	_, err := r.git(ctx, nil, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules",
+		r.name, "+"+QueueRef+"*:"+r.queueSeen()+"*")
+	if err != nil {
+		return Queue{}, r.remoteError("fetching", QueueRef, "from", err)
+	}
+	return r.queueAt(ctx, r.queueSeen())
+}
+
+// SyncedQueue is the queue as it was at this clone's last sync; no Sha
+// when it never synced.
+func (r *Remote) SyncedQueue(ctx context.Context) (Queue, error) {
+	return r.queueAt(ctx, r.queueSynced())
+}
+
+// queueAt reads the queue at the local ref.
+func (r *Remote) queueAt(ctx context.Context, ref string) (Queue, error) {
+	sha, err := r.git(ctx, nil, "for-each-ref", "--format=%(objectname)", ref)
+	if err != nil {
+		return Queue{}, err
+	}
+	if sha = strings.TrimSpace(sha); sha == "" {
+		return Queue{}, nil
+	}
+	data, err := r.git(ctx, nil, "cat-file", "blob", sha+":"+QueueFile)
+	if err != nil {
+		return Queue{}, fmt.Errorf("%s on %s (%.12s) holds no %s: not a queue orchestrate wrote: %v", QueueRef, r.name, sha, QueueFile, err)
+	}
+	return Queue{Sha: sha, Data: []byte(data)}, nil
+}
+
+// PushQueue makes data the remote's queue, from the version from, in one
+// compare-and-swap push: a LostError when another machine changed it
+// since. It notes the new version as this clone's last sync.
+func (r *Remote) PushQueue(ctx context.Context, from Queue, data []byte, message string) (Queue, error) {
+	blob, err := r.git(ctx, strings.NewReader(string(data)), "hash-object", "-w", "--stdin")
+	if err != nil {
+		return Queue{}, err
+	}
+	tree, err := r.git(ctx, strings.NewReader("100644 blob "+strings.TrimSpace(blob)+"\t"+QueueFile+"\n"), "mktree")
+	if err != nil {
+		return Queue{}, err
+	}
+	args := []string{"commit-tree", strings.TrimSpace(tree), "-m", message}
+	if from.Sha != "" {
+		args = append(args, "-p", from.Sha)
+	}
+	sha, err := r.gitEnv(ctx, identity, nil, args...)
+	if err != nil {
+		return Queue{}, err
+	}
+	sha = strings.TrimSpace(sha)
+	if err := r.pushRef(ctx, QueueRef, from.Sha, sha); err != nil {
+		return Queue{}, err
+	}
+	q := Queue{Sha: sha, Data: data}
+	return q, r.Synced(ctx, q)
+}
+
+// Synced notes q as this clone's last sync with the remote's queue.
+func (r *Remote) Synced(ctx context.Context, q Queue) error {
+	for _, ref := range []string{r.queueSeen(), r.queueSynced()} {
+		if _, err := r.git(ctx, nil, "update-ref", ref, q.Sha); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// identity is who writes orchestrate's commits on the remote, whatever
+// the clone's git config says (a CI machine has none).
+var identity = []string{"GIT_AUTHOR_NAME=orchestrate", "GIT_AUTHOR_EMAIL=orchestrate@localhost",
+	"GIT_COMMITTER_NAME=orchestrate", "GIT_COMMITTER_EMAIL=orchestrate@localhost"}
+
+// Tracking is this clone's view of branch on the remote: refs/remotes/NAME/BRANCH.
+func (r *Remote) Tracking(branch string) string { return "refs/remotes/" + r.name + "/" + branch }
+
+// FetchBranch fetches branch from the remote (one round trip) and returns
+// its head.
+func (r *Remote) FetchBranch(ctx context.Context, branch string) (string, error) {
+	_, err := r.git(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules",
+		r.name, "+refs/heads/"+branch+":"+r.Tracking(branch))
+	if err != nil {
+		return "", r.remoteError("fetching", "refs/heads/"+branch, "from", err)
+	}
+	out, err := r.git(ctx, nil, "rev-parse", "--verify", "-q", r.Tracking(branch)+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: no commit", branch, r.name)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// ErrBranchMoved is returned by PushBranch when the branch on the remote
+// is no longer at old.
+var ErrBranchMoved = errors.New("the branch moved on the remote")
+
+// PushBranch moves branch on the remote from old to new, in one
+// compare-and-swap push, and this clone's view of it: an error matching
+// ErrBranchMoved when another machine moved it since.
+func (r *Remote) PushBranch(ctx context.Context, branch, old, new string) error {
+	ref := "refs/heads/" + branch
+	if err := r.pushRef(ctx, ref, old, new); err != nil {
+		if errors.Is(err, ErrLost) {
+			return fmt.Errorf("%s on %s: %w", branch, r.name, ErrBranchMoved)
+		}
+		return err
+	}
+	_, err := r.git(ctx, nil, "update-ref", r.Tracking(branch), new)
+	return err
+}

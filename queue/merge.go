@@ -1,0 +1,289 @@
+package queue
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
+)
+
+// Merge3 merges two versions of a queue made from one base: ours, changed
+// here, and theirs, changed elsewhere (another machine's, through a
+// remote). The text is taken issue by issue (the pieces the queue is cut
+// into, each from its level-2 heading): an issue changed on one side only
+// is that side's; added on one side, it is added (theirs in their order,
+// then ours); removed on one side and not changed on the other, it goes.
+// An issue changed on both sides is merged row by row when its lines stay
+// where they were: a row changed on one side only is that side's, and the
+// claim's rows (Claimed-By, Claimed-At, Lease-Epoch, Lease-Until) that
+// both changed are the later claim's (the greater epoch, then the later
+// lease). Otherwise the side of the greater Lease-Epoch wins: the other's
+// holder was taken over, and its change is refused as a fenced write is.
+// Two issues added with one ID (two machines filed one each) are both
+// kept, ours with the next free number of its day.
+//
+// What cannot be told apart so (both sides changed the same row, or
+// rewrote the issue, at one epoch) is a *MergeError, and nothing is
+// merged.
+func Merge3(base, ours, theirs []byte) ([]byte, error) {
+	b, o, t := cutPieces(base), cutPieces(ours), cutPieces(theirs)
+	bm, om, tm := b.byKey(), o.byKey(), t.byKey()
+	var out pieces
+	for _, p := range t {
+		bt, inB := bm[p.key]
+		ot, inO := om[p.key]
+		switch {
+		case !inO && inB && same(p.text, bt):
+			// removed here, not changed there
+		case !inO, !inB && !same(ot, p.text):
+			out = append(out, p) // ours, added with its ID, goes in with another
+		default:
+			m, err := mergePiece(bt, ot, p.text, inB)
+			if err != nil {
+				return nil, &MergeError{Line: o.line(ours, p.key), ID: p.key, Why: err.Error()}
+			}
+			out = append(out, piece{key: p.key, text: m})
+		}
+	}
+	// What only ours has goes after the piece before it in ours.
+	after := ""
+	for _, p := range o {
+		bt, inB := bm[p.key]
+		tt, inT := tm[p.key]
+		switch {
+		case inT && (inB || same(tt, p.text)):
+			after = p.key // merged above
+			continue
+		case inB && !inT && same(p.text, bt):
+			continue // removed there, not changed here
+		case inT:
+			p.text = renumber(p.text, p.key, out.ids())
+			p.key = string(Heading(p.text))
+		}
+		out = out.insertAfter(after, p)
+		after = p.key
+	}
+	return out.join(), nil
+}
+
+// MergeError is an issue both sides changed in ways Merge3 cannot tell
+// apart.
+type MergeError struct {
+	Line int    // of the issue, in ours
+	ID   string // its heading
+	Why  string
+}
+
+func (e *MergeError) Error() string {
+	return fmt.Sprintf("%d: %s: %s", e.Line, e.ID, e.Why)
+}
+
+// piece is one piece of a queue's text: key is its heading ("" for the
+// text before the first issue), made unique by its count when repeated.
+type piece struct {
+	key  string
+	text []byte
+	at   int
+}
+
+type pieces []piece
+
+func cutPieces(data []byte) pieces {
+	var ps pieces
+	seen := map[string]int{}
+	src := mdpatch.NewSource(data)
+	src.WalkSome(func([]byte) bool { return false }, func(start, end int) {
+		text := src.Text[start:end]
+		key := ""
+		if bytes.HasPrefix(text, []byte("## ")) {
+			key = string(Heading(text))
+		}
+		n := seen[key]
+		seen[key]++
+		if n > 0 {
+			key += "\x00" + strconv.Itoa(n) // no heading holds a NUL
+		}
+		ps = append(ps, piece{key: key, text: text, at: start + len(src.Raw) - len(src.Text)})
+	}, nil)
+	if len(ps) > 0 && len(src.Raw) > len(src.Text) {
+		ps[0].text = data[:len(ps[0].text)+len(src.Raw)-len(src.Text)] // the BOM stays with the first piece
+	}
+	return ps
+}
+
+func (ps pieces) byKey() map[string][]byte {
+	m := make(map[string][]byte, len(ps))
+	for _, p := range ps {
+		m[p.key] = p.text
+	}
+	return m
+}
+
+func (ps pieces) ids() []string {
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, p.key)
+	}
+	return ids
+}
+
+// line is the line the piece key starts on in data.
+func (ps pieces) line(data []byte, key string) int {
+	for _, p := range ps {
+		if p.key == key {
+			return bytes.Count(data[:p.at], []byte("\n")) + 1
+		}
+	}
+	return 1
+}
+
+// insertAfter inserts p after the piece key (at the start when no piece
+// has it, after the text before the first issue).
+func (ps pieces) insertAfter(key string, p piece) pieces {
+	i := slices.IndexFunc(ps, func(x piece) bool { return x.key == key })
+	if i < 0 && len(ps) > 0 && ps[0].key == "" {
+		i = 0
+	}
+	return slices.Insert(ps, i+1, p)
+}
+
+// join is the text of the pieces one after another, a blank line put
+// between two where one did not end with it (a piece that was last, put
+// before another).
+func (ps pieces) join() []byte {
+	var out []byte
+	for _, p := range ps {
+		if len(out) > 0 && !endsBlank(out) {
+			if !bytes.HasSuffix(out, []byte("\n")) {
+				out = append(out, '\n')
+			}
+			out = append(out, '\n')
+		}
+		out = append(out, p.text...)
+	}
+	return out
+}
+
+// endsBlank reports whether text ends with a blank line.
+func endsBlank(text []byte) bool {
+	text = bytes.TrimPrefix(text, []byte("\xEF\xBB\xBF"))
+	if !bytes.HasSuffix(text, []byte("\n")) {
+		return false
+	}
+	text = text[:len(text)-1]
+	last := text[bytes.LastIndexByte(text, '\n')+1:]
+	return len(bytes.TrimSpace(last)) == 0
+}
+
+// mergePiece merges an issue both sides have: inB says the base has it.
+func mergePiece(b, o, t []byte, inB bool) ([]byte, error) {
+	switch {
+	case inB && bytes.Equal(o, b):
+		return t, nil
+	case same(o, t):
+		return o, nil
+	case inB && same(o, b):
+		return t, nil
+	case inB && same(t, b):
+		return o, nil
+	}
+	if inB {
+		if m, ok := mergeRows(trimEnd(b), trimEnd(o), trimEnd(t)); ok {
+			return append(m, o[len(trimEnd(o)):]...), nil
+		}
+	}
+	switch eo, et := leaseOf(o), leaseOf(t); {
+	case eo.epoch > et.epoch:
+		return o, nil
+	case et.epoch > eo.epoch:
+		return t, nil
+	}
+	return nil, fmt.Errorf("changed here and on the remote since the last sync, in the same rows: keep one of the two changes (edit it here), then sync again")
+}
+
+// same reports whether two pieces say the same, the blank lines that end
+// them aside (which the piece after them puts there).
+func same(a, b []byte) bool { return bytes.Equal(trimEnd(a), trimEnd(b)) }
+
+func trimEnd(text []byte) []byte { return bytes.TrimRight(text, " \t\r\n") }
+
+// mergeRows merges line by line three versions of an issue whose lines
+// stay where they were; false when they do not, or when both sides
+// changed a line other than a claim's differently.
+func mergeRows(b, o, t []byte) ([]byte, bool) {
+	bl, ol, tl := bytes.SplitAfter(b, []byte("\n")), bytes.SplitAfter(o, []byte("\n")), bytes.SplitAfter(t, []byte("\n"))
+	if len(bl) != len(ol) || len(bl) != len(tl) {
+		return nil, false
+	}
+	later := ol
+	if leaseOf(t).after(leaseOf(o)) {
+		later = tl
+	}
+	var out []byte
+	for i := range bl {
+		switch {
+		case bytes.Equal(ol[i], tl[i]), bytes.Equal(tl[i], bl[i]):
+			out = append(out, ol[i]...)
+		case bytes.Equal(ol[i], bl[i]):
+			out = append(out, tl[i]...)
+		case claimRow.Match(bl[i]) && claimRow.Match(ol[i]) && claimRow.Match(tl[i]):
+			out = append(out, later[i]...)
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+var (
+	claimRow   = regexp.MustCompile(`^\s*\|\s*(Claimed-By|Claimed-At|Lease-Epoch|Lease-Until)\s*\|`)
+	epochRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Epoch\s*\|\s*(\d+)\s*\|`)
+	untilRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Until\s*\|\s*([^|]*?)\s*\|`)
+	issueDayNo = regexp.MustCompile(`^(ISSUE-\d{8}-)(\d+)$`)
+)
+
+// lease is what an issue's rows say of its claim, to order two versions.
+type lease struct {
+	epoch int
+	until string // RFC 3339 in UTC: ordered as text
+}
+
+func leaseOf(text []byte) lease {
+	var l lease
+	if m := epochRow.FindSubmatch(text); m != nil {
+		l.epoch, _ = strconv.Atoi(string(m[1]))
+	}
+	if m := untilRow.FindSubmatch(text); m != nil {
+		l.until = string(m[1])
+	}
+	return l
+}
+
+func (l lease) after(o lease) bool {
+	return l.epoch > o.epoch || l.epoch == o.epoch && l.until > o.until
+}
+
+// renumber gives an issue added here whose ID the other side gave to
+// another issue the next number of its day free in ids.
+func renumber(text []byte, key string, ids []string) []byte {
+	id, _ := strings.CutPrefix(key, "## ")
+	m := issueDayNo.FindStringSubmatch(id)
+	if m == nil {
+		return text
+	}
+	next := 0
+	for _, k := range ids {
+		k, _ = strings.CutPrefix(k, "## ")
+		if mk := issueDayNo.FindStringSubmatch(k); mk != nil && mk[1] == m[1] {
+			if n, _ := strconv.Atoi(mk[2]); n > next {
+				next = n
+			}
+		}
+	}
+	fresh := fmt.Sprintf("%s%03d", m[1], next+1)
+	return bytes.Replace(text, []byte(id), []byte(fresh), 1)
+}

@@ -1,0 +1,130 @@
+package queue
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// mergeBase is a queue two machines start from.
+const mergeBase = `# Issue Queue
+
+## ISSUE-20260102-001
+
+| Field | Value |
+|-------|-------|
+| Status | pending |
+| Retry-Count | 0 |
+| Priority | high |
+| Claimed-By | |
+| Lease-Epoch | 1 |
+| Lease-Until | |
+
+### Summary
+one
+
+## ISSUE-20260102-002
+
+| Field | Value |
+|-------|-------|
+| Status | pending |
+| Retry-Count | 0 |
+
+### Summary
+two
+`
+
+func edit(t testing.TB, text string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i < len(pairs); i += 2 {
+		if !strings.Contains(text, pairs[i]) {
+			t.Fatalf("no %q to change", pairs[i])
+		}
+		text = strings.Replace(text, pairs[i], pairs[i+1], 1)
+	}
+	return text
+}
+
+// issue2 is the text of ISSUE-20260102-002 and the lines after it.
+const issue2 = "## ISSUE-20260102-002\n\n| Field | Value |\n|-------|-------|\n| Status | pending |\n| Retry-Count | 0 |"
+
+func TestMerge3(t *testing.T) {
+	added := "\n## ISSUE-20260102-003\n\n| Field | Value |\n|---|---|\n| Status | pending |\n\n### Summary\nthree\n"
+	addedThere := strings.Replace(added, "three", "three, there", 1)
+	for _, c := range []struct {
+		name, ours, theirs, want string
+	}{
+		{"each side its issue",
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority"),
+			edit(t, mergeBase, issue2, strings.Replace(issue2, "pending", "resolved", 1)),
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority", issue2, strings.Replace(issue2, "pending", "resolved", 1))},
+		{"one issue, two rows",
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority"),
+			edit(t, mergeBase, "| Priority | high |", "| Priority | low |"),
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority", "| Priority | high |", "| Priority | low |")},
+		{"the claim's rows: the later lease",
+			edit(t, mergeBase, "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:01:00Z |", "| Status | pending |\n| Retry-Count | 0 |\n| Priority", "| Status | in_progress |\n| Retry-Count | 0 |\n| Priority"),
+			edit(t, mergeBase, "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:00:00Z |"),
+			edit(t, mergeBase, "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:01:00Z |", "| Status | pending |\n| Retry-Count | 0 |\n| Priority", "| Status | in_progress |\n| Retry-Count | 0 |\n| Priority")},
+		{"added on both sides", mergeBase + added, mergeBase + strings.Replace(added, "003", "004", 2),
+			mergeBase + added + strings.Replace(added, "003", "004", 2)},
+		{"one ID added on both sides", mergeBase + added, mergeBase + addedThere,
+			mergeBase + strings.Replace(added, "003", "004", 1) + addedThere},
+		{"added here before another", edit(t, mergeBase, "## ISSUE-20260102-002", strings.TrimPrefix(added, "\n")+"\n## ISSUE-20260102-002"), mergeBase,
+			edit(t, mergeBase, "## ISSUE-20260102-002", strings.TrimPrefix(added, "\n")+"\n## ISSUE-20260102-002")},
+		{"removed here", strings.Replace(mergeBase, "\n"+issue2+"\n\n### Summary\ntwo\n", "", 1),
+			edit(t, mergeBase, "one", "one, there"),
+			// The blank line that ended the issue before stays.
+			strings.Replace(edit(t, mergeBase, "one", "one, there"), issue2+"\n\n### Summary\ntwo\n", "", 1)},
+		{"a taken-over holder's change: the greater epoch",
+			edit(t, mergeBase, "### Summary\none", "### Summary\none\nmore lines\nof the old holder"),
+			edit(t, mergeBase, "| Lease-Epoch | 1 |", "| Lease-Epoch | 2 |", "### Summary\none", "### Summary\none, by the new holder"),
+			edit(t, mergeBase, "| Lease-Epoch | 1 |", "| Lease-Epoch | 2 |", "### Summary\none", "### Summary\none, by the new holder")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Merge3([]byte(mergeBase), []byte(c.ours), []byte(c.theirs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != c.want {
+				t.Errorf("merged\n%s\nwant\n%s", got, c.want)
+			}
+			if q := Parse(got); len(q.Problems) > 0 {
+				t.Errorf("the merge does not parse: %v", q.Problems)
+			}
+		})
+	}
+}
+
+// TestMerge3Conflict: one row changed two ways at one epoch is an error
+// that says which issue, and where, and nothing is merged.
+func TestMerge3Conflict(t *testing.T) {
+	ours := edit(t, mergeBase, "| Priority | high |", "| Priority | low |")
+	theirs := edit(t, mergeBase, "| Priority | high |", "| Priority | critical |")
+	got, err := Merge3([]byte(mergeBase), []byte(ours), []byte(theirs))
+	var me *MergeError
+	if !errors.As(err, &me) || me.Line != 3 || me.ID != "## ISSUE-20260102-001" || got != nil {
+		t.Fatalf("Merge3 = %q, %v; want a MergeError at line 3 of ISSUE-20260102-001", got, err)
+	}
+}
+
+// FuzzMerge3: a side that changed nothing takes the other's text whole.
+func FuzzMerge3(f *testing.F) {
+	f.Add(mergeBase, edit(f, mergeBase, "one", "uno"))
+	f.Add(mergeBase, mergeBase+"\n## ISSUE-20260102-009\n\nnine\n")
+	f.Add("\xEF\xBB\xBF"+mergeBase, "\xEF\xBB\xBF"+mergeBase)
+	f.Add(strings.ReplaceAll(mergeBase, "\n", "\r\n"), "")
+	f.Fuzz(func(t *testing.T, base, other string) {
+		for _, c := range [][2]string{{base, other}, {other, base}} {
+			got, err := Merge3([]byte(base), []byte(base), []byte(c[1]))
+			if err != nil || !bytes.Equal(got, []byte(c[1])) && c[1] == other {
+				t.Fatalf("theirs alone changed: %q, %v; want theirs %q", got, err, other)
+			}
+			got, err = Merge3([]byte(base), []byte(other), []byte(base))
+			if err != nil || !bytes.Equal(got, []byte(other)) {
+				t.Fatalf("ours alone changed: %q, %v; want ours %q", got, err, other)
+			}
+		}
+	})
+}
