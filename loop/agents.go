@@ -14,6 +14,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
@@ -34,6 +35,13 @@ type AgentsOptions struct {
 	// AgentProgress, if set, hears each gate's progress with the agent
 	// whose gates they are (RunOptions.Progress does not tell them apart).
 	AgentProgress func(agent string, e gate.Event)
+	// Remote, if set, is the git remote the machines that run agents
+	// share: the claims are refs there, the queue is synced with its copy
+	// there (SyncQueue), and the work lands on the integration branch
+	// there, not in this clone.
+	Remote *remote.Remote
+	// Only, if set, are the issues to work: no other is claimed.
+	Only []string
 }
 
 // DefaultAgentLease is the lease of the claims of run --agents, renewed
@@ -93,8 +101,11 @@ type agentCtx struct {
 	claim  Claimed
 	repo   *worktree.Repo
 	tree   *worktree.Tree
-	branch string // the integration branch
+	branch string // the integration branch, as git and people name it
 	train  *train // the merge queue
+	// share, on a remote, publishes the queue before each launch of the
+	// agent (see SyncQueue).
+	share  func(context.Context) error
 	merged string // the commit merged, once it is
 	// upstream is the work of another issue the branch was put onto in a
 	// merge train that did not merge it: its own commits are after it.
@@ -150,21 +161,44 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 	if err := os.Remove(w.Path(AbortFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	res := &AgentsResult{Branch: branch}
+	var land landing = localBranch{repo, branch}
+	if opt.Remote != nil {
+		land = remoteBranch{opt.Remote, branch}
+		if _, err := land.Head(ctx); err != nil {
+			return nil, err
+		}
+	}
+	res := &AgentsResult{Branch: land.Rev()}
 	if res.Left, err = w.cleanLeft(ctx, repo, branch); err != nil {
 		return nil, err
 	}
 	if err := w.fileTasks(ctx, opt.Now(), opt.Tasks); err != nil {
 		return nil, err
 	}
+	if err := w.share(ctx, opt.Remote); err != nil {
+		return nil, err
+	}
 	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
-	p := &pool{w: w, opt: opt, cfg: cfg, held: held, repo: repo, branch: branch, rel: rel, res: res,
-		given: map[string]bool{}, train: &train{repo: repo, branch: branch}}
+	p := &pool{w: w, opt: opt, cfg: cfg, held: held, repo: repo, branch: branch, land: land, rel: rel, res: res,
+		given: map[string]bool{}, train: &train{repo: repo, land: land}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
-	return res, w.endRun(ctx, p.end(ctx))
+	err = p.end(ctx)
+	if serr := w.share(context.WithoutCancel(ctx), opt.Remote); err == nil {
+		err = serr
+	}
+	return res, w.endRun(ctx, err)
+}
+
+// share syncs the queue with the remote's (see SyncQueue), when the agents
+// share one.
+func (w Workspace) share(ctx context.Context, r *remote.Remote) error {
+	if r == nil {
+		return nil
+	}
+	return w.SyncQueue(ctx, r)
 }
 
 func (w Workspace) absDir() string {
@@ -234,6 +268,7 @@ type pool struct {
 	held   *fsx.Held
 	repo   *worktree.Repo
 	branch string
+	land   landing // where the work lands: branch, here or on the remote
 	rel    string
 	train  *train
 
@@ -263,7 +298,7 @@ func (p *pool) run(ctx context.Context) {
 func (p *pool) agent(ctx context.Context, cancel context.CancelFunc, name string) {
 	holder := claim.Holder(name, os.Getpid())
 	for ctx.Err() == nil && !p.stopped() {
-		c, err := p.w.ClaimNext(ctx, p.opt.Now(), holder, p.opt.Lease, p.skip)
+		c, err := p.claimNext(ctx, holder)
 		if err != nil {
 			p.failed(err, cancel)
 			return
@@ -311,8 +346,25 @@ func (p *pool) agent(ctx context.Context, cancel context.CancelFunc, name string
 	}
 }
 
-// skip leaves out of ClaimNext the issues this run already worked.
+// claimNext claims the next ready issue for holder: here, or on the
+// remote, once the queue is in step with the other machines'.
+func (p *pool) claimNext(ctx context.Context, holder string) (*Claimed, error) {
+	r := p.opt.Remote
+	if r == nil {
+		return p.w.ClaimNext(ctx, p.opt.Now(), holder, p.opt.Lease, p.skip)
+	}
+	if err := p.w.SyncQueue(ctx, r); err != nil {
+		return nil, err
+	}
+	return p.w.ClaimNextOn(ctx, r, p.opt.Now(), holder, p.opt.Lease, p.skip)
+}
+
+// skip leaves out of ClaimNext the issues this run already worked, and
+// those it is not to work.
 func (p *pool) skip(is *queue.Issue) bool {
+	if len(p.opt.Only) > 0 && !slices.Contains(p.opt.Only, is.ID) {
+		return true
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.given[is.ID]
@@ -371,13 +423,13 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 	wk := &Worked{Agent: name, Issue: c.ID, Summary: c.Summary, Epoch: c.Epoch}
 	w := p.w.Fenced(c.ID, c.Epoch)
 	release := func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
-		if _, err := w.Release(rctx, p.opt.Now(), c.ID, c.Epoch); err != nil && !errors.Is(err, claim.ErrFenced) {
+		if err := p.release(rctx, w, c); err != nil && !errors.Is(err, claim.ErrFenced) {
 			w.warn(fmt.Errorf("releasing %s: %w", c.ID, err))
 		}
 	}
-	base, err := p.repo.Head(ctx, "refs/heads/"+p.branch)
+	base, err := p.land.Head(ctx)
 	if err != nil {
 		release()
 		return nil, err
@@ -394,7 +446,10 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 		defer close(renewed)
 		p.renew(actx, stop, w, c)
 	}()
-	a := &agentCtx{name: name, claim: c, repo: p.repo, tree: tree, branch: p.branch, train: p.train, rel: p.rel}
+	a := &agentCtx{name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel}
+	if r := p.opt.Remote; r != nil {
+		a.share = func(ctx context.Context) error { return w.SyncQueue(ctx, r) }
+	}
 	opt := p.opt.RunOptions
 	if opt.Step != nil {
 		opt.Step = func(s Step) {
@@ -443,7 +498,12 @@ func (p *pool) renew(ctx context.Context, cancel context.CancelCauseFunc, w Work
 			return
 		case <-t.C:
 		}
-		_, err := w.Renew(ctx, p.opt.Now(), c.ID, holder, c.Epoch, p.opt.Lease)
+		var err error
+		if r := p.opt.Remote; r != nil {
+			_, err = w.RenewOn(ctx, r, p.opt.Now(), c.ID, holder, c.Epoch, p.opt.Lease)
+		} else {
+			_, err = w.Renew(ctx, p.opt.Now(), c.ID, holder, c.Epoch, p.opt.Lease)
+		}
 		if errors.Is(err, claim.ErrFenced) {
 			cancel(err)
 			return
@@ -452,6 +512,23 @@ func (p *pool) renew(ctx context.Context, cancel context.CancelCauseFunc, w Work
 			w.warn(fmt.Errorf("renewing the claim of %s: %w", c.ID, err))
 		}
 	}
+}
+
+// release ends the claim c: here, or on the remote once what the agent's
+// work did to the queue is shared.
+func (p *pool) release(ctx context.Context, w Workspace, c Claimed) error {
+	r := p.opt.Remote
+	if r == nil {
+		_, err := w.Release(ctx, p.opt.Now(), c.ID, c.Epoch)
+		return err
+	}
+	if err := w.SyncQueue(ctx, r); err != nil {
+		return err
+	}
+	// The issue's resolution may have ended the claim in the queue: the
+	// ref is ended from the remote's record, at the claim's epoch.
+	_, err := p.w.ReleaseOn(ctx, r, p.opt.Now(), c.ID, c.Epoch)
+	return err
 }
 
 // tidy removes an issue's worktree and branch once merged, or when they
@@ -500,9 +577,9 @@ func (p *pool) end(ctx context.Context) error {
 	case len(res.Stuck) > 0:
 		res.Outcome, res.Reason = RunHalted, "the failing issues wait for a person: "+strings.Join(res.Stuck, ", ")
 	case len(res.Merged) == len(res.Worked):
-		res.Outcome, res.Reason = RunPassed, fmt.Sprintf("every issue worked was merged into %s: %s", p.branch, strings.Join(res.Merged, ", "))
+		res.Outcome, res.Reason = RunPassed, fmt.Sprintf("every issue worked was merged into %s: %s", p.land.Rev(), strings.Join(res.Merged, ", "))
 	default:
-		res.Outcome, res.Reason = RunGatesFailed, fmt.Sprintf("%d of %d issues merged into %s", len(res.Merged), len(res.Worked), p.branch)
+		res.Outcome, res.Reason = RunGatesFailed, fmt.Sprintf("%d of %d issues merged into %s", len(res.Merged), len(res.Worked), p.land.Rev())
 	}
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

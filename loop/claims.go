@@ -50,10 +50,7 @@ func (w Workspace) ClaimNext(ctx context.Context, now time.Time, holder string, 
 	var got *Claimed
 	next := func(q *queue.Queue) (*queue.Issue, error) {
 		got = nil
-		open := claimable
-		if skip != nil {
-			open = func(is *queue.Issue) bool { return claimable(is) && !skip(is) }
-		}
+		open := without(claimable, skip)
 		is, l, err := claim.Next(q, holder, now, ttl, open)
 		if is != nil && err == nil {
 			got = &Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l}
@@ -69,6 +66,14 @@ func (w Workspace) ClaimNext(ctx context.Context, now time.Time, holder string, 
 		err = w.claimStep(ctx, now, nil, next)
 	}
 	return got, err
+}
+
+// without is open, less the issues skip leaves out (when not nil).
+func without(open, skip func(*queue.Issue) bool) func(*queue.Issue) bool {
+	if skip == nil {
+		return open
+	}
+	return func(is *queue.Issue) bool { return open(is) && !skip(is) }
 }
 
 // chooseOpen is how many open issues the first look of ClaimNext reads.

@@ -104,12 +104,16 @@
 //   - train.go: the merge queue as a merge train: each car rebased onto
 //     the one before it and checked at once, the branch fast-forwarded in
 //     order, a failed car's followers put back without its work (train).
+//   - landing.go: where the train lands the work, a branch here or on a
+//     remote the machines share (localBranch, remoteBranch).
 //   - claims.go: claims under the lock (ClaimNext, Claim, Renew, Release),
 //     their history rows, and the fence every change of a holder carries
 //     (Fenced).
 //   - remote.go: claims on a git remote, for agents on several machines
 //     (ClaimNextOn, ClaimOn, RenewOn, ReleaseOn): the remote's ref is the
 //     claim, mirrored into the queue (mirror).
+//   - remotequeue.go: the queue shared through the remote, merged with
+//     this machine's before each claim, launch and release (SyncQueue).
 //
 // And the rest: workspace.go, the files, the lock and runs/ (Lock, RunDir);
 // runlock.go, the run's lock and its agent's process group (runLock,

@@ -24,12 +24,14 @@ import (
 // queue; the first issue ready (see ClaimNext), or the one holder holds, is
 // claimed with a compare-and-swap push (one round trip); a push lost to
 // another machine tries the next issue, and when every one was lost the
-// claims are fetched again. nil when none is ready.
-func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.Time, holder string, ttl time.Duration) (*Claimed, error) {
+// claims are fetched again. nil when none is ready; skip, if set, leaves
+// issues out.
+func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
 	open, err := w.openToClaim()
 	if err != nil {
 		return nil, err
 	}
+	open = without(open, skip)
 	var got *Claimed
 	err = w.claimStep(ctx, now, nil, func(q *queue.Queue) (*queue.Issue, error) {
 		got = nil

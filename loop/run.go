@@ -552,6 +552,13 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if fresh {
 		r.sameFailures = 0
 	}
+	if r.agent != nil && r.agent.share != nil {
+		// The retry this launch spends is published first: a machine that
+		// takes the issue over counts it.
+		if err := r.agent.share(ctx); err != nil {
+			return nil, err
+		}
+	}
 	r.launched++
 	c := r.callOf(n, fresh)
 	a, err := r.writePrompt(ctx, n, c)

@@ -28,8 +28,8 @@ import (
 // (a second attempt spent on nothing). Only a conflict with the branch
 // itself goes back to the agent.
 type train struct {
-	repo   *worktree.Repo
-	branch string
+	repo *worktree.Repo
+	land landing // the integration branch
 
 	mu   sync.Mutex
 	base string // the branch's head under the first car; "" until a car comes
@@ -120,7 +120,7 @@ func (t *train) ride(ctx context.Context, c *car) carResult {
 	bg := context.WithoutCancel(ctx) // the train outlives a car that stops waiting
 	t.mu.Lock()
 	if len(t.cars) == 0 {
-		head, err := t.repo.Head(bg, "refs/heads/"+t.branch)
+		head, err := t.land.Head(bg)
 		if err != nil {
 			t.mu.Unlock()
 			return carResult{err: err}
@@ -130,7 +130,7 @@ func (t *train) ride(ctx context.Context, c *car) carResult {
 	if err := t.board(bg, c, t.tip()); err != nil {
 		ahead := slices.Clone(t.cars)
 		t.mu.Unlock()
-		return carResult{conflict: asConflict(err, t.branch), ahead: ahead, err: notConflict(err)}
+		return carResult{conflict: asConflict(err, t.land.Rev()), ahead: ahead, err: notConflict(err)}
 	}
 	t.cars = append(t.cars, c)
 	t.mu.Unlock()
@@ -235,9 +235,9 @@ func (t *train) advance(ctx context.Context) {
 			c.err = c.fence(ctx)
 		}
 		if c.err == nil && (c.gr == nil || c.gr.Evaluation.Passed) {
-			err := t.repo.Advance(ctx, t.branch, t.base, c.head)
+			err := t.land.Advance(ctx, t.base, c.head)
 			if errors.Is(err, worktree.ErrMoved) {
-				head, herr := t.repo.Head(ctx, "refs/heads/"+t.branch)
+				head, herr := t.land.Head(ctx)
 				if herr == nil && head != t.base {
 					// Someone else moved the branch: the whole train goes
 					// onto where it is now.
@@ -280,7 +280,7 @@ func (t *train) rebuild(ctx context.Context, i int) {
 	t.cars = t.cars[:i]
 	for _, c := range cars {
 		if err := t.board(ctx, c, t.tip()); err != nil {
-			c.done <- carResult{conflict: asConflict(err, t.branch), ahead: slices.Clone(t.cars), err: notConflict(err)}
+			c.done <- carResult{conflict: asConflict(err, t.land.Rev()), ahead: slices.Clone(t.cars), err: notConflict(err)}
 			t.gone()
 			continue
 		}

@@ -38,7 +38,7 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 	gitIn(t, root, "add", ".")
 	gitIn(t, root, "commit", "-qm", "moved")
 
-	tr := &train{repo: repo, branch: "main"}
+	tr := &train{repo: repo, land: localBranch{repo, "main"}}
 	release := make(chan struct{})
 	var mu sync.Mutex
 	seen := map[string][]string{} // car → what each of its checks saw
@@ -157,7 +157,7 @@ func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
 	gitIn(t, root, "add", ".")
 	gitIn(t, root, "commit", "-qm", "other")
 
-	tr := &train{repo: repo, branch: "main"}
+	tr := &train{repo: repo, land: localBranch{repo, "main"}}
 	gotA := make(chan carResult, 1)
 	go func() { gotA <- tr.merge(ctx, cars["A"]) }()
 	waitCars(t, tr, 1)

@@ -74,8 +74,7 @@ type Record struct {
 // Fetch brings this clone's view of every claim on the remote up to date,
 // in one round trip to the remote, and returns the claims by issue.
 func (r *Remote) Fetch(ctx context.Context) (map[string]Record, error) {
-	_, err := r.git(ctx, nil, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules",
-		r.name, "+"+Prefix+"*:"+r.seen()+"*")
+	err := r.fetch(ctx, "--prune", "+"+Prefix+"*:"+r.seen()+"*")
 	if err != nil {
 		return nil, r.remoteError("fetching", Prefix+"*", "from", err)
 	}

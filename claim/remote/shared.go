@@ -36,8 +36,7 @@ type Queue struct {
 func (r *Remote) FetchQueue(ctx context.Context) (Queue, error) {
 	// A ref missing on the remote is no error with a pattern: nothing is
 	// fetched, and the view of it is pruned.
-	_, err := r.git(ctx, nil, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules",
-		r.name, "+"+QueueRef+"*:"+r.queueSeen()+"*")
+	err := r.fetch(ctx, "--prune", "+"+QueueRef+"*:"+r.queueSeen()+"*")
 	if err != nil {
 		return Queue{}, r.remoteError("fetching", QueueRef, "from", err)
 	}
@@ -104,6 +103,25 @@ func (r *Remote) Synced(ctx context.Context, q Queue) error {
 	return nil
 }
 
+// fetch fetches from the remote the refspec, after --prune if given.
+// git's check of what it fetched walks every worktree's HEAD, and a
+// worktree that an agent's run makes or removes meanwhile fails it ("bad
+// object worktrees/…/HEAD"): such a fetch is made again.
+func (r *Remote) fetch(ctx context.Context, args ...string) error {
+	args = append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}, args...)
+	args = append(args[:len(args)-1], r.name, args[len(args)-1])
+	var err error
+	for range fetchTries {
+		if _, err = r.git(ctx, nil, args...); err == nil || !strings.Contains(err.Error(), "worktrees/") {
+			return err
+		}
+	}
+	return err
+}
+
+// fetchTries is how many times fetch tries, a worktree changing under it.
+const fetchTries = 5
+
 // identity is who writes orchestrate's commits on the remote, whatever
 // the clone's git config says (a CI machine has none).
 var identity = []string{"GIT_AUTHOR_NAME=orchestrate", "GIT_AUTHOR_EMAIL=orchestrate@localhost",
@@ -115,8 +133,7 @@ func (r *Remote) Tracking(branch string) string { return "refs/remotes/" + r.nam
 // FetchBranch fetches branch from the remote (one round trip) and returns
 // its head.
 func (r *Remote) FetchBranch(ctx context.Context, branch string) (string, error) {
-	_, err := r.git(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules",
-		r.name, "+refs/heads/"+branch+":"+r.Tracking(branch))
+	err := r.fetch(ctx, "+refs/heads/"+branch+":"+r.Tracking(branch))
 	if err != nil {
 		return "", r.remoteError("fetching", "refs/heads/"+branch, "from", err)
 	}

@@ -148,7 +148,7 @@ func runClaim(e *env, args []string) error {
 	var c *loop.Claimed
 	switch w := e.ws(); {
 	case *next && r != nil:
-		c, err = w.ClaimNextOn(e.ctx, r, e.now(), holder, *lease)
+		c, err = w.ClaimNextOn(e.ctx, r, e.now(), holder, *lease, nil)
 	case *next:
 		c, err = w.ClaimNext(e.ctx, e.now(), holder, *lease, nil)
 	default:

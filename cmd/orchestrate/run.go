@@ -78,11 +78,21 @@ run again, and the branch is fast-forwarded, one merge at a time. A
 conflict or a failure after the rebase goes back to its agent as a failure
 of its issue. The retry rules and budgets are the loop's, counted across
 agents. --lease (default 1m) is each claim's lease, renewed every third of
-it. It needs a git repository on a branch with a commit.
+it. It needs a git repository on a branch with a commit. --issue ID (one or
+more) works those issues only.
+
+With --remote NAME, the machines that run agents share the git remote NAME
+(each a clone; --agents 1 or more on each): the claims are refs there
+(see orchestrate help claim), the queue is synced with a copy there
+(refs/orchestrate/queue) before each claim, each agent launch and each
+release, and the work lands on the remote's branch of the same name as
+the one checked out, with a compare-and-swap push; this clone's branches
+are not moved (git pull them). See docs/many-agents.md.
 
 Examples:
   orchestrate run --task "Add a --verbose flag to the CLI"
   orchestrate run --agents 4        # the open issues, four at a time
+  orchestrate run --agents 2 --remote origin   # on each of several machines
   orchestrate run --once            # from cron: one loop on the open issues
   orchestrate run --max-loops 3 --json | jq .outcome
 
@@ -107,18 +117,21 @@ func runRun(e *env, args []string) error {
 	maxLoops := fs.Int("max-loops", 0, "stop after N loops")
 	agents := fs.Int("agents", 1, "agents at once, each in its own worktree")
 	lease := fs.Duration("lease", loop.DefaultAgentLease, "the lease of each agent's claim")
+	remoteOf := e.remoteFlag(fs)
+	var only taskList
+	fs.Var(&only, "issue", "work this issue only (with --agents or --remote)")
 	if err := e.parseNone(fs, args); err != nil {
 		return err
 	}
+	r, err := remoteOf()
+	if err != nil {
+		return err
+	}
+	if err := checkAgentFlags(*agents, *lease, tasks); err != nil {
+		return err
+	}
 	task := new(string)
-	switch {
-	case *agents < 1 || *agents > 64:
-		return usageError("run", "--agents %d: want 1 to 64", *agents)
-	case *lease < 3*time.Second:
-		return usageError("run", "--lease %v: want 3s or more (it is renewed every third of it)", *lease)
-	case len(tasks) > 1 && *agents == 1:
-		return usageError("run", "one --task per agent: %d tasks for --agents 1", len(tasks))
-	case len(tasks) == 1:
+	if len(tasks) == 1 {
 		*task = tasks[0]
 	}
 	switch {
@@ -140,11 +153,12 @@ func runRun(e *env, args []string) error {
 			return usageError("run", "the task file %s is empty", *taskFile)
 		}
 	}
-	if *agents > 1 {
+	if *agents > 1 || r != nil || len(only) > 0 {
 		if *task != "" && len(tasks) == 0 {
 			tasks = taskList{*task} // from --task-file
 		}
-		return runAgents(e, loop.AgentsOptions{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks, Lease: *lease})
+		return runAgents(e, loop.AgentsOptions{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks, Lease: *lease,
+			Remote: r, Only: only})
 	}
 	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}
 	p := &runPrinter{w: e.stdout, dir: e.dir}
@@ -169,6 +183,20 @@ func runRun(e *env, args []string) error {
 		return err
 	}
 	return finishRun(e, p, res)
+}
+
+// checkAgentFlags refuses --agents, --lease and --task that do not go
+// together.
+func checkAgentFlags(agents int, lease time.Duration, tasks taskList) error {
+	switch {
+	case agents < 1 || agents > 64:
+		return usageError("run", "--agents %d: want 1 to 64", agents)
+	case lease < 3*time.Second:
+		return usageError("run", "--lease %v: want 3s or more (it is renewed every third of it)", lease)
+	case len(tasks) > 1 && agents == 1:
+		return usageError("run", "one --task per agent: %d tasks for --agents 1", len(tasks))
+	}
+	return nil
 }
 
 // finishRun prints how a run ended and returns its exit code.
