@@ -267,7 +267,9 @@ func planRepo(t *testing.T, issues []planIssue) (string, []string) {
 	}
 	gitIn(t, dir, "add", ".")
 	gitIn(t, dir, "commit", "-qm", "the queue")
-	gitIn(t, dir, "push", "-q", "origin", "main", "main:refs/orchestrate/queue")
+	// The queue the machines share: a commit whose tree holds it.
+	shared := strings.TrimSpace(gitIn(t, dir, "commit-tree", "-m", "the shared queue", "HEAD:.orchestrator"))
+	gitIn(t, dir, "push", "-q", "origin", "main", shared+":refs/orchestrate/queue")
 	return dir, ids
 }
 
