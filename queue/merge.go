@@ -211,27 +211,51 @@ func same(a, b []byte) bool { return bytes.Equal(trimEnd(a), trimEnd(b)) }
 
 func trimEnd(text []byte) []byte { return bytes.TrimRight(text, " \t\r\n") }
 
-// mergeRows merges line by line three versions of an issue whose lines
-// stay where they were; false when they do not, or when both sides
-// changed a line other than a claim's differently.
+// mergeRows merges three versions of an issue line by line, a table's
+// row known by its field's name (a row one side added is added), the
+// other lines by their place among the lines that are no rows; false when
+// those lines are not as many in the three, or when both sides changed a
+// line other than a claim's row differently.
 func mergeRows(b, o, t []byte) ([]byte, bool) {
-	bl, ol, tl := bytes.SplitAfter(b, []byte("\n")), bytes.SplitAfter(o, []byte("\n")), bytes.SplitAfter(t, []byte("\n"))
-	if len(bl) != len(ol) || len(bl) != len(tl) {
+	bk, bn := keyLines(b)
+	ok, on := keyLines(o)
+	tk, tn := keyLines(t)
+	if bn < 0 || on != bn || tn != bn {
 		return nil, false
 	}
-	later := ol
+	bm, om, tm := lineMap(bk), lineMap(ok), lineMap(tk)
+	later := om
 	if leaseOf(t).after(leaseOf(o)) {
-		later = tl
+		later = tm
+	}
+	// Theirs' lines in their order, then ours' new ones after the line
+	// before them in ours.
+	order := make([]string, 0, len(tk)+len(ok))
+	for _, l := range tk {
+		order = append(order, l.key)
+	}
+	prev := ""
+	for _, l := range ok {
+		if _, in := tm[l.key]; !in && !slices.Contains(order, l.key) {
+			i := slices.Index(order, prev)
+			order = slices.Insert(order, i+1, l.key)
+		}
+		prev = l.key
 	}
 	var out []byte
-	for i := range bl {
+	for _, k := range order {
+		bl, inB := bm[k]
+		ol, inO := om[k]
+		tl, inT := tm[k]
 		switch {
-		case bytes.Equal(ol[i], tl[i]), bytes.Equal(tl[i], bl[i]):
-			out = append(out, ol[i]...)
-		case bytes.Equal(ol[i], bl[i]):
-			out = append(out, tl[i]...)
-		case claimRow.Match(bl[i]) && claimRow.Match(ol[i]) && claimRow.Match(tl[i]):
-			out = append(out, later[i]...)
+		case inO && inT && bytes.Equal(ol, tl), inO && (!inT && !inB), inO && inB && inT && bytes.Equal(tl, bl):
+			out = append(out, ol...)
+		case inT && (!inO && !inB), inT && inB && inO && bytes.Equal(ol, bl):
+			out = append(out, tl...)
+		case inB && (!inO && bytes.Equal(tl, bl) || !inT && bytes.Equal(ol, bl)):
+			// removed on one side, not changed on the other
+		case claimRow.Match(ol) || claimRow.Match(tl):
+			out = append(out, later[k]...)
 		default:
 			return nil, false
 		}
@@ -239,7 +263,50 @@ func mergeRows(b, o, t []byte) ([]byte, bool) {
 	return out, true
 }
 
+// keyed is a line of an issue and its key: "|Name" for a table's row,
+// its place among the other lines for those.
+type keyed struct {
+	key  string
+	line []byte
+}
+
+// keyLines keys the lines of text, and counts those that are no rows; -1
+// when a field's row is there twice.
+func keyLines(text []byte) ([]keyed, int) {
+	var out []keyed
+	n := 0
+	seen := map[string]bool{}
+	for _, line := range bytes.SplitAfter(text, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		key := ""
+		if m := anyRow.FindSubmatch(line); m != nil && !tableRule.Match(line) {
+			key = "|" + string(m[1])
+		} else {
+			key = strconv.Itoa(n)
+			n++
+		}
+		if seen[key] {
+			return nil, -1
+		}
+		seen[key] = true
+		out = append(out, keyed{key, line})
+	}
+	return out, n
+}
+
+func lineMap(ls []keyed) map[string][]byte {
+	m := make(map[string][]byte, len(ls))
+	for _, l := range ls {
+		m[l.key] = l.line
+	}
+	return m
+}
+
 var (
+	anyRow     = regexp.MustCompile(`^\s*\|\s*([^|]*?)\s*\|`)
+	tableRule  = regexp.MustCompile(`^\s*\|[\s:|-]*$`)
 	claimRow   = regexp.MustCompile(`^\s*\|\s*(Claimed-By|Claimed-At|Lease-Epoch|Lease-Until)\s*\|`)
 	epochRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Epoch\s*\|\s*(\d+)\s*\|`)
 	untilRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Until\s*\|\s*([^|]*?)\s*\|`)
