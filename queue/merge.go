@@ -244,23 +244,33 @@ func mergeRows(b, o, t []byte) ([]byte, bool) {
 	}
 	var out []byte
 	for _, k := range order {
-		bl, inB := bm[k]
-		ol, inO := om[k]
-		tl, inT := tm[k]
-		switch {
-		case inO && inT && bytes.Equal(ol, tl), inO && (!inT && !inB), inO && inB && inT && bytes.Equal(tl, bl):
-			out = append(out, ol...)
-		case inT && (!inO && !inB), inT && inB && inO && bytes.Equal(ol, bl):
-			out = append(out, tl...)
-		case inB && (!inO && bytes.Equal(tl, bl) || !inT && bytes.Equal(ol, bl)):
-			// removed on one side, not changed on the other
-		case claimRow.Match(ol) || claimRow.Match(tl):
-			out = append(out, later[k]...)
-		default:
+		line, ok := mergeLine(bm, om, tm, later, k)
+		if !ok {
 			return nil, false
 		}
+		out = append(out, line...)
 	}
 	return out, true
+}
+
+// mergeLine is the line k of the merge of three versions (nil when it
+// goes); false when both sides changed it differently and it is no
+// claim's row (whose later side's is taken).
+func mergeLine(bm, om, tm, later map[string][]byte, k string) ([]byte, bool) {
+	bl, inB := bm[k]
+	ol, inO := om[k]
+	tl, inT := tm[k]
+	switch {
+	case inO && inT && bytes.Equal(ol, tl), inO && !inT && !inB, inO && inB && inT && bytes.Equal(tl, bl):
+		return ol, true
+	case inT && !inO && !inB, inT && inB && inO && bytes.Equal(ol, bl):
+		return tl, true
+	case inB && (!inO && bytes.Equal(tl, bl) || !inT && bytes.Equal(ol, bl)):
+		return nil, true // removed on one side, not changed on the other
+	case claimRow.Match(ol) || claimRow.Match(tl):
+		return later[k], true
+	}
+	return nil, false
 }
 
 // keyed is a line of an issue and its key: "|Name" for a table's row,
