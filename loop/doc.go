@@ -111,7 +111,10 @@
 //     (Fenced).
 //   - remote.go: claims on a git remote, for agents on several machines
 //     (ClaimNextOn, ClaimOn, RenewOn, ReleaseOn): the remote's ref is the
-//     claim, mirrored into the queue (mirror).
+//     claim, mirrored into the queue (mirror); a ref that holds no record
+//     orchestrate wrote skipped and said (noteBad); clocks seen apart stop
+//     the claims (ClaimNextOn, ClaimOn) and are said by a renewal or a
+//     release (changeOn).
 //   - remotequeue.go: the queue shared through the remote, merged with
 //     this machine's before each claim, launch and release (SyncQueue).
 //

@@ -18,6 +18,12 @@ import (
 // local claims do: the agents of one machine take turns, and the remote
 // settles the races between machines. A step the remote refuses, or that
 // cannot reach it, changes nothing in the queue.
+//
+// A ref that holds no record orchestrate wrote (remote.BadRecordError) is
+// neither free nor held: claim --next skips its issue and says so
+// (Notify), a step on that one issue fails. Clocks further apart than
+// remote.Margin (remote.SkewError) stop the claims, which judge leases by
+// this machine's clock; a renewal or a release goes on, and says so.
 
 // ClaimNextOn finds the next ready issue and claims it for holder on the
 // remote r: the claims are fetched (one round trip) and mirrored into the
@@ -25,7 +31,9 @@ import (
 // claimed with a compare-and-swap push (one round trip); a push lost to
 // another machine tries the next issue, and when every one was lost the
 // claims are fetched again. nil when none is ready; skip, if set, leaves
-// issues out.
+// issues out. A record whose times show the clocks apart refuses the
+// claim (a remote.SkewError); an open issue whose ref holds no record
+// orchestrate wrote is skipped, and Notify told so.
 func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
 	open, err := w.openToClaim()
 	if err != nil {
@@ -35,11 +43,16 @@ func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.T
 	var got *Claimed
 	err = w.claimStep(ctx, now, nil, func(q *queue.Queue) (*queue.Issue, error) {
 		got = nil
+		told := map[string]bool{}
 		for round := 0; round < nextRounds; round++ {
 			recs, err := r.Fetch(ctx)
 			if err != nil {
 				return nil, err
 			}
+			if skew := remote.Skewed(recs); skew != nil {
+				return nil, skew
+			}
+			w.noteBad(q, recs, open, told)
 			mirror(q, recs)
 			is, l, err := claimFirst(ctx, r, q, recs, now, holder, ttl, open)
 			if is != nil {
@@ -59,6 +72,20 @@ func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.T
 // push it made was lost to another machine's.
 const nextRounds = 10
 
+// noteBad tells Notify, once each (told), of the open issues whose ref on
+// the remote holds no record orchestrate wrote: claim --next skips them.
+func (w Workspace) noteBad(q *queue.Queue, recs map[string]remote.Record, open func(*queue.Issue) bool, told map[string]bool) {
+	for _, is := range q.Issues {
+		var bad *remote.BadRecordError
+		if rec, ok := recs[is.ID]; ok && errors.As(rec.Err, &bad) && !told[is.ID] && open(is) {
+			told[is.ID] = true
+			if w.Notify != nil {
+				w.Notify(bad.Skipped())
+			}
+		}
+	}
+}
+
 // claimFirst claims for holder the first of q's candidates it can (see
 // claim.Candidates), from the remote's records recs: nil and a LostError
 // when every push was lost, nil and nil when no issue is ready.
@@ -73,7 +100,7 @@ func claimFirst(ctx context.Context, r *remote.Remote, q *queue.Queue, recs map[
 		if err != nil {
 			continue
 		}
-		pushed, err := r.Push(ctx, is.ID, rec.Sha, l, now)
+		pushed, err := r.Push(ctx, is.ID, rec.Sha, l)
 		if errors.Is(err, remote.ErrLost) {
 			lost = err
 			continue
@@ -88,9 +115,13 @@ func claimFirst(ctx context.Context, r *remote.Remote, q *queue.Queue, recs map[
 }
 
 // ClaimOn claims issue id for holder on the remote r (force: whoever holds
-// it now), and mirrors the claim into the queue.
+// it now), and mirrors the claim into the queue. A record whose times
+// show the clocks apart refuses the claim (a remote.SkewError).
 func (w Workspace) ClaimOn(ctx context.Context, r *remote.Remote, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error) {
 	return w.changeOn(ctx, r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
+		if rec.Skew != nil {
+			return rec.Lease, rec.Skew
+		}
 		return onRemote(rec, is).Taken(id, holder, now, ttl, force)
 	})
 }
@@ -126,10 +157,16 @@ func (w Workspace) ReleaseOn(ctx context.Context, r *remote.Remote, now time.Tim
 // changeOn changes issue id's claim on the remote r to what change makes
 // of its record (see remote.Change), and mirrors the result into the
 // queue. The Claimed returned has the lease the claim is at, or the one
-// that refused the change.
+// that refused the change. A skew of the clocks that the record change
+// was last asked about shows, and that change did not refuse for, is told
+// Notify as a warning.
 func (w Workspace) changeOn(ctx context.Context, r *remote.Remote, now time.Time, id string, change func(remote.Record, *queue.Issue) (claim.Lease, error)) (Claimed, error) {
+	var skew *remote.SkewError
 	c, err := w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
-		rec, err := r.Change(ctx, id, now, func(rec remote.Record) (claim.Lease, error) { return change(rec, is) })
+		rec, err := r.Change(ctx, id, func(rec remote.Record) (claim.Lease, error) {
+			skew = rec.Skew
+			return change(rec, is)
+		})
 		var held *claim.HeldError
 		if errors.As(err, &held) {
 			held.Remote = r.Name()
@@ -140,6 +177,9 @@ func (w Workspace) changeOn(ctx context.Context, r *remote.Remote, now time.Time
 		return rec.Lease, err
 	})
 	c.Remote, c.Ref = r.Name(), remote.Ref(id)
+	if skew != nil && !errors.Is(err, skew) && w.Notify != nil {
+		w.Notify("warning: " + skew.Error())
+	}
 	return c, err
 }
 

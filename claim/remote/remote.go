@@ -11,6 +11,13 @@
 // clone keeps its view of the remote's claims under
 // refs/orchestrate/remote/<remote>/claims/, brought up to date by one fetch
 // of them all, and moved by its own pushes.
+//
+// A ref that holds anything else (another kind of object, a commit with a
+// parent or with files, a message without the fields) is read as a
+// BadRecordError: neither free nor held. The records' times, each the clock
+// of the machine that pushed it, are compared with this machine's clock
+// and with the records they replaced: a SkewError says two clocks are
+// further apart than Margin.
 package remote
 
 import (
@@ -21,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +48,10 @@ type Remote struct {
 	dir  string // a directory of the repository: where git runs
 	name string // the remote's name, as git remote lists it
 	tree string // the empty tree, once written
+
+	// Clock is this machine's clock (time.Now when nil): the time of each
+	// record pushed, and the time the records read are compared with.
+	Clock func() time.Time
 }
 
 var remoteName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$`)
@@ -68,17 +80,147 @@ type Record struct {
 	ID string
 	claim.Lease
 	Sha string // the commit the ref points to; "" when there is no ref
-	Err error  // not nil when the ref holds no record orchestrate can read
+	// Written is the record's committer time: the clock of the machine
+	// that pushed it, read just before the push.
+	Written time.Time
+	// Err is a *BadRecordError when the ref holds what orchestrate did
+	// not write: the claim is then neither free nor held.
+	Err error
+	// Skew, when not nil, says the record's times disagree with this
+	// machine's clock, or with the record it replaced, by more than Margin.
+	Skew *SkewError
+}
+
+// BadRecordError says that a claim's ref on the remote holds what
+// orchestrate does not write: no one may take the issue through it, nor
+// is it held, until a person deletes the ref.
+type BadRecordError struct {
+	Ref, Remote string
+	What        string // what is wrong: "not a claim orchestrate wrote (…)"
+}
+
+// Error is the line of a command that changes this one claim: it changed
+// nothing.
+func (e *BadRecordError) Error() string { return e.line("nothing changed") }
+
+// Skipped is the line of claim --next, which skipped the issue.
+func (e *BadRecordError) Skipped() string { return e.line("skipped") }
+
+func (e *BadRecordError) line(done string) string {
+	return fmt.Sprintf("%s on %s: %s; %s: delete it with git push %s --delete %s", e.Ref, e.Remote, e.What, done, e.Remote, e.Ref)
+}
+
+// Margin is how far apart the clocks of two machines may be before a
+// record's times say so (SkewError): well above what NTP keeps clocks to
+// and the whole seconds git keeps times in, and well below the 40 s a
+// live holder's lease keeps ahead of its end when renewed every third of
+// the shortest lease orchestrate gives (run --agents: a minute).
+const Margin = 10 * time.Second
+
+// SkewError says that a claim's record shows two clocks further apart
+// than Margin: leases, which each machine judges by its own clock, cannot
+// be judged.
+type SkewError struct {
+	ID, Remote string
+	By         time.Duration // how far apart, in whole seconds
+	// Replaced: the record was written By before the record it replaced
+	// (it was pushed from that record, so after it); otherwise By ahead of
+	// this machine's clock, read after the record was read.
+	Replaced bool
+	// Here: the record replaced was written on this machine (its holder's).
+	Here bool
+}
+
+func (e *SkewError) Error() string {
+	s := int(e.By / time.Second)
+	what := fmt.Sprintf("was written %ds ahead of this machine's clock", s)
+	switch {
+	case e.Replaced && e.Here:
+		what = fmt.Sprintf("was written %ds before the one this machine wrote, which it replaced: this machine's clock is ahead", s)
+	case e.Replaced:
+		what = fmt.Sprintf("was written %ds before the one it replaced: the clocks of the machines that wrote them disagree", s)
+	}
+	return fmt.Sprintf("clock skew: the claim of %s on %s %s (more than the margin of %ds); set the clocks right (NTP)", e.ID, e.Remote, what, int(Margin/time.Second))
+}
+
+// Skewed returns the skew of recs that is the furthest (the first issue's
+// of equals), nil when none is.
+func Skewed(recs map[string]Record) *SkewError {
+	var worst *SkewError
+	for _, rec := range recs {
+		if s := rec.Skew; s != nil && (worst == nil || s.By > worst.By || s.By == worst.By && s.ID < worst.ID) {
+			worst = s
+		}
+	}
+	return worst
+}
+
+// now reads this machine's clock.
+func (r *Remote) now() time.Time {
+	if r.Clock != nil {
+		return r.Clock()
+	}
+	return time.Now()
 }
 
 // Fetch brings this clone's view of every claim on the remote up to date,
-// in one round trip to the remote, and returns the claims by issue.
+// in one round trip to the remote, and returns the claims by issue. A
+// record that replaced the one this clone saw before, and was written
+// more than Margin before it, has a SkewError.
 func (r *Remote) Fetch(ctx context.Context) (map[string]Record, error) {
-	err := r.fetch(ctx, "--prune", "+"+Prefix+"*:"+r.seen()+"*")
+	before, err := r.read(ctx, r.seen())
+	if err != nil {
+		return nil, err
+	}
+	err = r.fetch(ctx, "--prune", "+"+Prefix+"*:"+r.seen()+"*")
 	if err != nil {
 		return nil, r.remoteError("fetching", Prefix+"*", "from", err)
 	}
-	return r.read(ctx, r.seen())
+	recs, err := r.read(ctx, r.seen())
+	if err != nil {
+		return nil, err
+	}
+	for id, rec := range recs {
+		if old, ok := before[id]; ok && rec.Skew == nil {
+			rec.Skew = r.replaced(old, rec)
+			recs[id] = rec
+		}
+	}
+	return recs, nil
+}
+
+// replaced is the skew of rec, which replaced old on the remote: a
+// compare-and-swap push from old, made after old was there to be read;
+// so, were the clocks right, written no earlier than old.
+func (r *Remote) replaced(old, rec Record) *SkewError {
+	if old.Err != nil || rec.Err != nil || old.Sha == rec.Sha {
+		return nil
+	}
+	if by := old.Written.Sub(rec.Written); by > Margin {
+		return &SkewError{ID: rec.ID, Remote: r.name, By: by, Replaced: true, Here: onThisMachine(old.Holder)}
+	}
+	return nil
+}
+
+// ahead is the skew of rec, read at now: its committer time and its
+// Claimed-At were this or another machine's clock before now, were the
+// clocks right.
+func (r *Remote) ahead(rec Record, now time.Time) *SkewError {
+	t := rec.Written
+	if rec.Since.After(t) {
+		t = rec.Since
+	}
+	if by := t.Sub(now.Truncate(time.Second)); by > Margin {
+		return &SkewError{ID: rec.ID, Remote: r.name, By: by}
+	}
+	return nil
+}
+
+// onThisMachine reports whether holder (NAME@HOST/PID) names this machine.
+func onThisMachine(holder string) bool {
+	at, slash := strings.LastIndexByte(holder, '@'), strings.LastIndexByte(holder, '/')
+	host, err := os.Hostname()
+	return at >= 0 && slash > at && err == nil && holder[at+1:slash] == host
 }
 
 // Known returns issue id's claim as this clone last saw it (no round trip):
@@ -95,29 +237,70 @@ func (r *Remote) Known(ctx context.Context, id string) (Record, error) {
 	return Record{ID: id}, nil
 }
 
+// readFormat is what read asks of each ref: its name, then what record
+// reads (see record); readFields, how many fields that is.
+const (
+	readFormat = "%(refname)%00%(objecttype)%00%(objectname)%00%(tree)%00%(parent)%00%(committerdate:unix)%00%(contents)%00"
+	readFields = 7
+)
+
 // read returns the records under the refs pattern names (a prefix, or one
-// ref), by issue: one local git process.
+// ref), by issue: one local git process. A record written ahead of this
+// machine's clock, read after them, has a SkewError.
 func (r *Remote) read(ctx context.Context, pattern string) (map[string]Record, error) {
-	out, err := r.git(ctx, nil, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(contents)%00", pattern)
+	out, err := r.git(ctx, nil, "for-each-ref", "--format="+readFormat, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("reading the claims seen on %s: %w", r.name, err)
 	}
+	now := r.now()
 	recs := map[string]Record{}
 	parts := strings.Split(out, "\x00")
-	for i := 0; i+2 < len(parts); i += 3 {
+	for i := 0; i+readFields <= len(parts); i += readFields {
 		ref := strings.TrimLeft(parts[i], "\n")
 		id, ok := strings.CutPrefix(ref, r.seen())
 		if !ok || strings.Contains(id, "/") {
 			continue
 		}
-		rec := Record{ID: id, Sha: parts[i+1]}
-		rec.Lease, rec.Err = parse(parts[i+2])
-		if rec.Err != nil {
-			rec.Err = fmt.Errorf("%s on %s: %w", Ref(id), r.name, rec.Err)
+		rec := r.record(id, parts[i+1:i+readFields])
+		if rec.Err == nil {
+			rec.Skew = r.ahead(rec, now)
 		}
 		recs[id] = rec
 	}
 	return recs, nil
+}
+
+// emptyTree is git's empty tree, in SHA-1 and in SHA-256: the tree of
+// every record.
+var emptyTree = map[string]bool{
+	"4b825dc642cb6eb9a060e54bf8d69288fbee4904":                         true,
+	"6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321": true,
+}
+
+// record reads issue id's record from the fields of its ref (readFormat):
+// the object's type and name, its tree, its parents, its committer time
+// and its message.
+func (r *Remote) record(id string, f []string) Record {
+	typ, sha, tree, parents, date, msg := f[0], f[1], f[2], f[3], f[4], f[5]
+	rec := Record{ID: id, Sha: sha}
+	var err error
+	switch {
+	case typ != "commit":
+		err = fmt.Errorf("a %s, not a commit", typ)
+	case parents != "":
+		err = errors.New("a commit with a parent; a claim has none")
+	case !emptyTree[tree]:
+		err = errors.New("a commit with files; a claim's tree is empty")
+	default:
+		secs, _ := strconv.ParseInt(date, 10, 64)
+		rec.Written = time.Unix(secs, 0).UTC()
+		rec.Lease, err = parse(id, msg)
+	}
+	if err != nil {
+		// Nothing of it is read: neither a holder nor a time.
+		return Record{ID: id, Sha: sha, Err: &BadRecordError{Ref: Ref(id), Remote: r.name, What: "not a claim orchestrate wrote (" + err.Error() + ")"}}
+	}
+	return rec
 }
 
 // ErrLost matches every LostError.
@@ -137,16 +320,18 @@ func (e *LostError) Error() string {
 func (e *LostError) Is(target error) bool { return target == ErrLost }
 
 // Push moves issue id's claim on the remote from the commit from (""
-// when there is to be no ref yet) to a record of l made at now, in one
-// compare-and-swap push: one round trip. It returns a LostError when the
-// ref on the remote is not from, and moves this clone's view of the ref to the
-// record when it succeeds.
-func (r *Remote) Push(ctx context.Context, id, from string, l claim.Lease, now time.Time) (Record, error) {
+// when there is to be no ref yet) to a record of l, written at this
+// machine's clock (Clock) as it pushes, in one compare-and-swap push: one
+// round trip. It returns a LostError when the ref on the remote is not
+// from, and moves this clone's view of the ref to the record when it
+// succeeds.
+func (r *Remote) Push(ctx context.Context, id, from string, l claim.Lease) (Record, error) {
 	ref := Ref(id)
 	if err := CheckID(id); err != nil {
 		return Record{}, err
 	}
-	sha, err := r.commit(ctx, id, l, now)
+	written := r.now().UTC().Truncate(time.Second)
+	sha, err := r.commit(ctx, id, l, written)
 	if err != nil {
 		return Record{}, fmt.Errorf("making the record of %s: %w", ref, err)
 	}
@@ -156,7 +341,7 @@ func (r *Remote) Push(ctx context.Context, id, from string, l claim.Lease, now t
 	if _, err := r.git(ctx, nil, "update-ref", r.seen()+id, sha); err != nil {
 		return Record{}, fmt.Errorf("noting the claim pushed to %s: %w", ref, err)
 	}
-	return Record{ID: id, Lease: l, Sha: sha}, nil
+	return Record{ID: id, Lease: l, Sha: sha, Written: written}, nil
 }
 
 // pushRef moves ref on the remote from the commit from ("" when there is
@@ -215,7 +400,7 @@ func remoteSaid(err error) string {
 //
 // It returns the record the claim is at: the one pushed, or the one change
 // refused (with its error).
-func (r *Remote) Change(ctx context.Context, id string, now time.Time, change func(Record) (claim.Lease, error)) (Record, error) {
+func (r *Remote) Change(ctx context.Context, id string, change func(Record) (claim.Lease, error)) (Record, error) {
 	if err := CheckID(id); err != nil {
 		return Record{ID: id}, err
 	}
@@ -230,7 +415,7 @@ func (r *Remote) Change(ctx context.Context, id string, now time.Time, change fu
 			l, err = change(rec)
 		}
 		if err == nil && !l.Equal(rec.Lease) {
-			got, err := r.Push(ctx, id, rec.Sha, l, now)
+			got, err := r.Push(ctx, id, rec.Sha, l)
 			if !errors.Is(err, ErrLost) || fetched > lostTries {
 				return got, err
 			}
@@ -260,8 +445,9 @@ func (r *Remote) remoteError(op, ref, prep string, err error) error {
 	return fmt.Errorf("%s %s %s %s: %w", op, ref, prep, r.name, err)
 }
 
-// commit writes the record of l for issue id, made at now: a commit with
-// no parent on the empty tree, whose message holds the lease's fields.
+// commit writes the record of l for issue id, written at now: a commit
+// with no parent on the empty tree, whose message holds the lease's
+// fields.
 func (r *Remote) commit(ctx context.Context, id string, l claim.Lease, now time.Time) (string, error) {
 	if r.tree == "" {
 		// The empty tree is written once: a repository in SHA-256, or a
@@ -302,44 +488,67 @@ func timeText(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// parse reads a record's message (see Message).
-func parse(msg string) (claim.Lease, error) {
+// fields are the lines of a record's message (see Message), each there
+// once, in the order parse asks for them.
+var fields = []string{queue.FieldLeaseEpoch, queue.FieldLeaseUntil, queue.FieldClaimedBy, queue.FieldClaimedAt}
+
+// parse reads issue id's record's message (see Message): a subject that
+// names the issue, and each of the fields once. Its error says what is
+// not as Message writes it.
+func parse(id, msg string) (claim.Lease, error) {
 	var l claim.Lease
-	epoch := false
-	for _, line := range strings.Split(msg, "\n") {
+	subject, body, _ := strings.Cut(msg, "\n")
+	seen := map[string]bool{}
+	for _, line := range strings.Split(body, "\n") {
 		name, v, ok := strings.Cut(line, ":")
-		if !ok {
+		if !ok || !slices.Contains(fields, name) {
 			continue
 		}
-		v = strings.TrimSpace(v)
-		var err error
-		switch name {
-		case queue.FieldClaimedBy:
-			l.Holder = v
-		case queue.FieldLeaseEpoch:
-			l.Epoch, err = strconv.Atoi(v)
-			if err != nil || l.Epoch < 0 {
-				return l, fmt.Errorf("%s %q is not a non-negative integer", name, v)
-			}
-			epoch = true
-		case queue.FieldLeaseUntil, queue.FieldClaimedAt:
-			var t time.Time
-			if v != "" {
-				if t, err = time.Parse(time.RFC3339, v); err != nil {
-					return l, fmt.Errorf("%s %q is not a time (want RFC 3339)", name, v)
-				}
-			}
-			if name == queue.FieldLeaseUntil {
-				l.Until = t
-			} else {
-				l.Since = t
-			}
+		if seen[name] {
+			return l, fmt.Errorf("two %s lines", name)
+		}
+		seen[name] = true
+		if err := setField(&l, name, strings.TrimSpace(v)); err != nil {
+			return l, err
 		}
 	}
-	if !epoch {
-		return l, fmt.Errorf("no %s line: not a claim orchestrate wrote", queue.FieldLeaseEpoch)
+	for _, name := range fields {
+		if !seen[name] {
+			return l, fmt.Errorf("no %s line", name)
+		}
+	}
+	if !strings.HasPrefix(subject, "orchestrate: "+id+" ") {
+		return l, fmt.Errorf("its subject does not name %s", id)
 	}
 	return l, nil
+}
+
+// setField sets the field name of l to v, as a record's line says it.
+func setField(l *claim.Lease, name, v string) error {
+	switch name {
+	case queue.FieldClaimedBy:
+		l.Holder = v
+	case queue.FieldLeaseEpoch:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s %q is not a non-negative integer", name, v)
+		}
+		l.Epoch = n
+	default: // Lease-Until, Claimed-At
+		var t time.Time
+		if v != "" {
+			var err error
+			if t, err = time.Parse(time.RFC3339, v); err != nil {
+				return fmt.Errorf("%s %q is not an RFC 3339 time", name, v)
+			}
+		}
+		if name == queue.FieldLeaseUntil {
+			l.Until = t
+		} else {
+			l.Since = t
+		}
+	}
+	return nil
 }
 
 var issueID = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)

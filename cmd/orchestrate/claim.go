@@ -72,7 +72,13 @@ when this clone last saw the claim as it is, and a fetch and a push more
 when not. The remote's lease is taken over once it lapsed; its old
 holder's renew is then refused (exit 11). A remote that refuses the
 push, does not exist or cannot be reached is an error (exit 1) that
-names the ref and the remote, and claims nothing.
+names the ref and the remote, and claims nothing. A ref there that holds
+what orchestrate does not write is neither free nor held: claim --next
+skips its issue and says so; claim ID, renew and release of the issue
+fail (exit 1) and change nothing. A record written ahead of this
+machine's clock, or before the record it replaced, by more than 10s
+says the machines' clocks disagree: claims fail (exit 1) until they are
+set right; renew and release go on, and warn.
 
 Examples:
   orchestrate claim --next --as agent-1
@@ -113,6 +119,7 @@ func (e *env) remoteFlag(fs *flag.FlagSet) func() (*remote.Remote, error) {
 		if err != nil {
 			return nil, usageError(fs.Name(), "%v", err)
 		}
+		r.Clock = e.now
 		return r, nil
 	}
 }
