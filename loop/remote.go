@@ -53,6 +53,7 @@ func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.T
 				return nil, skew
 			}
 			w.noteBad(q, recs, open, told)
+			endLapsed(ctx, r, q, recs, now)
 			mirror(q, recs)
 			is, l, err := claimFirst(ctx, r, q, recs, now, holder, ttl, open)
 			if is != nil {
@@ -203,6 +204,25 @@ func mirror(q *queue.Queue, recs map[string]remote.Record) {
 		}
 		if cur := claim.Of(is); rec.Epoch >= cur.Epoch && !cur.Equal(rec.Lease) {
 			claim.Put(is, rec.Lease)
+		}
+	}
+}
+
+// endLapsed ends, on the remote, the lapsed claims of issues the queue
+// says are done: a run killed between an issue's resolution and the
+// release of its ref left it so, and no one would claim the issue again
+// to end it. A push lost to another machine is left to it.
+func endLapsed(ctx context.Context, r *remote.Remote, q *queue.Queue, recs map[string]remote.Record, now time.Time) {
+	for _, is := range q.Issues {
+		rec, ok := recs[is.ID]
+		if !ok || rec.Err != nil || rec.Holder == "" || !rec.Until.Before(now) {
+			continue
+		}
+		if st, _ := is.Get(queue.FieldStatus); st != queue.StatusResolved && st != queue.StatusSkipped {
+			continue
+		}
+		if pushed, err := r.Push(ctx, is.ID, rec.Sha, claim.Lease{Epoch: rec.Epoch}); err == nil {
+			recs[is.ID] = pushed
 		}
 	}
 }

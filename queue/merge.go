@@ -191,10 +191,23 @@ func mergePiece(b, o, t []byte, inB bool) ([]byte, error) {
 	case inB && same(t, b):
 		return o, nil
 	}
+	where := "its text"
 	if inB {
-		if m, ok := mergeRows(trimEnd(b), trimEnd(o), trimEnd(t)); ok {
+		// The claim's rows of an issue the holder changed and another
+		// machine only mirrored a renewal into (or the other way round).
+		switch bc, oc, tc := withoutClaim(b), withoutClaim(o), withoutClaim(t); {
+		case bytes.Equal(oc, tc):
+			return withClaimOf(o, laterOf(o, t)), nil
+		case bytes.Equal(tc, bc):
+			return withClaimOf(o, laterOf(o, t)), nil
+		case bytes.Equal(oc, bc):
+			return withClaimOf(t, laterOf(o, t)), nil
+		}
+		m, bad := mergeRows(trimEnd(b), trimEnd(o), trimEnd(t))
+		if bad == "" {
 			return append(m, o[len(trimEnd(o)):]...), nil
 		}
+		where = bad
 	}
 	switch eo, et := leaseOf(o), leaseOf(t); {
 	case eo.epoch > et.epoch:
@@ -202,7 +215,7 @@ func mergePiece(b, o, t []byte, inB bool) ([]byte, error) {
 	case et.epoch > eo.epoch:
 		return t, nil
 	}
-	return nil, fmt.Errorf("changed here and on the remote since the last sync, in the same rows: keep one of the two changes (edit it here), then sync again")
+	return nil, fmt.Errorf("changed here and on the remote since the last sync, both in %s: keep one of the two changes (edit it here), then sync again", where)
 }
 
 // same reports whether two pieces say the same, the blank lines that end
@@ -211,17 +224,76 @@ func same(a, b []byte) bool { return bytes.Equal(trimEnd(a), trimEnd(b)) }
 
 func trimEnd(text []byte) []byte { return bytes.TrimRight(text, " \t\r\n") }
 
+// withoutClaim is text without its claim's rows.
+func withoutClaim(text []byte) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(trimEnd(text), []byte("\n")) {
+		if !claimRow.Match(line) {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+// laterOf is the one of two versions of an issue with the later claim.
+func laterOf(o, t []byte) []byte {
+	if leaseOf(t).after(leaseOf(o)) {
+		return t
+	}
+	return o
+}
+
+// withClaimOf is text with the claim's rows of from: each row text has
+// takes from's (or goes when from has none), and from's other claim rows
+// go after text's last row.
+func withClaimOf(text, from []byte) []byte {
+	if bytes.Equal(text, from) {
+		return text
+	}
+	rows := map[string][]byte{}
+	for _, line := range bytes.SplitAfter(trimEnd(from), []byte("\n")) {
+		if m := claimRow.FindSubmatch(line); m != nil {
+			rows[string(m[1])] = append(bytes.TrimRight(line, "\r\n"), '\n')
+		}
+	}
+	lines := bytes.SplitAfter(text, []byte("\n"))
+	lastRow := -1
+	var out [][]byte
+	for _, line := range lines {
+		if m := claimRow.FindSubmatch(line); m != nil {
+			if r, ok := rows[string(m[1])]; ok {
+				out = append(out, r)
+				delete(rows, string(m[1]))
+			}
+		} else {
+			out = append(out, line)
+		}
+		if anyRow.Match(line) {
+			lastRow = len(out) - 1
+		}
+	}
+	var rest [][]byte
+	for _, name := range []string{FieldClaimedBy, FieldClaimedAt, FieldLeaseEpoch, FieldLeaseUntil} {
+		if r, ok := rows[name]; ok {
+			rest = append(rest, r)
+		}
+	}
+	out = slices.Insert(out, lastRow+1, rest...)
+	return bytes.Join(out, nil)
+}
+
 // mergeRows merges three versions of an issue line by line, a table's
 // row known by its field's name (a row one side added is added), the
 // other lines by their place among the lines that are no rows; false when
 // those lines are not as many in the three, or when both sides changed a
-// line other than a claim's row differently.
-func mergeRows(b, o, t []byte) ([]byte, bool) {
+// line other than a claim's row differently: then bad says where ("" when
+// merged).
+func mergeRows(b, o, t []byte) (merged []byte, bad string) {
 	bk, bn := keyLines(b)
 	ok, on := keyLines(o)
 	tk, tn := keyLines(t)
 	if bn < 0 || on != bn || tn != bn {
-		return nil, false
+		return nil, "its text"
 	}
 	bm, om, tm := lineMap(bk), lineMap(ok), lineMap(tk)
 	later := om
@@ -246,11 +318,14 @@ func mergeRows(b, o, t []byte) ([]byte, bool) {
 	for _, k := range order {
 		line, ok := mergeLine(bm, om, tm, later, k)
 		if !ok {
-			return nil, false
+			if name, row := strings.CutPrefix(k, "|"); row {
+				return nil, "the row " + name
+			}
+			return nil, "its text"
 		}
 		out = append(out, line...)
 	}
-	return out, true
+	return out, ""
 }
 
 // mergeLine is the line k of the merge of three versions (nil when it
@@ -320,12 +395,14 @@ var (
 	claimRow   = regexp.MustCompile(`^\s*\|\s*(Claimed-By|Claimed-At|Lease-Epoch|Lease-Until)\s*\|`)
 	epochRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Epoch\s*\|\s*(\d+)\s*\|`)
 	untilRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Until\s*\|\s*([^|]*?)\s*\|`)
+	byRow      = regexp.MustCompile(`(?m)^\s*\|\s*Claimed-By\s*\|([^|\n]*)\|`)
 	issueDayNo = regexp.MustCompile(`^(ISSUE-\d{8}-)(\d+)$`)
 )
 
 // lease is what an issue's rows say of its claim, to order two versions.
 type lease struct {
 	epoch int
+	held  bool   // Claimed-By names someone
 	until string // RFC 3339 in UTC: ordered as text
 }
 
@@ -337,11 +414,22 @@ func leaseOf(text []byte) lease {
 	if m := untilRow.FindSubmatch(text); m != nil {
 		l.until = string(m[1])
 	}
+	if m := byRow.FindSubmatch(text); m != nil {
+		l.held = len(bytes.TrimSpace(m[1])) > 0
+	}
 	return l
 }
 
+// after reports whether l is a later state of a claim than o: a greater
+// epoch; at one epoch, its release (a claim ends once), or a later lease.
 func (l lease) after(o lease) bool {
-	return l.epoch > o.epoch || l.epoch == o.epoch && l.until > o.until
+	switch {
+	case l.epoch != o.epoch:
+		return l.epoch > o.epoch
+	case l.held != o.held:
+		return !l.held
+	}
+	return l.until > o.until
 }
 
 // renumber gives an issue added here whose ID the other side gave to

@@ -71,6 +71,14 @@ func TestMerge3(t *testing.T) {
 			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Failure-Signature | abc |\n| Priority", "| Lease-Until | |", "| Lease-Until | |\n| Claimed-At | 2026-01-02T10:00:00Z |"),
 			edit(t, mergeBase, "| Lease-Until | |", "| Lease-Until | 2026-01-02T09:00:00Z |\n| Claimed-At | 2026-01-02T08:00:00Z |"),
 			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Failure-Signature | abc |\n| Priority", "| Lease-Until | |", "| Lease-Until | 2026-01-02T09:00:00Z |\n| Claimed-At | 2026-01-02T08:00:00Z |")},
+		{"a record here, a renewal mirrored there",
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Failure-Signature | abc |\n| Priority", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:00:00Z |", "### Summary\none\n", "### Summary\none\n\n### Failure Details\n\n```\nboom\n```\n"),
+			edit(t, mergeBase, "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |"),
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Failure-Signature | abc |\n| Priority", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |", "### Summary\none\n", "### Summary\none\n\n### Failure Details\n\n```\nboom\n```\n")},
+		{"one change on both sides, released here, renewed there",
+			edit(t, mergeBase, "| Status | pending |\n| Retry-Count | 0 |\n| Priority", "| Status | resolved |\n| Retry-Count | 1 |\n| Priority", "| Lease-Until | |", "| Lease-Until | |\n\n### Failure Details\n\nboom"),
+			edit(t, mergeBase, "| Status | pending |\n| Retry-Count | 0 |\n| Priority", "| Status | resolved |\n| Retry-Count | 1 |\n| Priority", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |\n\n### Failure Details\n\nboom"),
+			edit(t, mergeBase, "| Status | pending |\n| Retry-Count | 0 |\n| Priority", "| Status | resolved |\n| Retry-Count | 1 |\n| Priority", "| Lease-Until | |", "| Lease-Until | |\n\n### Failure Details\n\nboom")},
 		{"added on both sides", mergeBase + added, mergeBase + strings.Replace(added, "003", "004", 2),
 			mergeBase + added + strings.Replace(added, "003", "004", 2)},
 		{"one ID added on both sides", mergeBase + added, mergeBase + addedThere,
@@ -108,7 +116,7 @@ func TestMerge3Conflict(t *testing.T) {
 	theirs := edit(t, mergeBase, "| Priority | high |", "| Priority | critical |")
 	got, err := Merge3([]byte(mergeBase), []byte(ours), []byte(theirs))
 	var me *MergeError
-	if !errors.As(err, &me) || me.Line != 3 || me.ID != "## ISSUE-20260102-001" || got != nil {
+	if !errors.As(err, &me) || me.Line != 3 || me.ID != "## ISSUE-20260102-001" || !strings.Contains(me.Why, "both in the row Priority") || got != nil {
 		t.Fatalf("Merge3 = %q, %v; want a MergeError at line 3 of ISSUE-20260102-001", got, err)
 	}
 }

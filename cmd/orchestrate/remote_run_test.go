@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/queue"
@@ -82,30 +86,133 @@ func TestRemoteRunAgents(t *testing.T) {
 			t.Errorf("machine %d: exit %d\n%s", i, codes[i], outs[i])
 		}
 	}
+	checkRemoteDone(t, bare, issues, 4)
+	if t.Failed() {
+		for i := range machines {
+			t.Logf("machine %d:\n%s", i, outs[i])
+		}
+	}
+}
+
+// Kill trials across machines: two clones of one bare remote each run
+// --agents 2 --remote origin on four issues, and one of the runs, chosen
+// at random, is killed (SIGKILL) at a random moment; then both run again
+// until nothing is left. In the end every issue is merged exactly once
+// onto the remote's main and resolved in the shared queue, within its
+// budget, and no claim is held. ORCHESTRATE_REMOTE_RUN_KILL_TRIALS sets
+// the number of trials (default 2).
+func TestRemoteRunKillTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: machines' runs killed over git")
+	}
+	trials := 2
+	if v, err := strconv.Atoi(os.Getenv("ORCHESTRATE_REMOTE_RUN_KILL_TRIALS")); err == nil {
+		trials = v
+	}
+	// Each launch of an agent is noted in one file that every machine
+	// writes: an issue's first launch does nothing (its gate fails, a
+	// retry is spent), the next ones do the work.
+	launches := filepath.Join(t.TempDir(), "launches")
+	t.Setenv("LAUNCHES", launches)
+	cfg := "retry:\n  max_retries: 4\nagent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; echo \"$id\" >> \"$LAUNCHES\"; sleep 0.$(( $$ % 5 )); " +
+		"[ $(grep -c \"^$id$\" \"$LAUNCHES\") -lt 2 ] || echo \"$id\" > \"$id.txt\"'\n" +
+		"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	start := time.Now()
+	for trial := 0; trial < trials; trial++ {
+		bare, _, orch := remoteProject(t, cfg, 4, 2)
+		run := func(i int) *exec.Cmd { return orch[i]("run", "--agents", "2", "--remote", "origin", "--lease", "3s") }
+		first := []*exec.Cmd{run(0), run(1)}
+		for _, c := range first {
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Duration(rng.Intn(2500)) * time.Millisecond)
+		first[rng.Intn(2)].Process.Signal(syscall.SIGKILL)
+		for _, c := range first {
+			c.Wait()
+		}
+		// Both go on until nothing is left to do.
+		for round := 0; ; round++ {
+			if round == 10 {
+				t.Fatalf("trial %d: still work left after 10 rounds", trial)
+			}
+			var wg sync.WaitGroup
+			outs, codes := make([]string, 2), make([]int, 2)
+			for i := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := run(i)
+					out, _ := c.CombinedOutput()
+					outs[i], codes[i] = string(out), c.ProcessState.ExitCode()
+				}()
+			}
+			wg.Wait()
+			if codes[0] == exitNothing && codes[1] == exitNothing {
+				break
+			}
+			for i, code := range codes {
+				if code != 0 && code != exitNothing {
+					t.Fatalf("trial %d, round %d: machine %d: exit %d\n%s", trial, round, i, code, outs[i])
+				}
+			}
+		}
+		checkRemoteDone(t, bare, 4, 4)
+		// The budget, counted by the agents themselves: 1 launch and 4
+		// retries at most for each issue, whichever machine made them.
+		data, _ := os.ReadFile(launches)
+		for id, n := range countLines(string(data)) {
+			if n > 5 {
+				t.Errorf("trial %d: %s launched %d times, past its budget of 1 and 4 retries", trial, id, n)
+			}
+		}
+		os.Remove(launches)
+		if t.Failed() {
+			t.Fatalf("trial %d failed", trial)
+		}
+	}
+	t.Logf("%d trials in %v", trials, time.Since(start).Round(time.Second))
+}
+
+// checkRemoteDone checks the bare remote once the machines are done with
+// n issues: each resolved in the shared queue within its budget (at most
+// budget retries), its work merged onto main exactly once, its claim
+// released.
+func checkRemoteDone(t *testing.T, bare string, n, budget int) {
+	t.Helper()
 	q := remoteQueue(t, bare)
 	log := gitRun(t, bare, "log", "--format=%s", "main")
 	for _, is := range q.Issues {
 		if got := is.Field(queue.FieldStatus); got == nil || got.Value != queue.StatusResolved {
 			t.Errorf("%s on the remote's queue: %v, want resolved", is.ID, got)
 		}
-		if n := strings.Count(log, is.ID+":"); n != 1 {
-			t.Errorf("%s merged %d times onto the remote's main:\n%s", is.ID, n, log)
+		if r := is.Int(queue.FieldRetryCount, 0); r > budget {
+			t.Errorf("%s: %d retries, past its budget of %d", is.ID, r, budget)
+		}
+		if c := strings.Count(log, is.ID+":"); c != 1 {
+			t.Errorf("%s merged %d times onto the remote's main:\n%s", is.ID, c, log)
 		}
 		if files := gitRun(t, bare, "ls-tree", "--name-only", "main", is.ID+".txt"); files != is.ID+".txt" {
 			t.Errorf("%s: its work is not on the remote's main", is.ID)
 		}
 	}
-	if len(q.Issues) != issues {
-		t.Errorf("the remote's queue has %d issues, want %d", len(q.Issues), issues)
+	if len(q.Issues) != n {
+		t.Errorf("the remote's queue has %d issues, want %d", len(q.Issues), n)
 	}
 	for id, l := range remoteClaims(t, bare) {
 		if l.Holder != "" {
 			t.Errorf("%s still claimed on the remote by %s", id, l.Holder)
 		}
 	}
-	if t.Failed() {
-		for i := range machines {
-			t.Logf("machine %d:\n%s", i, outs[i])
-		}
+}
+
+// countLines counts each line of text.
+func countLines(text string) map[string]int {
+	n := map[string]int{}
+	for _, l := range strings.Fields(text) {
+		n[l]++
 	}
+	return n
 }
