@@ -111,6 +111,10 @@ type agentCtx struct {
 	// merge train that did not merge it: its own commits are after it.
 	upstream string
 	rel      string // the workspace directory, relative to the repository
+	// marked are the files a conflict was marked in when the work was put
+	// back onto the branch for the agent to resolve (see conflictBack),
+	// until no marker is left in them.
+	marked []string
 }
 
 // RunAgents runs opt.Agents agents at once on the open issues (and on
@@ -615,6 +619,11 @@ func (wk *Worked) agentTime() int64 {
 // once merged (r.agent.merged).
 func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error) {
 	a := r.agent
+	if left := a.tree.Marked(a.marked); len(left) > 0 {
+		return nil, r.mergeFailure(ctx, fmt.Sprintf("conflict markers are left in %s (<<<<<<< … >>>>>>>): resolve each conflict there, keeping both sides' intent, and remove the markers.",
+			listSome(left, 5))), nil
+	}
+	a.marked = nil
 	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); err != nil {
 		return nil, "", err
 	}
@@ -639,14 +648,7 @@ func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error)
 	case res.err != nil:
 		return nil, "", res.err
 	case res.conflict != nil:
-		how := "git rebase " + a.branch
-		if a.upstream != "" {
-			// Its branch still sits on work of another issue that is not
-			// merged: that work stays out.
-			how = fmt.Sprintf("git rebase --onto %s %.12s", a.branch, a.upstream)
-		}
-		return nil, r.mergeFailure(ctx, fmt.Sprintf("%v. Rebase your branch onto %s (%s) and resolve the conflicts, keeping both sides' intent.",
-			res.conflict, a.branch, how)), nil
+		return nil, r.conflictBack(ctx, res.conflict), nil
 	case res.failed != nil:
 		r.mergeEvent(ctx, n, analytics.OutcomeFail, "gates fail after the rebase onto "+a.branch)
 		return res.failed, "", nil
@@ -658,6 +660,37 @@ func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error)
 	r.resolved = append(r.resolved, Resolution{ID: a.claim.ID, Summary: a.claim.Summary})
 	r.mergeEvent(ctx, n, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", res.merged, a.branch))
 	return nil, "", nil
+}
+
+// conflictBack sends work that conflicts with the integration branch back
+// to its agent, put onto the branch for it: its worktree's branch moved
+// onto the branch, its work on top, not committed, each conflict marked in
+// its file, so that the agent resolves them by editing files, which every
+// agent may do, where a rebase of its own needs git commands that a
+// headless agent may not run (the claude profile allows the gates'
+// commands only). Its commit waits until no marker is left. When its work
+// cannot be put there, the agent is told to rebase it itself. It returns
+// the agent's feedback, recorded as the failure of its issue.
+func (r *runner) conflictBack(ctx context.Context, conflict *worktree.ConflictError) string {
+	a := r.agent
+	files, err := a.tree.Reapply(ctx, a.branch, a.upstream, "the work on "+a.claim.ID)
+	if err != nil {
+		how := "git rebase " + a.branch
+		if a.upstream != "" {
+			// Its branch still sits on work of another issue that is not
+			// merged: that work stays out.
+			how = fmt.Sprintf("git rebase --onto %s %.12s", a.branch, a.upstream)
+		}
+		return r.mergeFailure(ctx, fmt.Sprintf("%v. Rebase your branch onto %s (%s) and resolve the conflicts, keeping both sides' intent.",
+			conflict, a.branch, how))
+	}
+	a.upstream, a.marked = "", files
+	if len(files) == 0 {
+		return r.mergeFailure(ctx, fmt.Sprintf("%v. Your work is now on %s, not committed, and applies there without conflicts: check that it still does what its issue asks.",
+			conflict, a.branch))
+	}
+	return r.mergeFailure(ctx, fmt.Sprintf("%v. Your work is now on %s, not committed, with each conflict marked in its file (<<<<<<< the branch's side ======= yours >>>>>>>): edit %s to resolve them, keeping both sides' intent, and remove the markers.",
+		conflict, a.branch, listSome(files, 5)))
 }
 
 // recheck runs the gates of loop n again after a rebase, for the merge

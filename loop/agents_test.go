@@ -246,6 +246,51 @@ func TestAgentsConflict(t *testing.T) {
 	}
 }
 
+// Two agents change one line of one file, and the loser's agent edits
+// files only, never running git (a headless agent that may run only the
+// gates' commands): its work is put onto main for it, the conflict marked
+// in the file; left there, the markers are refused at the merge, though
+// its gate passes; once it removes them, its work merges with both sides.
+func TestAgentsConflictResolvedByEdits(t *testing.T) {
+	w := agentsRepo(t, func(w Workspace) string {
+		agent := logLaunch(w) + `case "$ORCHESTRATE_LOOP" in 1) echo "$id" > shared.txt ;; 2) ;; ` +
+			`*) grep -Ev "^(<<<<<<<|=======|>>>>>>>)" shared.txt > shared.tmp; mv shared.tmp shared.txt ;; esac`
+		return "agent:\n  command: '" + agent + "'\ngates:\n  - name: test\n    command: 'grep -q ISSUE shared.txt'\n"
+	}, "first", "second")
+	var mu sync.Mutex
+	var merges []string
+	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
+		if s.Kind == StepMerge {
+			mu.Lock()
+			merges = append(merges, s.Issue+" "+s.Merge)
+			mu.Unlock()
+		}
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != RunPassed || len(res.Merged) != 2 {
+		t.Fatalf("RunAgents = %s %q; merges %q", res.Outcome, res.Reason, merges)
+	}
+	loser := res.Merged[1]
+	got := fmt.Sprint(merges)
+	for _, want := range []string{
+		loser + " fail: merge conflict rebasing onto main in shared.txt. Your work is now on main, not committed, with each conflict marked in its file",
+		loser + " fail: conflict markers are left in shared.txt",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("merges: %s\nwant %q", got, want)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(w.Root(), "shared.txt"))
+	if strings.Count(string(data), "ISSUE") != 2 || strings.Contains(string(data), "<<<<<<<") || strings.Contains(string(data), ">>>>>>>") {
+		t.Errorf("shared.txt on main = %q; want both issues' lines, no marker", data)
+	}
+	if n := loadIssue(t, w, loser).Int(queue.FieldRetryCount, 0); n != 2 {
+		t.Errorf("%s: Retry-Count %d, want 2", loser, n)
+	}
+}
+
 // An agent's commit that changes the workspace directory is refused at
 // merge, as a failure of its issue.
 func TestAgentsWorkspaceChangeRefused(t *testing.T) {

@@ -303,6 +303,74 @@ func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
 	return &ConflictError{Onto: onto, Files: files}
 }
 
+// Reapply puts the worktree's branch onto onto (a branch or commit) with
+// its work on top, not committed: the commits after upstream (with an
+// empty upstream, those not in onto) taken as one change and merged there
+// as git cherry-pick merges, nothing staged. It returns the files whose
+// changes conflict with onto's, marked in them as git marks a conflict
+// (<<<<<<< … >>>>>>>), for whoever works in the worktree to resolve by
+// editing them, which needs no git command; none when the work applies
+// cleanly. The worktree is to be clean (its work committed). On an error
+// the branch stays as it was. label names the work in the markers.
+func (t *Tree) Reapply(ctx context.Context, onto, upstream, label string) ([]string, error) {
+	ident := []string{"-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost"}
+	out, err := git(ctx, t.Dir, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return nil, err
+	}
+	head, base := strings.TrimSpace(out), upstream
+	if base == "" {
+		if out, err = git(ctx, t.Dir, "merge-base", head, onto); err != nil {
+			return nil, err
+		}
+		base = strings.TrimSpace(out)
+	}
+	// The work as one commit on base, whose change is base..head.
+	if out, err = git(ctx, t.Dir, append(ident, "commit-tree", head+"^{tree}", "-p", base, "-m", label)...); err != nil {
+		return nil, err
+	}
+	work := strings.TrimSpace(out)
+	if _, err := git(ctx, t.Dir, "reset", "--quiet", "--hard", onto); err != nil {
+		return nil, err
+	}
+	_, pickErr := git(ctx, t.Dir, append(ident, "cherry-pick", "--no-commit", work)...)
+	out, _ = git(ctx, t.Dir, "diff", "--name-only", "--diff-filter=U")
+	files := strings.Fields(out)
+	git(ctx, t.Dir, "cherry-pick", "--quit")
+	if pickErr != nil && len(files) == 0 {
+		git(ctx, t.Dir, "reset", "--quiet", "--hard", head)
+		return nil, pickErr
+	}
+	// Nothing staged: the work is the worktree's changes, as an agent
+	// leaves its own.
+	if _, err := git(ctx, t.Dir, "reset", "--quiet"); err != nil {
+		git(ctx, t.Dir, "reset", "--quiet", "--hard", head)
+		return nil, err
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// Marked returns those of files (relative to the worktree) that still hold
+// a conflict marker: a line that starts with <<<<<<< or >>>>>>>. A file
+// that is gone holds none.
+func (t *Tree) Marked(files []string) []string {
+	var out []string
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(t.Dir, filepath.FromSlash(f)))
+		if err != nil {
+			continue
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if bytes.HasPrefix(line, []byte("<<<<<<<")) || bytes.HasPrefix(line, []byte(">>>>>>>")) {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // ErrMoved says the integration branch moved while a merge was under way.
 var ErrMoved = errors.New("the branch moved meanwhile")
 

@@ -272,3 +272,58 @@ func TestAddRecoversKilledGit(t *testing.T) {
 		t.Errorf("commit in the taken-up worktree: %q, %v", c, err)
 	}
 }
+
+// Reapply puts a branch's work onto main, not committed, with the conflict
+// marked in its file and nothing staged; with an upstream, only the work
+// after it; onto nothing, it changes nothing.
+func TestReapply(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	one, _ := r.Add(ctx, "I1", "main")
+	write(t, filepath.Join(one.Dir, "a.txt"), "one\n")
+	write(t, filepath.Join(one.Dir, "b.txt"), "b\n")
+	c1, _ := one.Commit(ctx, "one")
+	two, _ := r.Add(ctx, "I2", c1) // put onto I1's work, not merged
+	write(t, filepath.Join(two.Dir, "c.txt"), "c\n")
+	c2, _ := two.Commit(ctx, "two")
+	write(t, filepath.Join(r.Root, "a.txt"), "main\n")
+	run(t, r.Root, "commit", "-qam", "main")
+	main, _ := r.Head(ctx, "main")
+
+	files, err := one.Reapply(ctx, "main", "", "the work on I1")
+	if err != nil || strings.Join(files, ",") != "a.txt" {
+		t.Fatalf("Reapply = %v, %v; want a.txt", files, err)
+	}
+	if head, _ := r.Head(ctx, "orchestrate/I1"); head != main {
+		t.Errorf("the branch is at %s, want main's %s", head, main)
+	}
+	if st := run(t, one.Dir, "status", "--porcelain"); st != "M a.txt\n?? b.txt" {
+		t.Errorf("status %q; want the work, not staged", st)
+	}
+	data, _ := os.ReadFile(filepath.Join(one.Dir, "a.txt"))
+	if !strings.Contains(string(data), "<<<<<<< HEAD\nmain\n=======\none\n>>>>>>> ") || !strings.Contains(string(data), "the work on I1") {
+		t.Errorf("a.txt = %q", data)
+	}
+	if got := one.Marked([]string{"a.txt", "b.txt", "gone.txt"}); strings.Join(got, ",") != "a.txt" {
+		t.Errorf("Marked = %v", got)
+	}
+	write(t, filepath.Join(one.Dir, "a.txt"), "main\none\n")
+	if got := one.Marked([]string{"a.txt"}); got != nil {
+		t.Errorf("Marked after the resolution = %v", got)
+	}
+
+	files, err = two.Reapply(ctx, "main", c1, "the work on I2")
+	if err != nil || len(files) != 0 {
+		t.Fatalf("Reapply after upstream = %v, %v; want no conflict", files, err)
+	}
+	if st := run(t, two.Dir, "status", "--porcelain"); st != "?? c.txt" {
+		t.Errorf("status %q; want its own work only", st)
+	}
+	run(t, two.Dir, "reset", "-q", "--hard", c2)
+	if _, err := two.Reapply(ctx, "no-such-branch", "", "x"); err == nil {
+		t.Error("Reapply onto no branch: no error")
+	}
+	if head, _ := r.Head(ctx, "orchestrate/I2"); head != c2 {
+		t.Error("a Reapply that failed moved the branch")
+	}
+}
