@@ -32,19 +32,24 @@ type startTree struct {
 // was clean, so that no one else's changes go into the commit.
 func (w Workspace) noteStartTree(ctx context.Context, cfg *config.Config) startTree {
 	st := startTree{leave: cfg.OnSuccess != config.SuccessCommit}
-	if st.git = w.inGit(ctx); !st.git {
-		st.notClean = "not a git repository"
-		return st
-	}
 	if st.leave {
+		if st.git = w.inGit(ctx); !st.git {
+			st.notClean = "not a git repository"
+		}
 		return st
 	}
+	// The status tells a work tree too: git is asked again only when it
+	// fails.
 	status, err := w.gitStatus(ctx)
 	if err != nil {
+		if st.git = w.inGit(ctx); !st.git {
+			st.notClean = "not a git repository"
+			return st
+		}
 		st.notClean = err.Error()
 		return st
 	}
-	st.head = status.head
+	st.git, st.head = true, status.head
 	if files := status.order; len(files) > 0 {
 		st.notClean = fmt.Sprintf("the tree had uncommitted changes when the run started (%s), which a commit would mix with the agent's work: "+
 			"review the changes and commit them yourself (git add -A && git commit), and start the next run from a clean tree", listSome(files, 3))
