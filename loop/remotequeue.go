@@ -47,6 +47,13 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		// from (a clone's), or else this one.
 		base.Data = w.committedQueue(ctx)
 	}
+	if seen, err := r.SeenQueue(ctx); err == nil && seen.Sha != "" && seen.Sha != base.Sha {
+		// A sync killed after its push and the file's write, before its
+		// note: the file is the queue it pushed, which is the base.
+		if cur, _, err := fsx.ReadFile(path); err == nil && bytes.Equal(cur, seen.Data) {
+			base = seen
+		}
+	}
 	for range syncTries {
 		theirs, err := r.FetchQueue(ctx)
 		if err != nil {
@@ -72,13 +79,15 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 			if errors.Is(err, remote.ErrLost) {
 				continue
 			}
-		} else {
-			err = r.Synced(ctx, theirs)
+			if err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		return fsx.Transform(path, func(cur []byte, _ bool) ([]byte, error) {
+		// The file first, then the note of the sync: killed between the
+		// two, the next sync merges from the older base again, which the
+		// file and the remote both hold the changes of. The other way
+		// round, it would take the file for one that undid them.
+		err = fsx.Transform(path, func(cur []byte, _ bool) ([]byte, error) {
 			if bytes.Equal(cur, ours) {
 				return synced.Data, nil
 			}
@@ -86,6 +95,10 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 			// next sync to push.
 			return queue.Merge3(ours, cur, synced.Data)
 		})
+		if err != nil {
+			return err
+		}
+		return r.Synced(ctx, synced)
 	}
 	return fmt.Errorf("syncing the queue with %s: every push lost to another machine's, %d times over: try again", r.Name(), syncTries)
 }

@@ -49,6 +49,12 @@ func (r *Remote) SyncedQueue(ctx context.Context) (Queue, error) {
 	return r.queueAt(ctx, r.queueSynced())
 }
 
+// SeenQueue is the queue as this clone last saw it on the remote: last
+// fetched, or last pushed.
+func (r *Remote) SeenQueue(ctx context.Context) (Queue, error) {
+	return r.queueAt(ctx, r.queueSeen())
+}
+
 // queueAt reads the queue at the local ref.
 func (r *Remote) queueAt(ctx context.Context, ref string) (Queue, error) {
 	sha, err := r.git(ctx, nil, "for-each-ref", "--format=%(objectname)", ref)
@@ -67,7 +73,7 @@ func (r *Remote) queueAt(ctx context.Context, ref string) (Queue, error) {
 
 // PushQueue makes data the remote's queue, from the version from, in one
 // compare-and-swap push: a LostError when another machine changed it
-// since. It notes the new version as this clone's last sync.
+// since. The caller notes the sync (Synced) once its own copy holds data.
 func (r *Remote) PushQueue(ctx context.Context, from Queue, data []byte, message string) (Queue, error) {
 	blob, err := r.git(ctx, strings.NewReader(string(data)), "hash-object", "-w", "--stdin")
 	if err != nil {
@@ -90,7 +96,8 @@ func (r *Remote) PushQueue(ctx context.Context, from Queue, data []byte, message
 		return Queue{}, err
 	}
 	q := Queue{Sha: sha, Data: data}
-	return q, r.Synced(ctx, q)
+	_, err = r.git(ctx, nil, "update-ref", r.queueSeen(), sha)
+	return q, err
 }
 
 // Synced notes q as this clone's last sync with the remote's queue.
