@@ -104,9 +104,9 @@ type agentCtx struct {
 	branch string // the integration branch, as git and people name it
 	train  *train // the merge queue
 	// share, on a remote, publishes the queue before each launch of the
-	// agent (see SyncQueue).
-	share  func(context.Context) error
-	merged string // the commit merged, once it is
+	// agent (see SyncQueue); keep, after it, its work (see takeUp).
+	share, keep func(context.Context) error
+	merged      string // the commit merged, once it is
 	// upstream is the work of another issue the branch was put onto in a
 	// merge train that did not merge it: its own commits are after it.
 	upstream string
@@ -438,7 +438,7 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 		release()
 		return nil, err
 	}
-	tree, err := p.repo.Add(ctx, c.ID, base)
+	tree, err := p.takeUp(ctx, c.ID, base)
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("making the worktree of %s: %w", c.ID, err)
@@ -453,6 +453,13 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 	a := &agentCtx{name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel}
 	if r := p.opt.Remote; r != nil {
 		a.share = func(ctx context.Context) error { return w.SyncQueue(ctx, r) }
+		a.keep = func(ctx context.Context) error {
+			snap, err := tree.Snapshot(ctx, fmt.Sprintf("orchestrate: the work on %s, not merged yet (epoch %d)", c.ID, c.Epoch))
+			if err != nil {
+				return err
+			}
+			return r.PushWork(ctx, c.ID, snap)
+		}
 	}
 	opt := p.opt.RunOptions
 	if opt.Step != nil {
@@ -486,8 +493,37 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 		return wk, err
 	}
 	release()
+	if r := p.opt.Remote; r != nil && a.merged != "" {
+		r.DropWork(context.WithoutCancel(ctx), c.ID) // merged: nothing to take up
+	}
 	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")
 	return wk, err
+}
+
+// takeUp makes the worktree of issue id on base. On a remote, the work
+// another machine's holder kept there (its last agent's, see keep) is put
+// on top, not committed, when this machine has no branch of the issue of
+// its own: a holder killed, or gone, leaves its work to the next.
+func (p *pool) takeUp(ctx context.Context, id, base string) (*worktree.Tree, error) {
+	r := p.opt.Remote
+	if r == nil {
+		return p.repo.Add(ctx, id, base)
+	}
+	if _, err := p.repo.Head(ctx, "refs/heads/"+worktree.Branch(id)); err == nil {
+		return p.repo.Add(ctx, id, base) // its own, as a killed run left it
+	}
+	snap, err := r.FetchWork(ctx, id)
+	if err != nil || snap == "" {
+		return p.repo.Add(ctx, id, base)
+	}
+	tree, err := p.repo.Add(ctx, id, snap)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tree.Reapply(ctx, base, snap+"^", "the work of "+id+" kept on "+r.Name()); err != nil {
+		p.w.warn(fmt.Errorf("taking up the work of %s kept on %s: %w", id, r.Name(), err))
+	}
+	return tree, nil
 }
 
 // renew renews the claim every third of its lease until ctx ends; a claim

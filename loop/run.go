@@ -610,6 +610,12 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	}
 	a.Key = c.key
 	r.noteLeft(ctx)
+	if r.agent != nil && r.agent.keep != nil {
+		// What it did, for the machine that takes the issue over.
+		if err := r.agent.keep(ctx); err != nil {
+			r.w.warn(fmt.Errorf("keeping the work of %s on the remote: %w", r.agent.claim.ID, err))
+		}
+	}
 	r.takeReport(a, res.Output, session)
 	r.res.Agents = append(r.res.Agents, *a)
 	if err := r.history(ctx, r.agentEvents(n, a, c)...); err != nil {

@@ -351,6 +351,33 @@ func (t *Tree) Reapply(ctx context.Context, onto, upstream, label string) ([]str
 	return files, nil
 }
 
+// Snapshot writes the worktree's files as they are, untracked ones
+// included (not those git ignores), as a commit on its HEAD, without
+// touching its index or its branch: its work as it stands, for another
+// machine to take up (see Reapply).
+func (t *Tree) Snapshot(ctx context.Context, message string) (string, error) {
+	f, err := os.CreateTemp("", "orchestrate-index-")
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	index := []string{"GIT_INDEX_FILE=" + f.Name()}
+	if _, err := gitEnv(ctx, t.Dir, index, "read-tree", "HEAD"); err != nil {
+		return "", err
+	}
+	if _, err := gitEnv(ctx, t.Dir, index, "add", "-A"); err != nil {
+		return "", err
+	}
+	tree, err := gitEnv(ctx, t.Dir, index, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	out, err := git(ctx, t.Dir, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
+		"commit-tree", strings.TrimSpace(tree), "-p", "HEAD", "-m", message)
+	return strings.TrimSpace(out), err
+}
+
 // Marked returns those of files (relative to the worktree) that still hold
 // a conflict marker: a line that starts with <<<<<<< or >>>>>>>. A file
 // that is gone holds none.
@@ -493,10 +520,15 @@ func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
 // git runs git in dir and returns its standard output; its error says the
 // command and what git printed.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
+	return gitEnv(ctx, dir, nil, args...)
+}
+
+// gitEnv is git with env added to the environment.
+func gitEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	// No optional locks: a git status of ours never takes the index lock
 	// an agent's git add in the same worktree needs.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0"), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -216,3 +216,50 @@ func countLines(text string) map[string]int {
 	}
 	return n
 }
+
+// A machine killed while it works on an issue leaves its work on the
+// remote: the machine that takes the issue over after the lease starts from
+// it. The first machine's agent writes half of the fix, fails its gate,
+// and hangs in its next launch, where it is killed; the second's agent
+// (TAKER) only finishes a half it finds, never starts one.
+func TestRemoteTakeoverTakesUpWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: machines' runs over git")
+	}
+	cfg := "retry:\n  max_retries: 2\nagent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; " +
+		"if [ -f \"$id.part\" ]; then [ -z \"$HANG\" ] || sleep 60; echo done > \"$id.txt\"; elif [ -z \"$TAKER\" ]; then echo half > \"$id.part\"; fi'\n" +
+		"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
+	bare, _, orch := remoteProject(t, cfg, 1, 2)
+	first := orch[0]("run", "--agents", "1", "--remote", "origin", "--lease", "3s")
+	first.Env = append(first.Env, "HANG=1")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Killed once its half is kept on the remote, in its second launch.
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(gitRun(t, bare, "for-each-ref", "--format=%(refname)", remote.WorkPrefix), remote.WorkPrefix) {
+		if time.Now().After(deadline) {
+			first.Process.Kill()
+			t.Fatal("the first machine kept no work on the remote")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	first.Process.Signal(syscall.SIGKILL)
+	first.Wait()
+	second := orch[1]("run", "--agents", "1", "--remote", "origin", "--lease", "3s")
+	second.Env = append(second.Env, "TAKER=1")
+	out, _ := second.CombinedOutput()
+	if code := second.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("the second machine: exit %d\n%s", code, out)
+	}
+	checkRemoteDone(t, bare, 1, 2)
+	q := remoteQueue(t, bare)
+	id := q.Issues[0].ID
+	if files := gitRun(t, bare, "ls-tree", "--name-only", "main", id+".part"); files != id+".part" {
+		t.Errorf("the first machine's half is not on the remote's main:\n%s", out)
+	}
+	if refs := gitRun(t, bare, "for-each-ref", remote.WorkPrefix); refs != "" {
+		t.Errorf("the work kept for a takeover is left once merged: %s", refs)
+	}
+}
