@@ -340,20 +340,34 @@ func Holder(name string, pid int) string {
 // machine) is gone only in that its lease lapsed: Gone says true, and the
 // lease decides.
 func Gone(holder string) bool {
-	at := strings.LastIndexByte(holder, '@')
-	slash := strings.LastIndexByte(holder, '/')
-	if at < 0 || slash < at {
-		return true
-	}
-	host, _ := os.Hostname()
-	if holder[at+1:slash] != host {
-		return true
-	}
-	pid, err := strconv.Atoi(holder[slash+1:])
-	if err != nil || pid <= 0 {
+	host, pid, ok := hostPID(holder)
+	if me, _ := os.Hostname(); !ok || host != me {
 		return true
 	}
 	return !alive(pid)
+}
+
+// GoneHere reports whether holder names a process on this machine that is
+// gone (see Gone): known gone, whatever its lease says.
+func GoneHere(holder string) bool {
+	host, pid, ok := hostPID(holder)
+	me, _ := os.Hostname()
+	return ok && host == me && !alive(pid)
+}
+
+// hostPID is the machine and the process a holder names (NAME@HOST/PID);
+// false when it names none.
+func hostPID(holder string) (host string, pid int, ok bool) {
+	at := strings.LastIndexByte(holder, '@')
+	slash := strings.LastIndexByte(holder, '/')
+	if at < 0 || slash < at {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(holder[slash+1:])
+	if err != nil || pid <= 0 {
+		return "", 0, false
+	}
+	return holder[at+1 : slash], pid, true
 }
 
 // Choose is for Next on a big queue: from a look at each piece of the file

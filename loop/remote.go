@@ -208,14 +208,15 @@ func mirror(q *queue.Queue, recs map[string]remote.Record) {
 	}
 }
 
-// endLapsed ends, on the remote, the lapsed claims of issues the queue
-// says are done: a run killed between an issue's resolution and the
-// release of its ref left it so, and no one would claim the issue again
-// to end it. A push lost to another machine is left to it.
+// endLapsed ends, on the remote, the claims of issues the queue says are
+// done whose lease lapsed or whose holder, on this machine, is gone: a run
+// killed between an issue's resolution and the release of its ref left
+// them so, and no one would claim the issue again to end them. A push lost
+// to another machine is left to it.
 func endLapsed(ctx context.Context, r *remote.Remote, q *queue.Queue, recs map[string]remote.Record, now time.Time) {
 	for _, is := range q.Issues {
 		rec, ok := recs[is.ID]
-		if !ok || rec.Err != nil || rec.Holder == "" || !rec.Until.Before(now) {
+		if !ok || rec.Err != nil || rec.Holder == "" || !rec.Lapsed(now) && !claim.GoneHere(rec.Holder) {
 			continue
 		}
 		if st, _ := is.Get(queue.FieldStatus); st != queue.StatusResolved && st != queue.StatusSkipped {
