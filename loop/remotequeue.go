@@ -104,9 +104,14 @@ func syncError(path string, r *remote.Remote, err error) error {
 }
 
 // committedQueue is the queue as the repository's HEAD holds it; nil when
-// it holds none.
+// it holds none. The workspace's directory may be relative (--dir's
+// default), the repository's root is not.
 func (w Workspace) committedQueue(ctx context.Context) []byte {
-	rel, err := filepath.Rel(w.Root(), w.Path(QueueFile))
+	abs, err := filepath.Abs(w.Path(QueueFile))
+	if err != nil {
+		return nil
+	}
+	rel, err := filepath.Rel(w.Root(), abs)
 	if err != nil {
 		return nil
 	}
