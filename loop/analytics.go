@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -165,7 +166,17 @@ func (w Workspace) generateAnalytics() error {
 	if err != nil {
 		return fmt.Errorf("generating analytics: %w", err)
 	}
-	if err := analytics.Generate(w.Path(HistoryFile), w.Path(AnalyticsFile)); err != nil {
+	path := w.Path(HistoryFile)
+	var srcs []analytics.Source
+	f, err := fsx.OpenFile(path, os.O_RDONLY, 0)
+	switch {
+	case err == nil:
+		defer f.Close()
+		srcs = append(srcs, analytics.Source{Name: path, R: bufio.NewReaderSize(f, 256<<10)})
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("generating analytics: reading history: %w", err)
+	}
+	if _, err := analytics.Generate(srcs, w.Path(AnalyticsFile), analytics.RenderOptions{Source: path}); err != nil {
 		return fmt.Errorf("generating analytics: %w", err)
 	}
 	if err := fsx.WriteFile(w.Path(AnalyticsStampFile), []byte(stamp), 0o644); err != nil {

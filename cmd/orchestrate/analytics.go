@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +65,7 @@ func runAnalytics(e *env, args []string) error {
 	ws := e.ws()
 	switch {
 	case *out != "":
-		if err := analytics.Generate(ws.Path(loop.HistoryFile), *out); err != nil {
+		if err := writePage(ws, *out); err != nil {
 			return err
 		}
 	case *ifStale:
@@ -86,6 +89,22 @@ func runAnalytics(e *env, args []string) error {
 		}
 	}
 	return e.report(map[string]any{"path": *out}, "wrote %s\n", *out)
+}
+
+// writePage writes the page of ws's history to out.
+func writePage(ws loop.Workspace, out string) error {
+	path := ws.Path(loop.HistoryFile)
+	var srcs []analytics.Source
+	f, err := fsx.OpenFile(path, os.O_RDONLY, 0)
+	switch {
+	case err == nil:
+		defer f.Close()
+		srcs = append(srcs, analytics.Source{Name: path, R: bufio.NewReaderSize(f, 256<<10)})
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("reading history: %w", err)
+	}
+	_, err = analytics.Generate(srcs, out, analytics.RenderOptions{Source: path})
+	return err
 }
 
 // backgroundDeadline bounds orchestrate analytics --if-stale.
