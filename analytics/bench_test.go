@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,12 +139,12 @@ func heapPeak() (stop func() uint64) {
 	}
 }
 
-// generateOnce runs Generate on history and returns how long it took and the heap peak.
+// generateOnce makes the page of history and returns how long it took and the heap peak.
 func generateOnce(tb testing.TB, history, out string) (time.Duration, uint64) {
 	runtime.GC()
 	stop := heapPeak()
 	start := time.Now()
-	if err := Generate(history, out); err != nil {
+	if err := generate(history, out); err != nil {
 		tb.Fatal(err)
 	}
 	return time.Since(start), stop()
@@ -226,5 +227,71 @@ func TestBenchHistoryIsRealistic(t *testing.T) {
 	}
 	if m.Malformed != 0 || m.Rows < 20_000 || len(m.Gates) != benchGates || m.IssuesFiled < 500 || m.FixedByLoop == 0 {
 		t.Errorf("generated history: %v, %d malformed, %d gates, %d fixed by the loop", m, m.Malformed, len(m.Gates), m.FixedByLoop)
+	}
+}
+
+// BenchmarkComputeAll reads 1,000,000 rows as the histories of four
+// machines, each run on one of them, every machine holding the first tenth
+// (a history committed before the clones were made): against
+// BenchmarkGenerate's one history of the same rows, the cost of the merge
+// in time order and of counting each row once (a key kept per row).
+func BenchmarkComputeAll(b *testing.B) {
+	const rows, machines = 1_000_000, 4
+	dir := b.TempDir()
+	whole := filepath.Join(dir, "history.csv")
+	writeBenchHistory(b, whole, rows)
+	data, err := os.ReadFile(whole)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	want := int64(len(lines) - 1)
+	hosts := make([][]byte, machines)
+	machine := 0
+	for i, line := range lines {
+		if i > 0 && strings.Contains(line, ","+EventRunStart+",") {
+			machine = (machine + 1) % machines
+		}
+		for h := range hosts {
+			if i == 0 || i <= rows/10 || h == machine {
+				hosts[h] = append(hosts[h], line...)
+			}
+		}
+	}
+	paths := make([]string, machines)
+	for h, text := range hosts {
+		paths[h] = filepath.Join(dir, fmt.Sprint("h", h, ".csv"))
+		if err := os.WriteFile(paths[h], text, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		runtime.GC()
+		stop := heapPeak()
+		start := time.Now()
+		var srcs []Source
+		var files []*os.File
+		for _, path := range paths {
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			files = append(files, f)
+			srcs = append(srcs, Source{Name: path, R: bufio.NewReaderSize(f, 256<<10)})
+		}
+		m, err := ComputeAll(srcs)
+		for _, f := range files {
+			f.Close()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		took, peak := time.Since(start), stop()
+		if m.Rows != want {
+			b.Fatalf("%d rows, want %d", m.Rows, want)
+		}
+		b.ReportMetric(float64(took.Nanoseconds())/float64(want), "ns/row")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 	}
 }

@@ -79,13 +79,21 @@
 //
 // Compute reduces a history to Metrics in one pass and bounded memory; Render draws
 // them as a self-contained page with go-echarts charts and plain tables; Generate does
-// both from a file to a file, atomically.
+// both from histories to a file, atomically.
+//
+// # Several machines
+//
+// Machines that share a queue each append to a history.csv of their own (no two
+// write one file). ComputeAll reads their histories (each a Source) as one: their
+// rows merged in time order, a row held by several counted once (see ComputeAll for
+// when two rows are one), what each gave in Metrics.Sources.
 //
 // # API
 //
 // All of its exported names are API: the history (Event and the names of its events,
 // outcomes and details, TimeFormat, ValidID, AppendHistory, and Usage
 // with ParseUsage and FormatUsage for usage rows) and the report (Compute, Metrics
-// and the types of its fields, Render with RenderOptions, Generate). The module is
+// and the types of its fields, Render with RenderOptions, ComputeAll and Generate
+// with Source). The module is
 // at v0: the API follows history.csv and analytics.html and changes with them.
 package analytics

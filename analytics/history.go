@@ -358,7 +358,8 @@ func tail(f *os.File, size int64) (torn []byte, whole bool, err error) {
 // rowError describes a row of history.csv that could not be read: readHistory
 // skips it and tells Compute, which reports it.
 type rowError struct {
-	Line int // 1-based line of the file
+	File string // the history it is in, when several are read as one
+	Line int    // 1-based line of the file
 	Err  error
 }
 
@@ -373,53 +374,83 @@ type rowError struct {
 // readHistory returns an error when r fails, when the first line is not a history
 // header, or when fn returns one (which it returns as is).
 func readHistory(r io.Reader, fn func(Event) error, bad func(*rowError)) error {
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
-
-	var index [numColumns]int // column number of each known column
-	width := 0                // fields in the header
-	haveHeader := false
+	rr := newRowReader(r, bad)
 	for {
-		rec, err := cr.Read()
+		ev, err := rr.next()
 		if err == io.EOF {
 			return nil
 		}
-		var perr *csv.ParseError
-		if errors.As(err, &perr) {
-			if !haveHeader {
-				return fmt.Errorf("line %d: reading history header: %w", perr.StartLine, perr.Err)
-			}
-			if bad != nil {
-				bad(&rowError{Line: perr.StartLine, Err: perr.Err})
-			}
-			continue
-		}
 		if err != nil {
-			return fmt.Errorf("reading history: %w", err)
-		}
-		line, _ := cr.FieldPos(0)
-		if !haveHeader {
-			if err := parseHeader(rec, &index); err != nil {
-				return fmt.Errorf("line %d: %w", line, err)
-			}
-			width = len(rec)
-			haveHeader = true
-			continue
-		}
-		if len(rec) == width && rec[index[colTime]] == "time" && rec[index[colEvent]] == "event" {
-			continue
-		}
-		ev, err := parseRow(rec, width, &index)
-		if err != nil {
-			if bad != nil {
-				bad(&rowError{Line: line, Err: err})
-			}
-			continue
+			return err
 		}
 		if err := fn(ev); err != nil {
 			return err
 		}
+	}
+}
+
+// rowReader reads the rows of one history, one at a time (see readHistory).
+type rowReader struct {
+	cr         *csv.Reader
+	bad        func(*rowError)
+	index      [numColumns]int // column number of each known column
+	width      int             // fields in the header
+	haveHeader bool
+	rec        []string // the row next returned, as read: its fields
+}
+
+func newRowReader(r io.Reader, bad func(*rowError)) *rowReader {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = -1
+	return &rowReader{cr: cr, bad: bad}
+}
+
+// next returns the next row that parses, io.EOF after the last; the rows
+// that do not parse are passed to bad and skipped. Its error is one of
+// readHistory's.
+func (h *rowReader) next() (Event, error) {
+	for {
+		rec, err := h.cr.Read()
+		if err == io.EOF {
+			return Event{}, err
+		}
+		var perr *csv.ParseError
+		if errors.As(err, &perr) {
+			if !h.haveHeader {
+				return Event{}, fmt.Errorf("line %d: reading history header: %w", perr.StartLine, perr.Err)
+			}
+			h.skip(&rowError{Line: perr.StartLine, Err: perr.Err})
+			continue
+		}
+		if err != nil {
+			return Event{}, fmt.Errorf("reading history: %w", err)
+		}
+		line, _ := h.cr.FieldPos(0)
+		if !h.haveHeader {
+			if err := parseHeader(rec, &h.index); err != nil {
+				return Event{}, fmt.Errorf("line %d: %w", line, err)
+			}
+			h.width = len(rec)
+			h.haveHeader = true
+			continue
+		}
+		if len(rec) == h.width && rec[h.index[colTime]] == "time" && rec[h.index[colEvent]] == "event" {
+			continue
+		}
+		ev, err := parseRow(rec, h.width, &h.index)
+		if err != nil {
+			h.skip(&rowError{Line: line, Err: err})
+			continue
+		}
+		h.rec = rec
+		return ev, nil
+	}
+}
+
+func (h *rowReader) skip(e *rowError) {
+	if h.bad != nil {
+		h.bad(e)
 	}
 }
 

@@ -52,11 +52,15 @@ var issueOutcomeOrder = []string{
 // Metrics are the numbers of analytics.html, computed from a history by Compute.
 // Rates are fractions in [0, 1], and 0 when their denominator is 0.
 type Metrics struct {
-	Rows          int64          `json:"rows"`                     // rows read, header excluded
+	Rows          int64          `json:"rows"`                     // rows read, header excluded; each once (Sources)
 	Malformed     int64          `json:"malformed"`                // rows skipped as unreadable
 	MalformedRows []MalformedRow `json:"malformed_rows,omitempty"` // the first few of them
 	First         time.Time      `json:"first"`                    // earliest event time
 	Last          time.Time      `json:"last"`                     // latest event time
+	// Sources are the histories read, when several were (ComputeAll), and
+	// Duplicates the rows read more than once among them, counted once.
+	Sources    []SourceStat `json:"sources,omitempty"`
+	Duplicates int64        `json:"duplicates,omitempty"`
 
 	// IssuesFiled is the number of distinct issues the history names in issue rows
 	// (issue_add, record, halt, retry_triggered, resolve, skip, retry, gate): those
@@ -188,6 +192,7 @@ type WeekStat struct {
 
 // MalformedRow is a row that Compute skipped.
 type MalformedRow struct {
+	File    string `json:"file,omitempty"` // its history, when several were read (ComputeAll)
 	Line    int    `json:"line"`
 	Message string `json:"message"`
 }
@@ -346,7 +351,7 @@ func newComputer() *computer {
 func (c *computer) bad(e *rowError) {
 	c.m.Malformed++
 	if len(c.m.MalformedRows) < keepMalformed {
-		c.m.MalformedRows = append(c.m.MalformedRows, MalformedRow{Line: e.Line, Message: e.Err.Error()})
+		c.m.MalformedRows = append(c.m.MalformedRows, MalformedRow{File: e.File, Line: e.Line, Message: e.Err.Error()})
 	}
 }
 

@@ -199,7 +199,7 @@ func TestGenerate(t *testing.T) {
 	out := filepath.Join(dir, "analytics.html")
 
 	// No history yet.
-	if err := Generate(filepath.Join(dir, "history.csv"), out); err != nil {
+	if err := generate(filepath.Join(dir, "history.csv"), out); err != nil {
 		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(out)
@@ -216,7 +216,7 @@ func TestGenerate(t *testing.T) {
 	if err := os.WriteFile(history, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Generate(history, out); err != nil {
+	if err := generate(history, out); err != nil {
 		t.Fatal(err)
 	}
 	page, _ = os.ReadFile(out)
@@ -236,11 +236,11 @@ func TestGenerate(t *testing.T) {
 	}
 
 	// A failure leaves the old page and no temporary file.
-	if err := Generate(dir, out); err == nil {
-		t.Error("Generate with a directory for history = nil; want an error")
+	if err := generate(dir, out); err == nil {
+		t.Error("generate with a directory for history = nil; want an error")
 	}
 	if again, _ := os.ReadFile(out); !bytes.Equal(again, page) {
-		t.Error("a failed Generate changed the page")
+		t.Error("a failed generate changed the page")
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {

@@ -193,7 +193,7 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 	if serr := w.share(context.WithoutCancel(ctx), opt.Remote); err == nil {
 		err = serr
 	}
-	return res, w.endRun(ctx, err)
+	return res, w.endRun(ctx, err, opt.Remote)
 }
 
 // share syncs the queue with the remote's (see SyncQueue), when the agents

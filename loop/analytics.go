@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 )
@@ -33,6 +36,17 @@ import (
 // process make the page at a time, and never the workspace's lock.
 // AnalyticsErrorFile says why the last refresh in the background failed
 // (status shows it); the next page made removes it.
+//
+// The page shows this clone's history.csv and, once made with a git
+// remote the machines share (RefreshAnalyticsFrom: analytics --remote, the
+// end of run --remote), every other host's history on this clone's view
+// of that remote's queue (remote.SeenHistories; no round trip), read with
+// it as one (analytics.ComputeAll). This clone's own history on the
+// remote is not read: its history.csv is newer. The stamp says which:
+// its first line is history.csv's, its second, when the page shows a
+// remote's, "remote NAME COMMIT", the version of the queue it shows. Every
+// refresh keeps to what the page shows until it is made with another
+// remote, or with none.
 const (
 	AnalyticsLockFile  = ".analytics.lock"
 	AnalyticsStampFile = ".analytics.stamp"
@@ -52,37 +66,102 @@ func (w Workspace) historyStamp() (string, error) {
 	return strconv.FormatInt(fi.Size(), 10) + " " + strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "\n", nil
 }
 
-// AnalyticsCurrent reports whether analytics.html shows history.csv as it
-// is. A workspace with neither is current: it has nothing to show.
-func (w Workspace) AnalyticsCurrent() bool {
+// pageStamp is the stamp of a page made now from history.csv and, when
+// name is not "", the hosts' histories on this clone's view of the remote
+// name.
+func (w Workspace) pageStamp(ctx context.Context, name string) (string, error) {
 	stamp, err := w.historyStamp()
+	if err != nil || name == "" {
+		return stamp, err
+	}
+	r, err := remote.New(w.Root(), name)
+	if err != nil {
+		return "", err
+	}
+	sha, err := r.SeenQueue(ctx)
+	if err != nil {
+		return "", err
+	}
+	return stamp + "remote " + name + " " + cmp.Or(sha, "none") + "\n", nil
+}
+
+// pageRemote is the remote whose hosts' histories the page shows, as its
+// stamp says; "" for none.
+func (w Workspace) pageRemote() string {
+	data, _, err := fsx.ReadFileMax(w.Path(AnalyticsStampFile), 4<<10)
+	if err != nil {
+		return ""
+	}
+	_, second, _ := strings.Cut(string(data), "\n")
+	if f := strings.Fields(second); len(f) == 3 && f[0] == "remote" {
+		return f[1]
+	}
+	return ""
+}
+
+// AnalyticsCurrent reports whether analytics.html shows history.csv as it
+// is (and the hosts' histories it shows, as this clone last saw them). A
+// workspace with neither is current: it has nothing to show.
+func (w Workspace) AnalyticsCurrent() bool {
+	return w.pageCurrent(context.Background(), w.pageRemote())
+}
+
+// pageCurrent reports whether analytics.html is the page of history.csv
+// and of the hosts' histories of the remote name ("" for none).
+func (w Workspace) pageCurrent(ctx context.Context, name string) bool {
+	if _, err := os.Stat(w.Path(AnalyticsFile)); err != nil {
+		stamp, serr := w.historyStamp()
+		return errors.Is(err, fs.ErrNotExist) && serr == nil && stamp == "none\n"
+	}
+	stamp, err := w.pageStamp(ctx, name)
 	if err != nil {
 		return false
-	}
-	if _, err := os.Stat(w.Path(AnalyticsFile)); err != nil {
-		return errors.Is(err, fs.ErrNotExist) && stamp == "none\n"
 	}
 	data, _, err := fsx.ReadFileMax(w.Path(AnalyticsStampFile), 4<<10)
 	return err == nil && string(data) == stamp
 }
 
-// RefreshAnalytics makes analytics.html from history.csv, or, unless
-// force, leaves it when it is current. It waits for a refresh in progress
-// elsewhere, never for the workspace's lock, and reports whether it wrote
-// the page.
+// RefreshAnalytics makes analytics.html from history.csv (and the hosts'
+// histories the page shows), or, unless force, leaves it when it is
+// current. It waits for a refresh in progress elsewhere, never for the
+// workspace's lock, and reports whether it wrote the page.
 func (w Workspace) RefreshAnalytics(ctx context.Context, force bool) (bool, error) {
+	m, err := w.refreshPage(ctx, w.pageRemote(), force)
+	return m != nil, err
+}
+
+// RefreshAnalyticsFrom makes analytics.html from history.csv and, with r,
+// every other host's history on this clone's view of r's queue; without,
+// from history.csv alone. Later refreshes keep to it. It returns the
+// page's numbers (empty when there is no history).
+func (w Workspace) RefreshAnalyticsFrom(ctx context.Context, r *remote.Remote) (*analytics.Metrics, error) {
+	name := ""
+	if r != nil {
+		name = r.Name()
+	}
+	return w.refreshPage(ctx, name, true)
+}
+
+// refreshPage makes the page of history.csv and of the hosts' histories
+// of the remote name, and returns its numbers (empty for no history),
+// unless it is current and not force: then it returns nil.
+func (w Workspace) refreshPage(ctx context.Context, name string, force bool) (*analytics.Metrics, error) {
 	if err := w.mustExist(); err != nil {
-		return false, err
+		return nil, err
 	}
 	unlock, err := fsx.Lock(ctx, w.Path(AnalyticsLockFile))
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	defer unlock()
-	if !force && w.AnalyticsCurrent() {
-		return false, nil
+	if !force && w.pageCurrent(ctx, name) {
+		return nil, nil
 	}
-	return true, w.generateAnalytics()
+	m, err := w.generateAnalytics(ctx, name)
+	if err == nil && m == nil {
+		m = &analytics.Metrics{}
+	}
+	return m, err
 }
 
 // RefreshAnalyticsIfIdle is RefreshAnalytics for a process in the
@@ -108,6 +187,7 @@ func (w Workspace) refreshIfIdle(ctx context.Context, held func()) error {
 	if held == nil && w.AnalyticsCurrent() {
 		return nil
 	}
+	name := w.pageRemote()
 	for {
 		unlock, err := held, error(nil)
 		if held == nil {
@@ -122,9 +202,12 @@ func (w Workspace) refreshIfIdle(ctx context.Context, held func()) error {
 		}
 		// Looked at again under the lock: another process may have made
 		// the page between the two looks.
-		if !w.AnalyticsCurrent() {
+		if !w.pageCurrent(ctx, name) {
 			done := make(chan error, 1)
-			go func() { done <- w.generateAnalytics() }()
+			go func() {
+				_, err := w.generateAnalytics(ctx, name)
+				done <- err
+			}()
 			select {
 			case err = <-done:
 			case <-ctx.Done():
@@ -155,24 +238,87 @@ func (w Workspace) AnalyticsFailure() string {
 	return strings.TrimSpace(string(data))
 }
 
-// generateAnalytics makes the page and stamps it; the caller holds
-// AnalyticsLockFile. The stamp is taken before the history is read, so
-// that rows appended meanwhile leave the page stale, never passed for
-// current. It needs no sync: a stamp lost in a crash makes one more
-// refresh, and the page it names was synced before it was written.
-func (w Workspace) generateAnalytics() error {
-	stamp, err := w.historyStamp()
+// generateAnalytics makes the page of history.csv and of the hosts'
+// histories of the remote name ("" for none), and stamps it; the caller
+// holds AnalyticsLockFile. The stamp is taken before the histories are
+// read, so that rows appended meanwhile leave the page stale, never passed
+// for current. It needs no sync: a stamp lost in a crash makes one more
+// refresh, and the page it names was synced before it was written. It
+// returns the page's numbers, nil when there is no history.
+func (w Workspace) generateAnalytics(ctx context.Context, name string) (*analytics.Metrics, error) {
+	stamp, err := w.pageStamp(ctx, name)
 	if err != nil {
-		return fmt.Errorf("generating analytics: %w", err)
+		return nil, fmt.Errorf("generating analytics: %w", err)
 	}
-	if err := analytics.Generate(w.Path(HistoryFile), w.Path(AnalyticsFile)); err != nil {
-		return fmt.Errorf("generating analytics: %w", err)
+	srcs, what, done, err := w.PageHistories(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("generating analytics: %w", err)
+	}
+	defer done()
+	m, err := analytics.Generate(srcs, w.Path(AnalyticsFile), analytics.RenderOptions{Source: what})
+	if err != nil {
+		return nil, fmt.Errorf("generating analytics: %w", err)
 	}
 	if err := fsx.WriteFile(w.Path(AnalyticsStampFile), []byte(stamp), 0o644); err != nil {
-		return fmt.Errorf("generating analytics: %w", err)
+		return nil, fmt.Errorf("generating analytics: %w", err)
 	}
 	if err := os.Remove(w.Path(AnalyticsErrorFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return nil, err
 	}
-	return nil
+	return m, nil
+}
+
+// PageHistories opens the histories of the page: history.csv, if there is
+// one, and, when name is not "", every other host's history on this
+// clone's view of the remote name's queue (as its last fetch or sync left
+// it), which the page leaves out, saying why, when it cannot read one.
+// what names them all; done closes them.
+func (w Workspace) PageHistories(ctx context.Context, name string) (srcs []analytics.Source, what string, done func(), err error) {
+	path := w.Path(HistoryFile)
+	what, done = path, func() {}
+	f, err := fsx.OpenFile(path, os.O_RDONLY, 0)
+	switch {
+	case err == nil:
+		srcs = append(srcs, analytics.Source{Name: path, R: bufio.NewReaderSize(f, 256<<10)})
+		done = func() { f.Close() }
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, "", nil, fmt.Errorf("reading history: %w", err)
+	}
+	if name == "" {
+		return srcs, what, done, nil
+	}
+	hs, self, err := w.seenHistories(ctx, name)
+	if err != nil {
+		done()
+		return nil, "", nil, err
+	}
+	local := done
+	done = func() { local(); hs.Close() }
+	n := 0
+	for _, h := range hs.Hosts {
+		if h.Host == self {
+			continue // its history.csv is newer
+		}
+		srcs = append(srcs, analytics.Source{Name: name + ":" + remote.HistoryDir + "/" + h.Host, R: hs.Reader(h), Optional: true})
+		n++
+	}
+	return srcs, fmt.Sprintf("%s and %d other hosts' histories on %s", path, n, name), done, nil
+}
+
+// seenHistories lists the hosts' histories on this clone's view of the
+// remote name's queue, and this clone's host name ("" when it has none).
+func (w Workspace) seenHistories(ctx context.Context, name string) (*remote.Histories, string, error) {
+	r, err := remote.New(w.Root(), name)
+	if err != nil {
+		return nil, "", err
+	}
+	self, err := r.Host(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	hs, err := r.SeenHistories(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the histories on %s: %w", name, err)
+	}
+	return hs, self, nil
 }

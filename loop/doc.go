@@ -116,18 +116,21 @@
 //     the claims (ClaimNextOn, ClaimOn) and are said by a renewal or a
 //     release (changeOn).
 //   - remotequeue.go: the queue shared through the remote, merged with
-//     this machine's before each claim, launch and release (SyncQueue).
+//     this machine's before each claim, launch and release, this
+//     machine's history shared beside it as its host's, every other
+//     host's kept (SyncQueue, ownHistory).
 //
 // And the rest: workspace.go, the files, the lock and runs/ (Lock, RunDir);
 // runlock.go, the run's lock and its agent's process group (runLock,
 // noteGroup); prompt.go, the agent's prompts (renderPrompt); agentusage.go,
 // what an agent reports of its usage (ParseAgentOutput); transcript.go, a
 // Claude Code session's last words (LastAssistantText); retention.go, the
-// runs kept (pruneRuns); analytics.go, analytics.html kept up to date
-// (RefreshAnalytics); watch.go, the workspace watched for changes (Watch);
-// supervisor.go, the warning that commands run without their supervisor
-// (noteSupervisor); limits.go, the most of a file read whole
-// (MaxTaskFile).
+// runs kept (pruneRuns); analytics.go, analytics.html kept up to date, of
+// this clone's history and the other hosts' on a remote (RefreshAnalytics,
+// RefreshAnalyticsFrom, PageHistories); watch.go, the workspace watched for
+// changes (Watch); supervisor.go, the warning that commands run without
+// their supervisor (noteSupervisor); limits.go, the most of a file read
+// whole (MaxTaskFile).
 //
 // # API
 //

@@ -2,10 +2,10 @@ package loop
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -31,6 +31,12 @@ import (
 // this machine changed something), more when another machine's push came
 // first. A queue both changed in ways that cannot be merged is an error
 // naming the issue, and nothing is written, here or there.
+//
+// It shares this machine's history.csv too, as its host's in the shared
+// queue's tree (see remote.OwnHistory): what was appended since the last
+// sync is pushed with the queue, and every other host's history is kept
+// as the remote has it. A history that cannot be shared is a warning: the
+// queue is synced all the same.
 func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 	unlock, err := w.Lock(ctx)
 	if err != nil {
@@ -47,13 +53,14 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		// from (a clone's), or else this one.
 		base.Data = w.committedQueue(ctx)
 	}
-	if seen, err := r.SeenQueue(ctx); err == nil && seen.Sha != "" && seen.Sha != base.Sha {
+	if seen, err := r.LastQueue(ctx); err == nil && seen.Sha != "" && seen.Sha != base.Sha {
 		// A sync killed after its push and the file's write, before its
 		// note: the file is the queue it pushed, which is the base.
 		if cur, _, err := fsx.ReadFile(path); err == nil && bytes.Equal(cur, seen.Data) {
 			base = seen
 		}
 	}
+	host := w.historyHost(ctx, r)
 	for range syncTries {
 		theirs, err := r.FetchQueue(ctx)
 		if err != nil {
@@ -63,19 +70,14 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		if err != nil {
 			return err
 		}
-		merged := ours
-		if theirs.Sha != "" && !bytes.Equal(ours, theirs.Data) {
-			if base.Sha == "" && base.Data == nil {
-				return fmt.Errorf("%s: this clone never synced its queue with the one on %s, and no commit holds it: what each side changed cannot be told; commit the queue both started from, or take the remote's (git fetch %s %s && git show FETCH_HEAD:%s > %s)",
-					path, r.Name(), r.Name(), remote.QueueRef, remote.QueueFile, path)
-			}
-			if merged, err = queue.Merge3(base.Data, ours, theirs.Data); err != nil {
-				return syncError(path, r, err)
-			}
+		merged, err := mergeQueue(path, r, base, ours, theirs)
+		if err != nil {
+			return err
 		}
+		own := w.ownHistory(ctx, r, base, theirs, &host)
 		synced := theirs
-		if theirs.Sha == "" || !bytes.Equal(merged, theirs.Data) {
-			synced, err = r.PushQueue(ctx, theirs, merged, "orchestrate: the queue, from "+hostname())
+		if theirs.Sha == "" || !bytes.Equal(merged, theirs.Data) || own.Changed {
+			synced, err = r.PushQueue(ctx, theirs, merged, own, "orchestrate: the queue, from "+cmp.Or(host, "a machine"))
 			if errors.Is(err, remote.ErrLost) {
 				continue
 			}
@@ -103,6 +105,63 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 	return fmt.Errorf("syncing the queue with %s: every push lost to another machine's, %d times over: try again", r.Name(), syncTries)
 }
 
+// mergeQueue merges what this machine changed in its queue (ours) since
+// the last sync (base) with what the others pushed meanwhile (theirs).
+func mergeQueue(path string, r *remote.Remote, base remote.Queue, ours []byte, theirs remote.Queue) ([]byte, error) {
+	if theirs.Sha == "" || bytes.Equal(ours, theirs.Data) {
+		return ours, nil
+	}
+	if base.Sha == "" && base.Data == nil {
+		return nil, fmt.Errorf("%s: this clone never synced its queue with the one on %s, and no commit holds it: what each side changed cannot be told; commit the queue both started from, or take the remote's (git fetch %s %s && git show FETCH_HEAD:%s > %s)",
+			path, r.Name(), r.Name(), remote.QueueRef, remote.QueueFile, path)
+	}
+	merged, err := queue.Merge3(base.Data, ours, theirs.Data)
+	if err != nil {
+		return nil, syncError(path, r, err)
+	}
+	return merged, nil
+}
+
+// historyHost is this clone's host name, given one at its first sync; ""
+// when it cannot have one (a warning says why): its history is not shared.
+func (w Workspace) historyHost(ctx context.Context, r *remote.Remote) string {
+	host, err := r.Host(ctx)
+	if err == nil && host == "" {
+		host, err = r.NewHost(ctx)
+	}
+	if err != nil {
+		w.warn(fmt.Errorf("%s is not shared on %s: %w", HistoryFile, r.Name(), err))
+		return ""
+	}
+	return host
+}
+
+// ownHistory is this clone's history as the version theirs of the queue
+// is to hold it (remote.OwnHistory). Another clone found writing under
+// this clone's host name, this one takes a new name and says so, and
+// shares its history under it. A history that cannot be shared is a
+// warning, and the version's histories are kept as they are.
+func (w Workspace) ownHistory(ctx context.Context, r *remote.Remote, base, theirs remote.Queue, host *string) remote.Own {
+	if *host == "" {
+		return remote.Own{}
+	}
+	own, err := r.OwnHistory(ctx, base, theirs, *host, w.Path(HistoryFile))
+	if errors.Is(err, remote.ErrHostTaken) {
+		var name string
+		if name, err = r.NewHost(ctx); err == nil {
+			w.warn(fmt.Errorf("%s/%s on %s: another clone has the host name %s: this clone is %s from now on (git config %s)",
+				remote.HistoryDir, *host, r.Name(), *host, name, remote.HostConfig))
+			*host = name
+			own, err = r.OwnHistory(ctx, base, theirs, name, w.Path(HistoryFile))
+		}
+	}
+	if err != nil {
+		w.warn(fmt.Errorf("%s is not shared on %s: %w", HistoryFile, r.Name(), err))
+		return remote.Own{}
+	}
+	return own
+}
+
 // syncTries is how many times SyncQueue merges again after a push lost to
 // another machine's.
 const syncTries = 10
@@ -117,9 +176,14 @@ func syncError(path string, r *remote.Remote, err error) error {
 }
 
 // committedQueue is the queue as the repository's HEAD holds it; nil when
-// it holds none.
+// it holds none. The workspace's directory may be relative (--dir's
+// default), the repository's root is not.
 func (w Workspace) committedQueue(ctx context.Context) []byte {
-	rel, err := filepath.Rel(w.Root(), w.Path(QueueFile))
+	abs, err := filepath.Abs(w.Path(QueueFile))
+	if err != nil {
+		return nil
+	}
+	rel, err := filepath.Rel(w.Root(), abs)
 	if err != nil {
 		return nil
 	}
@@ -128,12 +192,4 @@ func (w Workspace) committedQueue(ctx context.Context) []byte {
 		return nil
 	}
 	return []byte(out)
-}
-
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "a machine"
-	}
-	return h
 }

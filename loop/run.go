@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
@@ -189,21 +190,26 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	}
 	r.start = w.noteStartTree(ctx, cfg)
 	res, err := r.loop(ctx)
-	return res, w.endRun(ctx, err)
+	return res, w.endRun(ctx, err, nil)
 }
 
 // endRun is what every run does last: an abort that came after its last
 // decision point is its own, which has ended, so none stays behind it; and
 // the report shows the run, made once, outside the workspace's lock, also
-// after an interruption. Past the run's commit point, the page is a
-// warning, never the run's exit code.
-func (w Workspace) endRun(ctx context.Context, err error) error {
+// after an interruption: with the other hosts' histories on the remote r
+// the run shared, if any, or else those the page shows. Past the run's
+// commit point, the page is a warning, never the run's exit code.
+func (w Workspace) endRun(ctx context.Context, err error, r *remote.Remote) error {
 	if rerr := os.Remove(w.Path(AbortFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		err = errors.Join(err, rerr)
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if _, aerr := w.RefreshAnalytics(actx, false); aerr != nil {
+	name := w.pageRemote()
+	if r != nil {
+		name = r.Name()
+	}
+	if _, aerr := w.refreshPage(actx, name, false); aerr != nil {
 		err = errors.Join(err, w.warn(fmt.Errorf("making analytics.html: %w", aerr)))
 	}
 	return err

@@ -8,12 +8,14 @@ import (
 )
 
 // What the machines share on the remote besides the claims: the queue, on
-// a ref of its own, and the integration branch their work lands on. Both
-// move only by compare-and-swap pushes, as the claims do.
+// a ref of its own, with their histories beside it (see history.go), and
+// the integration branch their work lands on. Both move only by
+// compare-and-swap pushes, as the claims do.
 
 // QueueRef is the ref on the remote that holds the shared queue: a commit
-// whose tree holds QueueFile, each change a commit on the one before, so
-// that git log shows who changed the queue when.
+// whose tree holds QueueFile (and the machines' histories, HistoryDir),
+// each change a commit on the one before, so that git log shows who
+// changed the queue when.
 const QueueRef = "refs/orchestrate/queue"
 
 // QueueFile is the queue's file in QueueRef's tree.
@@ -49,9 +51,9 @@ func (r *Remote) SyncedQueue(ctx context.Context) (Queue, error) {
 	return r.queueAt(ctx, r.queueSynced())
 }
 
-// SeenQueue is the queue as this clone last saw it on the remote: last
-// fetched, or last pushed.
-func (r *Remote) SeenQueue(ctx context.Context) (Queue, error) {
+// LastQueue is the queue as this clone last saw it on the remote: last
+// fetched, or last pushed (see SeenQueue).
+func (r *Remote) LastQueue(ctx context.Context) (Queue, error) {
 	return r.queueAt(ctx, r.queueSeen())
 }
 
@@ -73,13 +75,24 @@ func (r *Remote) queueAt(ctx context.Context, ref string) (Queue, error) {
 
 // PushQueue makes data the remote's queue, from the version from, in one
 // compare-and-swap push: a LostError when another machine changed it
-// since. The caller notes the sync (Synced) once its own copy holds data.
-func (r *Remote) PushQueue(ctx context.Context, from Queue, data []byte, message string) (Queue, error) {
+// since. Its tree holds own's history (see OwnHistory, made on from) and
+// every other host's as from has it; with no own.Host, from's histories
+// as they are. The caller notes the sync (Synced) once its own copy holds
+// data.
+func (r *Remote) PushQueue(ctx context.Context, from Queue, data []byte, own Own, message string) (Queue, error) {
+	hist, err := r.historyTree(ctx, from, own)
+	if err != nil {
+		return Queue{}, err
+	}
 	blob, err := r.git(ctx, strings.NewReader(string(data)), "hash-object", "-w", "--stdin")
 	if err != nil {
 		return Queue{}, err
 	}
-	tree, err := r.git(ctx, strings.NewReader("100644 blob "+strings.TrimSpace(blob)+"\t"+QueueFile+"\n"), "mktree")
+	entries := "100644 blob " + strings.TrimSpace(blob) + "\t" + QueueFile + "\n"
+	if hist != "" {
+		entries += "040000 tree " + hist + "\t" + HistoryDir + "\n"
+	}
+	tree, err := r.git(ctx, strings.NewReader(entries), "mktree")
 	if err != nil {
 		return Queue{}, err
 	}
@@ -208,6 +221,15 @@ func (r *Remote) DropWork(ctx context.Context, id string) error {
 	}
 	if _, err := r.git(ctx, nil, "push", "--quiet", "--no-verify", r.name, ":"+WorkPrefix+id); err != nil {
 		return r.remoteError("deleting", WorkPrefix+id, "on", err)
+	}
+	return nil
+}
+
+// Check says when the remote does not exist in this repository (no round
+// trip).
+func (r *Remote) Check(ctx context.Context) error {
+	if _, err := r.git(ctx, nil, "remote", "get-url", r.name); err != nil {
+		return fmt.Errorf("there is no remote %s in this repository (git remote add %s URL)", r.name, r.name)
 	}
 	return nil
 }

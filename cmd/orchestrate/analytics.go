@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
@@ -18,7 +19,7 @@ import (
 var analyticsCmd = &command{
 	name:    "analytics",
 	summary: "regenerate analytics.html from history.csv",
-	usage: `Usage: orchestrate analytics [--out FILE] [--if-stale] [--json]
+	usage: `Usage: orchestrate analytics [--out FILE] [--if-stale] [--remote NAME] [--json]
 
 Reads history.csv and writes analytics.html (or FILE): the autonomous fix
 rate, attempts to success, time to success, halted issues and cap hits,
@@ -26,26 +27,43 @@ failure rates per gate, the failures that came back most, with charts and
 plain tables of the same numbers. The page is self-contained: it draws its
 charts with no network.
 
+With --remote NAME, the page is also made from the history of every other
+machine that shares the queue on the git remote NAME (run --remote NAME):
+each sync puts a machine's history.csv beside the queue on the remote
+(refs/orchestrate/queue, as history/<host>/; the host is git config
+orchestrate.host). It reads them as this clone last saw them (its last
+sync, or git fetch NAME +refs/orchestrate/queue:refs/orchestrate/remote/NAME/queue),
+leaves out this clone's own (history.csv is newer), and merges their rows
+in time order, a row held by several histories (a committed history.csv,
+a copied clone) counted once. It prints what each history gave. The page
+keeps to the remote: every refresh after it reads the same remote's
+histories, until orchestrate analytics without --remote.
+
 The page is kept up to date without it: orchestrate run makes it as its
-last step, watch when history.csv changes, and every other command that
-adds to history.csv (the Stop hook, record, check, gate, issue, session,
-approve, reject, abort) starts orchestrate analytics --if-stale in the
-background and does not wait for it, so that none of them slows down as
-the history grows. .orchestrator/.analytics.stamp says which state of
-history.csv the page shows.
+last step (run --remote NAME with NAME's histories), watch when
+history.csv changes, and every other command that adds to history.csv
+(the Stop hook, record, check, gate, issue, session, approve, reject,
+abort) starts orchestrate analytics --if-stale in the background and does
+not wait for it, so that none of them slows down as the history grows.
+.orchestrator/.analytics.stamp says which state of the histories the page
+shows.
 
 Flags:
-  --out FILE   write the page to FILE instead of .orchestrator/analytics.html
-  --if-stale   only if history.csv changed since the page was made, and
-               not at all while another process is making it (that one
-               looks at the history again when it is done); it gives up
-               after 5 minutes or at SIGTERM, and a failure leaves
-               .orchestrator/.analytics.error, which status shows until
-               the next page is made
+  --out FILE     write the page to FILE instead of .orchestrator/analytics.html
+  --if-stale     only if history.csv changed since the page was made, and
+                 not at all while another process is making it (that one
+                 looks at the history again when it is done); it gives up
+                 after 5 minutes or at SIGTERM, and a failure leaves
+                 .orchestrator/.analytics.error, which status shows until
+                 the next page is made
+  --remote NAME  and every other machine's history shared on the git
+                 remote NAME
+  --json         the page's path, its rows, and what each history gave
 
 Examples:
   orchestrate analytics
   orchestrate analytics --out /tmp/report.html && xdg-open /tmp/report.html
+  orchestrate analytics --remote origin
 
 Exit codes: 0 written (or current), 1 error, 2 usage.
 `,
@@ -56,13 +74,21 @@ func runAnalytics(e *env, args []string) error {
 	fs := e.flags("analytics")
 	out := fs.String("out", "", "")
 	ifStale := fs.Bool("if-stale", false, "")
+	remoteOf := e.remoteFlag(fs)
 	if err := e.parseNone(fs, args); err != nil {
 		return err
 	}
+	r, err := remoteOf()
+	if err != nil {
+		return err
+	}
 	ws := e.ws()
+	var m *analytics.Metrics
 	switch {
+	case r != nil && *ifStale:
+		return usageError("analytics", "--if-stale keeps to the histories the page shows: no --remote")
 	case *out != "":
-		if err := analytics.Generate(ws.Path(loop.HistoryFile), *out); err != nil {
+		if m, err = writePage(e.ctx, ws, r, *out); err != nil {
 			return err
 		}
 	case *ifStale:
@@ -79,13 +105,78 @@ func runAnalytics(e *env, args []string) error {
 		if err := ws.RefreshAnalyticsIfIdle(ctx, held); err != nil {
 			return err
 		}
+		return e.report(map[string]any{"path": *out}, "wrote %s\n", *out)
 	default:
 		*out = ws.Path(loop.AnalyticsFile)
-		if _, err := ws.RefreshAnalytics(e.ctx, true); err != nil {
+		if r != nil {
+			if err := r.Check(e.ctx); err != nil {
+				return err
+			}
+		}
+		if m, err = ws.RefreshAnalyticsFrom(e.ctx, r); err != nil {
 			return err
 		}
 	}
-	return e.report(map[string]any{"path": *out}, "wrote %s\n", *out)
+	return reportPage(e, *out, m, r != nil)
+}
+
+// writePage writes the page of ws's history (and of the hosts' histories
+// on this clone's view of r, with r) to out.
+func writePage(ctx context.Context, ws loop.Workspace, r *remote.Remote, out string) (*analytics.Metrics, error) {
+	name := ""
+	if r != nil {
+		if err := r.Check(ctx); err != nil {
+			return nil, err
+		}
+		name = r.Name()
+	}
+	srcs, what, done, err := ws.PageHistories(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return analytics.Generate(srcs, out, analytics.RenderOptions{Source: what})
+}
+
+// pageReport is what analytics --json prints of the page it made.
+type pageReport struct {
+	Path       string                 `json:"path"`
+	Rows       int64                  `json:"rows"`
+	Duplicates int64                  `json:"duplicates"`
+	Histories  []analytics.SourceStat `json:"histories"`
+}
+
+// reportPage says where the page went and what it counts; with a remote,
+// what each history gave.
+func reportPage(e *env, path string, m *analytics.Metrics, hosts bool) error {
+	rep := pageReport{Path: path, Histories: []analytics.SourceStat{}}
+	if m != nil {
+		rep.Rows, rep.Duplicates = m.Rows, m.Duplicates
+		rep.Histories = append(rep.Histories, m.Sources...)
+	}
+	if e.json {
+		return e.printJSON(rep)
+	}
+	fmt.Fprintf(e.stdout, "wrote %s\n", path)
+	if !hosts {
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%d rows from %d histories", rep.Rows, len(rep.Histories))
+	if rep.Duplicates > 0 {
+		fmt.Fprintf(e.stdout, "; %d in more than one, counted once", rep.Duplicates)
+	}
+	fmt.Fprintln(e.stdout)
+	for _, h := range rep.Histories {
+		fmt.Fprintf(e.stdout, "  %s: %d rows", h.Name, h.Rows)
+		if h.Duplicates > 0 {
+			fmt.Fprintf(e.stdout, ", and %d also in another history (counted once)", h.Duplicates)
+		}
+		if h.LeftOut != "" {
+			fmt.Fprintf(e.stdout, "; the rest left out: %s", h.LeftOut)
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	return nil
 }
 
 // backgroundDeadline bounds orchestrate analytics --if-stale.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -50,6 +51,75 @@ func remoteProject(t *testing.T, config string, issues, n int) (bare string, clo
 	return bare, clones, orch
 }
 
+// checkHistories checks the histories the machines' runs shared beside
+// the queue: each machine's history.csv is on the remote as its host's,
+// byte for byte, its syncs and the others' at once notwithstanding; and
+// each machine's page, once it fetched the shared queue, counts every row
+// of every machine once, and reads no history twice.
+func checkHistories(t *testing.T, bare string, clones []string, orch []func(args ...string) *exec.Cmd) {
+	t.Helper()
+	most := map[string]int{}
+	hosts := map[string]bool{}
+	for i, dir := range clones {
+		host := gitRun(t, dir, "config", remote.HostConfig)
+		hosts[host] = true
+		data, err := os.ReadFile(filepath.Join(dir, ".orchestrator", "history.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shared strings.Builder
+		for _, line := range strings.Split(gitRun(t, bare, "ls-tree", remote.QueueRef, remote.HistoryDir+"/"+host+"/"), "\n") {
+			f := strings.Fields(line) // MODE blob ID\tNAME
+			if len(f) != 4 {
+				continue
+			}
+			blob := f[2]
+			piece, err := exec.Command("git", "-C", bare, "cat-file", "blob", blob).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			shared.Write(piece)
+		}
+		if shared.String() != string(data) {
+			t.Errorf("machine %d's history on the remote (%s) is not its history.csv", i, host)
+		}
+		n := map[string]int{}
+		for _, row := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")[1:] {
+			n[row]++
+			most[row] = max(most[row], n[row])
+		}
+	}
+	if len(hosts) != len(clones) {
+		t.Errorf("%d host names for %d machines", len(hosts), len(clones))
+	}
+	var want int64
+	for _, n := range most {
+		want += int64(n)
+	}
+	for i, dir := range clones {
+		gitRun(t, dir, "fetch", "-q", "origin", "+"+remote.QueueRef+":refs/orchestrate/remote/origin/queue")
+		out, err := orch[i]("analytics", "--remote", "origin", "--json").Output()
+		if err != nil {
+			t.Fatalf("machine %d: analytics --remote: %v", i, err)
+		}
+		var rep struct {
+			Rows      int64
+			Histories []struct{ Name string }
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Rows != want || len(rep.Histories) != len(clones) {
+			t.Errorf("machine %d's page: %d rows from %d histories; want %d from %d\n%s", i, rep.Rows, len(rep.Histories), want, len(clones), out)
+		}
+		for _, h := range rep.Histories {
+			if h.Name == "origin:history/"+gitRun(t, dir, "config", remote.HostConfig) {
+				t.Errorf("machine %d reads its own history on the remote", i)
+			}
+		}
+	}
+}
+
 // remoteQueue is the shared queue on the bare remote.
 func remoteQueue(t *testing.T, bare string) *queue.Queue {
 	t.Helper()
@@ -67,7 +137,7 @@ func TestRemoteRunAgents(t *testing.T) {
 	cfg := "retry:\n  max_retries: 4\nagent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; echo \"$id\" > \"$id.txt\"'\n" +
 		"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
 	const machines, issues = 4, 8
-	bare, _, orch := remoteProject(t, cfg, issues, machines)
+	bare, clones, orch := remoteProject(t, cfg, issues, machines)
 	var wg sync.WaitGroup
 	outs := make([]string, machines)
 	codes := make([]int, machines)
@@ -87,6 +157,7 @@ func TestRemoteRunAgents(t *testing.T) {
 		}
 	}
 	checkRemoteDone(t, bare, issues, 4)
+	checkHistories(t, bare, clones, orch)
 	if t.Failed() {
 		for i := range machines {
 			t.Logf("machine %d:\n%s", i, outs[i])

@@ -85,9 +85,11 @@ With --remote NAME, the machines that run agents share the git remote NAME
 (each a clone; --agents 1 or more on each): the claims are refs there
 (see orchestrate help claim), the queue is synced with a copy there
 (refs/orchestrate/queue) before each claim, each agent launch and each
-release, and the work lands on the remote's branch of the same name as
-the one checked out, with a compare-and-swap push; this clone's branches
-are not moved (git pull them). See docs/many-agents.md.
+release, with this machine's history.csv beside it, and the work lands on
+the remote's branch of the same name as the one checked out, with a
+compare-and-swap push; this clone's branches are not moved (git pull
+them). Its last step makes analytics.html of every machine's history (see
+orchestrate help analytics). See docs/many-agents.md.
 
 Examples:
   orchestrate run --task "Add a --verbose flag to the CLI"
