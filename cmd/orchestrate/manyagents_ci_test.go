@@ -133,8 +133,8 @@ func TestManyAgentsWorkflowShape(t *testing.T) {
 	if wf.Concurrency != nil {
 		t.Errorf("a workflow-level concurrency (%v): it would hold whole runs back; the agents job has one per issue", wf.Concurrency)
 	}
-	if len(wf.Jobs) != 2 {
-		t.Errorf("jobs %v; want plan and agents", slices.Sorted(maps.Keys(wf.Jobs)))
+	if len(wf.Jobs) != 3 {
+		t.Errorf("jobs %v; want plan, agents and report", slices.Sorted(maps.Keys(wf.Jobs)))
 	}
 	for name, job := range wf.Jobs {
 		for _, s := range job.Steps {
@@ -316,9 +316,15 @@ var expression = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
 // failed, with its output.
 func runPlanSteps(t *testing.T, dir string, exprs map[string]string, names ...string) (string, error) {
 	t.Helper()
+	return runJobSteps(t, "plan", dir, exprs, names...)
+}
+
+// runJobSteps is runPlanSteps for the steps of any job.
+func runJobSteps(t *testing.T, job, dir string, exprs map[string]string, names ...string) (string, error) {
+	t.Helper()
 	bash := requireShell(t, "bash")
 	requireShell(t, "jq")
-	plan := readManyAgents(t).Jobs["plan"]
+	plan := readManyAgents(t).Jobs[job]
 	output := filepath.Join(t.TempDir(), "github-output")
 	if err := os.WriteFile(output, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -482,4 +488,64 @@ func TestManyAgentsPlanRefuses(t *testing.T) {
 	if out, err := runPlanSteps(t, dir, map[string]string{"inputs.agents || 4": "4"}, "Ready issues"); err == nil || out != "" {
 		t.Errorf("a malformed queue: err %v, GITHUB_OUTPUT %q; want a failure", err, out)
 	}
+}
+
+// TestManyAgentsReport: the report job waits for the agents whatever they
+// did, and its step, run for real in a fresh clone after two machines
+// worked on origin, makes one page of both machines' histories.
+func TestManyAgentsReport(t *testing.T) {
+	job := readManyAgents(t).Jobs["report"]
+	if !slices.Equal(anyStrings(job.Needs), []string{"plan", "agents"}) || !strings.Contains(job.If, "always()") {
+		t.Errorf("report: needs %v, if %q; want plan and agents, always()", job.Needs, job.If)
+	}
+	if up := job.uses("actions/upload-artifact"); len(up) != 1 || !strings.Contains(up[0].With["path"], ".orchestrator/analytics.html") || up[0].With["include-hidden-files"] != "true" {
+		t.Errorf("report: want one upload of .orchestrator/analytics.html, hidden files included")
+	}
+	if testing.Short() {
+		t.Skip("-short: two machines' runs over git")
+	}
+	cfg := "agent:\n  command: 'id=${ORCHESTRATE_CLAIM%%:*}; echo \"$id\" > \"$id.txt\"'\n" +
+		"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
+	bare, _, orch := remoteProject(t, cfg, 2, 2)
+	rows := 0
+	for i := range 2 {
+		cmd := orch[i]("run", "--agents", "1", "--remote", "origin", "--lease", "6s")
+		if out, err := cmd.CombinedOutput(); err != nil && cmd.ProcessState.ExitCode() != exitNothing {
+			t.Fatalf("machine %d: %v\n%s", i, err, out)
+		}
+		data, _ := os.ReadFile(filepath.Join(cmd.Dir, ".orchestrator", "history.csv"))
+		rows += strings.Count(string(data), "\n") - 1
+	}
+	runner := filepath.Join(t.TempDir(), "runner")
+	gitRun(t, "", "clone", "-q", bare, runner)
+	out, err := runJobSteps(t, "report", runner, nil, "The page of every machine")
+	if err != nil {
+		t.Fatalf("%v (%s)", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(runner, ".orchestrator", "analytics.html")); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Rows int `json:"rows"`
+	}
+	js, _ := exec.Command(orchestrateBin(t), "--dir", filepath.Join(runner, ".orchestrator"), "analytics", "--remote", "origin", "--json").Output()
+	if err := json.Unmarshal(js, &got); err != nil || got.Rows != rows {
+		t.Errorf("the report's page counts %d rows (%v); want the two machines' %d", got.Rows, err, rows)
+	}
+}
+
+// anyStrings is a YAML list of strings (or one string) as a slice.
+func anyStrings(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, x := range v {
+			s, _ := x.(string)
+			out = append(out, s)
+		}
+		return out
+	}
+	return nil
 }
