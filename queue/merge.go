@@ -16,19 +16,24 @@ import (
 // remote). The text is taken issue by issue (the pieces the queue is cut
 // into, each from its level-2 heading): an issue changed on one side only
 // is that side's; added on one side, it is added (theirs in their order,
-// then ours); removed on one side and not changed on the other, it goes.
-// An issue changed on both sides is merged row by row when its lines stay
-// where they were: a row changed on one side only is that side's, and the
-// claim's rows (Claimed-By, Claimed-At, Lease-Epoch, Lease-Until) that
-// both changed are the later claim's (the greater epoch, then the later
-// lease). Otherwise the side of the greater Lease-Epoch wins: the other's
-// holder was taken over, and its change is refused as a fenced write is.
-// Two issues added with one ID (two machines filed one each) are both
-// kept, ours with the next free number of its day.
+// ours after the issue before it in ours); removed on one side and not
+// changed on the other, it goes. Of an issue changed on both sides:
+//   - when the two differ only in the claim's rows (Claimed-By,
+//     Claimed-At, Lease-Epoch, Lease-Until), or one side changed only
+//     those, the other side's issue is taken with the later claim's rows:
+//     the greater epoch; at one epoch, a release (a claim ends once), then
+//     the later lease;
+//   - otherwise it is merged line by line, a table's row known by its
+//     field's name: a row changed or added on one side only is that
+//     side's, and the claim's rows are the later claim's;
+//   - failing that, the side of the greater Lease-Epoch wins: the other's
+//     holder was taken over, and its change is refused as a fenced write
+//     is.
 //
-// What cannot be told apart so (both sides changed the same row, or
-// rewrote the issue, at one epoch) is a *MergeError, and nothing is
-// merged.
+// Two issues added with one ID (two machines filed one each) are both
+// kept, ours with the next free number of its day. What cannot be told
+// apart so (both sides changed one row two ways, or rewrote the issue, at
+// one epoch) is a *MergeError that says where, and nothing is merged.
 func Merge3(base, ours, theirs []byte) ([]byte, error) {
 	b, o, t := cutPieces(base), cutPieces(ours), cutPieces(theirs)
 	bm, om, tm := b.byKey(), o.byKey(), t.byKey()
