@@ -182,6 +182,9 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 	if err := w.share(ctx, opt.Remote); err != nil {
 		return nil, err
 	}
+	if err := w.checkOnly(opt.Only); err != nil {
+		return nil, err
+	}
 	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
@@ -194,6 +197,25 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 		err = serr
 	}
 	return res, w.endRun(ctx, err, opt.Remote)
+}
+
+// checkOnly refuses issues to work that the queue does not hold: a
+// mistyped ID would otherwise leave nothing to do, and say so as if every
+// issue were done.
+func (w Workspace) checkOnly(ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if q.Issue(id) == nil {
+			return &NoIssueError{Path: w.Path(QueueFile), ID: id}
+		}
+	}
+	return nil
 }
 
 // share syncs the queue with the remote's (see SyncQueue), when the agents
