@@ -219,7 +219,7 @@ func TestManyAgentsWorkflowAgentSteps(t *testing.T) {
 		}
 	}
 	work := job.step(t, "Work the issue")
-	if strings.TrimSpace(work.Run) != `orchestrate run --remote origin --agents 1 --issue "$ISSUE"` || work.Env["ISSUE"] != "${{ matrix.issue }}" {
+	if strings.TrimSpace(work.Run) != `orchestrate run --remote origin --agents 1 --issue "$ISSUE" || test $? -eq 10` || work.Env["ISSUE"] != "${{ matrix.issue }}" {
 		t.Errorf("Work the issue: run %q, ISSUE %q; want orchestrate run --remote origin --agents 1 --issue of the matrix's issue", work.Run, work.Env["ISSUE"])
 	}
 	up := job.uses("actions/upload-artifact")
@@ -531,6 +531,26 @@ func TestManyAgentsReport(t *testing.T) {
 	js, _ := exec.Command(orchestrateBin(t), "--dir", filepath.Join(runner, ".orchestrator"), "analytics", "--remote", "origin", "--json").Output()
 	if err := json.Unmarshal(js, &got); err != nil || got.Rows != rows {
 		t.Errorf("the report's page counts %d rows (%v); want the two machines' %d", got.Rows, err, rows)
+	}
+	// An agent job whose issue was done since the plan: nothing to do, no
+	// failure; an issue the queue does not hold: a failure. (The clock is
+	// the machine's: the claims on origin were written by it.)
+	work := readManyAgents(t).Jobs["agents"].step(t, "Work the issue").Run
+	agentJob := func(issue string) error {
+		cmd := exec.Command(requireShell(t, "bash"), "-e", "-c", work)
+		cmd.Dir = runner
+		cmd.Env = append(os.Environ(), "ISSUE="+issue, "XDG_DATA_HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Logf("%s", out)
+		}
+		return err
+	}
+	if done := remoteQueue(t, bare).Issues[0].ID; agentJob(done) != nil {
+		t.Errorf("the agents job on %s, done since the plan, failed", done)
+	}
+	if agentJob("ISSUE-20991231-001") == nil {
+		t.Errorf("the agents job on an issue the queue does not hold passed")
 	}
 }
 
