@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -314,5 +316,46 @@ func TestLockHeldWaits(t *testing.T) {
 		if data, _ := os.ReadFile(w.Path(f)); string(data) != before[f] {
 			t.Errorf("%s changed while the lock was held elsewhere", f)
 		}
+	}
+}
+
+// TestRunLockOfAGoneRun: a run killed while it starts a process leaves its
+// lock's file open in that process for a moment (until its program runs):
+// the next run waits that moment out when the run the lock names is gone,
+// and refuses at once when it lives.
+func TestRunLockOfAGoneRun(t *testing.T) {
+	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'exit 1'\n", "# Queue\n\n")
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		pid   int
+		taken bool
+	}{{"gone", gone.Process.Pid, true}, {"alive", os.Getpid(), false}} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := os.OpenFile(w.Path(RunLockFile), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(f, "%d orchestrate run\n", c.pid)
+			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+				t.Fatal(err)
+			}
+			// The process that keeps the file open: it lets go soon.
+			time.AfterFunc(300*time.Millisecond, func() { f.Close() })
+			h, err := w.runLock()
+			if taken := err == nil; taken != c.taken {
+				t.Fatalf("the lock of a run %s: taken %v (%v); want %v", c.name, taken, err, c.taken)
+			}
+			if h != nil {
+				h.Unlock()
+			}
+			if !c.taken && !errors.Is(err, ErrRunning) {
+				t.Errorf("the lock of a run that lives: %v; want ErrRunning", err)
+			}
+			time.Sleep(400 * time.Millisecond) // the file let go
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
@@ -27,6 +28,13 @@ func (w Workspace) runLock() (*fsx.Held, error) {
 		return nil, err
 	}
 	h, err := fsx.TryLockHeld(w.Path(RunLockFile))
+	for try := 0; errors.Is(err, fsx.ErrLocked) && try < holderGoneTries && holderGone(w.Path(RunLockFile)); try++ {
+		// The run the lock names is gone, killed: a process it was
+		// starting keeps the lock's file open until its program runs,
+		// a moment.
+		time.Sleep(holderGoneWait)
+		h, err = fsx.TryLockHeld(w.Path(RunLockFile))
+	}
 	if errors.Is(err, fsx.ErrLocked) {
 		return nil, fmt.Errorf("%w in %s (it holds %s): wait for it, or stop it with orchestrate abort",
 			ErrRunning, w.Dir, w.Path(RunLockFile))
@@ -47,6 +55,25 @@ func (w Workspace) runLock() (*fsx.Held, error) {
 		}
 	}
 	return h, nil
+}
+
+// holderGoneTries and holderGoneWait bound the wait for the lock of a run
+// that is gone: 2 s.
+const (
+	holderGoneTries = 40
+	holderGoneWait  = 50 * time.Millisecond
+)
+
+// holderGone reports whether the process the run lock at path names (its
+// first line: PID and command line) is gone.
+func holderGone(path string) bool {
+	data, _, err := fsx.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(string(data), " ")
+	pid, err := strconv.Atoi(first)
+	return err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH
 }
 
 // leftoverWait is how long a run waits for a killed run's agent group to
