@@ -197,16 +197,10 @@ func TestAgentsBudgets(t *testing.T) {
 	}
 }
 
-// Two agents change one line of one file: the second merge conflicts,
-// which is a failure of its issue naming the file, sent back to its agent;
-// its next attempt, rebased, merges.
-func TestAgentsConflict(t *testing.T) {
-	w := agentsRepo(t, func(w Workspace) string {
-		// The first attempt of each changes shared.txt's line; a later one
-		// starts again from main, and appends instead.
-		agent := logLaunch(w) + `if [ "$ORCHESTRATE_LOOP" = 1 ]; then echo "$id" > shared.txt; else git reset -q --hard main && echo "$id" >> shared.txt; fi`
-		return "agent:\n  command: '" + agent + "'\ngates:\n  - name: test\n    command: 'grep -q ISSUE shared.txt'\n"
-	}, "first", "second")
+// runTwoMerging runs two agents until both issues are merged, and returns
+// the result and each merge step ("ISSUE-… pass: …", "ISSUE-… fail: …").
+func runTwoMerging(t *testing.T, w Workspace) (*AgentsResult, []string) {
+	t.Helper()
 	var mu sync.Mutex
 	var merges []string
 	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
@@ -222,6 +216,20 @@ func TestAgentsConflict(t *testing.T) {
 	if res.Outcome != RunPassed || len(res.Merged) != 2 {
 		t.Fatalf("RunAgents = %s %q; merges %q", res.Outcome, res.Reason, merges)
 	}
+	return res, merges
+}
+
+// Two agents change one line of one file: the second merge conflicts,
+// which is a failure of its issue naming the file, sent back to its agent;
+// its next attempt, rebased, merges.
+func TestAgentsConflict(t *testing.T) {
+	w := agentsRepo(t, func(w Workspace) string {
+		// The first attempt of each changes shared.txt's line; a later one
+		// starts again from main, and appends instead.
+		agent := logLaunch(w) + `if [ "$ORCHESTRATE_LOOP" = 1 ]; then echo "$id" > shared.txt; else git reset -q --hard main && echo "$id" >> shared.txt; fi`
+		return "agent:\n  command: '" + agent + "'\ngates:\n  - name: test\n    command: 'grep -q ISSUE shared.txt'\n"
+	}, "first", "second")
+	res, merges := runTwoMerging(t, w)
 	loser := res.Merged[1]
 	is := loadIssue(t, w, loser)
 	if n := is.Int(queue.FieldRetryCount, 0); n != 1 {
@@ -257,21 +265,7 @@ func TestAgentsConflictResolvedByEdits(t *testing.T) {
 			`*) grep -Ev "^(<<<<<<<|=======|>>>>>>>)" shared.txt > shared.tmp; mv shared.tmp shared.txt ;; esac`
 		return "agent:\n  command: '" + agent + "'\ngates:\n  - name: test\n    command: 'grep -q ISSUE shared.txt'\n"
 	}, "first", "second")
-	var mu sync.Mutex
-	var merges []string
-	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
-		if s.Kind == StepMerge {
-			mu.Lock()
-			merges = append(merges, s.Issue+" "+s.Merge)
-			mu.Unlock()
-		}
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Outcome != RunPassed || len(res.Merged) != 2 {
-		t.Fatalf("RunAgents = %s %q; merges %q", res.Outcome, res.Reason, merges)
-	}
+	res, merges := runTwoMerging(t, w)
 	loser := res.Merged[1]
 	got := fmt.Sprint(merges)
 	for _, want := range []string{

@@ -53,10 +53,12 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		// from (a clone's), or else this one.
 		base.Data = w.committedQueue(ctx)
 	}
-	if seen, err := r.LastQueue(ctx); err == nil && seen.Sha != "" && seen.Sha != base.Sha {
+	if sha, err := r.SeenQueue(ctx); err == nil && sha != "" && sha != base.Sha {
 		// A sync killed after its push and the file's write, before its
-		// note: the file is the queue it pushed, which is the base.
-		if cur, _, err := fsx.ReadFile(path); err == nil && bytes.Equal(cur, seen.Data) {
+		// note: the file is the queue it pushed, which is the base. (Read
+		// only then: most syncs find the two the same.)
+		seen, err := r.LastQueue(ctx)
+		if cur, _, rerr := fsx.ReadFile(path); err == nil && rerr == nil && bytes.Equal(cur, seen.Data) {
 			base = seen
 		}
 	}

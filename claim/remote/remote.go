@@ -172,7 +172,7 @@ func (r *Remote) Fetch(ctx context.Context) (map[string]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = r.fetch(ctx, "--prune", "+"+Prefix+"*:"+r.seen()+"*")
+	err = r.fetch(ctx, true, "+"+Prefix+"*:"+r.seen()+"*")
 	if err != nil {
 		return nil, r.remoteError("fetching", Prefix+"*", "from", err)
 	}

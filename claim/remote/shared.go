@@ -38,7 +38,7 @@ type Queue struct {
 func (r *Remote) FetchQueue(ctx context.Context) (Queue, error) {
 	// A ref missing on the remote is no error with a pattern: nothing is
 	// fetched, and the view of it is pruned.
-	err := r.fetch(ctx, "--prune", "+"+QueueRef+"*:"+r.queueSeen()+"*")
+	err := r.fetch(ctx, true, "+"+QueueRef+"*:"+r.queueSeen()+"*")
 	if err != nil {
 		return Queue{}, r.remoteError("fetching", QueueRef, "from", err)
 	}
@@ -123,13 +123,17 @@ func (r *Remote) Synced(ctx context.Context, q Queue) error {
 	return nil
 }
 
-// fetch fetches from the remote the refspec, after --prune if given.
-// git's check of what it fetched walks every worktree's HEAD, and a
-// worktree that an agent's run makes or removes meanwhile fails it ("bad
-// object worktrees/…/HEAD"): such a fetch is made again.
-func (r *Remote) fetch(ctx context.Context, args ...string) error {
-	args = append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}, args...)
-	args = append(args[:len(args)-1], r.name, args[len(args)-1])
+// fetch fetches refspec from the remote; prune removes this clone's view
+// of the refs it matches that the remote no longer has. git's check of
+// what it fetched walks every worktree's HEAD, and a worktree that an
+// agent's run makes or removes meanwhile fails it ("bad object
+// worktrees/…/HEAD"): such a fetch is made again.
+func (r *Remote) fetch(ctx context.Context, prune bool, refspec string) error {
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}
+	if prune {
+		args = append(args, "--prune")
+	}
+	args = append(args, r.name, refspec)
 	var err error
 	for range fetchTries {
 		if _, err = r.git(ctx, nil, args...); err == nil || !strings.Contains(err.Error(), "worktrees/") {
@@ -153,7 +157,7 @@ func (r *Remote) Tracking(branch string) string { return "refs/remotes/" + r.nam
 // FetchBranch fetches branch from the remote (one round trip) and returns
 // its head.
 func (r *Remote) FetchBranch(ctx context.Context, branch string) (string, error) {
-	err := r.fetch(ctx, "+refs/heads/"+branch+":"+r.Tracking(branch))
+	err := r.fetch(ctx, false, "+refs/heads/"+branch+":"+r.Tracking(branch))
 	if err != nil {
 		return "", r.remoteError("fetching", "refs/heads/"+branch, "from", err)
 	}
@@ -207,7 +211,7 @@ func (r *Remote) FetchWork(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	seen := "refs/orchestrate/remote/" + r.name + "/work/" + id
-	if err := r.fetch(ctx, "--prune", "+"+WorkPrefix+id+"*:"+seen+"*"); err != nil {
+	if err := r.fetch(ctx, true, "+"+WorkPrefix+id+"*:"+seen+"*"); err != nil {
 		return "", r.remoteError("fetching", WorkPrefix+id, "from", err)
 	}
 	out, err := r.git(ctx, nil, "for-each-ref", "--format=%(objectname)", seen)
