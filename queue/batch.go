@@ -18,6 +18,7 @@ type Batch struct {
 	needles []string // none: the whole queue (Update)
 	old     []byte   // the file as read
 	exists  bool
+	stamp   fsx.Stamp // of the file as read
 
 	text    []byte          // the queue as the updates so far leave it
 	src     *mdpatch.Source // of text: its cuts are found once
@@ -31,14 +32,14 @@ type Batch struct {
 // reads and changes only the issues whose text holds one of needles (see
 // UpdateSome); with no needles, each reads the whole queue (see Update).
 func ReadBatch(path string, needles ...string) (*Batch, error) {
-	data, exists, err := fsx.ReadFileRoom(path, batchRoom)
+	data, exists, st, err := fsx.ReadFileRoom(path, batchRoom)
 	if err != nil {
 		return nil, err
 	}
 	if len(needles) == 0 {
 		needles = nil
 	}
-	b := &Batch{path: path, needles: needles, old: data[:len(data):len(data)], exists: exists, text: data}
+	b := &Batch{path: path, needles: needles, old: data[:len(data):len(data)], exists: exists, stamp: st, text: data}
 	b.src = mdpatch.NewSource(data)
 	return b, nil
 }
@@ -170,7 +171,7 @@ func (b *Batch) Write() error {
 		final = [][]byte{b.text}
 	}
 	first := true
-	return fsx.TransformChunksFrom(b.path, b.old, b.exists, func(cur []byte, _ bool) ([][]byte, error) {
+	return fsx.TransformChunksFrom(b.path, b.old, b.exists, b.stamp, func(cur []byte, _ bool) ([][]byte, error) {
 		if first {
 			first = false
 			return final, nil

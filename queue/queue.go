@@ -192,6 +192,7 @@ func parseSome(src *mdpatch.Source, needles []string) *Queue {
 // in order of start, or many when there are too many to list.
 type found struct {
 	needles [][]byte
+	finders []*finder // of the needles
 	at      [][2]int
 	many    bool
 }
@@ -199,9 +200,14 @@ type found struct {
 // findNeedles looks for needles in the whole of text, once each.
 func findNeedles(text []byte, needles []string) *found {
 	f := &found{}
+	var counts *byteCounts
 	for _, n := range needles {
 		if n != "" {
+			if counts == nil {
+				counts = countBytes(text)
+			}
 			f.needles = append(f.needles, []byte(n))
+			f.finders = append(f.finders, newFinder([]byte(n), counts))
 		}
 	}
 	f.search(text, 0)
@@ -212,10 +218,11 @@ func findNeedles(text []byte, needles []string) *found {
 // first old bytes: text is the text already searched, of length old, and
 // more after it, or a text not searched yet (old 0).
 func (f *found) search(text []byte, old int) {
-	for _, n := range f.needles {
+	for _, fi := range f.finders {
+		n := fi.needle
 		// A place that starts before this ends within the old text.
 		for at := max(0, old-len(n)+1); !f.many; at++ {
-			i := bytes.Index(text[at:], n)
+			i := fi.index(text[at:])
 			if i < 0 {
 				break
 			}
@@ -231,7 +238,7 @@ func (f *found) search(text []byte, old int) {
 // old, and more after it: only what was added, and the seam, are
 // searched.
 func (f *found) appended(text []byte, old int) *found {
-	g := &found{needles: f.needles, at: f.at[:len(f.at):len(f.at)], many: f.many}
+	g := &found{needles: f.needles, finders: f.finders, at: f.at[:len(f.at):len(f.at)], many: f.many}
 	g.search(text, old)
 	return g
 }

@@ -60,31 +60,53 @@ func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
 }
 
 // ReadFileRoom is ReadFile into a buffer with room for room bytes more
-// after the content (its capacity), for a caller that appends to it.
-func ReadFileRoom(path string, room int) (data []byte, exists bool, err error) {
-	return readFile(path, MaxRead, room)
+// after the content (its capacity), for a caller that appends to it, with
+// the file's stamp as it was read, for TransformChunksFrom.
+func ReadFileRoom(path string, room int) (data []byte, exists bool, st Stamp, err error) {
+	data, exists, st, err = readFileStamp(path, MaxRead, room)
+	return data, exists, st, err
 }
 
 func readFile(path string, max int64, room int) (data []byte, exists bool, err error) {
+	data, exists, _, err = readFileStamp(path, max, room)
+	return data, exists, err
+}
+
+// Stamp is what fstat tells of a file as it was read: which file it is,
+// its size, when its content and its inode last changed. A file that has
+// the same stamp later was, almost always, not written since: the kernel
+// keeps these times to a clock tick, so a write of the same size within
+// the tick of the read goes unseen. The zero Stamp is no file's.
+type Stamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime unix.Timespec
+}
+
+func stampOf(st *unix.Stat_t) Stamp {
+	return Stamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+}
+
+func readFileStamp(path string, max int64, room int) (data []byte, exists bool, st Stamp, err error) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, false, Stamp{}, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, Stamp{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
+	var fi unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &fi); err != nil {
+		return nil, false, Stamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if fi.Size() > max {
-		return nil, false, &TooLargeError{Path: path, Max: max}
+	if fi.Size > max {
+		return nil, false, Stamp{}, &TooLargeError{Path: path, Max: max}
 	}
 	// Read into a buffer of its size and a little more, to see a file that
 	// grew meanwhile; grown only if it did (a bytes.Buffer would double
 	// it at its end, to keep 512 bytes free).
-	buf := make([]byte, 0, fi.Size()+512+int64(room))
+	buf := make([]byte, 0, fi.Size+512+int64(room))
 	prefault(buf)
 	r := io.LimitReader(f, max+1)
 	for {
@@ -97,13 +119,16 @@ func readFile(path string, max int64, room int) (data []byte, exists bool, err e
 			break
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, false, Stamp{}, err
 		}
 	}
 	if int64(len(buf)) > max {
-		return nil, false, &TooLargeError{Path: path, Max: max}
+		return nil, false, Stamp{}, &TooLargeError{Path: path, Max: max}
 	}
-	return buf, true, nil
+	if int64(len(buf)) == fi.Size {
+		st = stampOf(&fi)
+	}
+	return buf, true, st, nil
 }
 
 // WriteFile replaces path atomically: a temporary file in the same
@@ -249,6 +274,9 @@ func holds(path string, data []byte, exists bool) (bool, error) {
 	if !exists {
 		return false, nil
 	}
+	if same, ok := mappedEqual(f, data); ok {
+		return same, nil
+	}
 	return readsAs(f, data)
 }
 
@@ -284,18 +312,25 @@ var afterExchange = func(tmp string) {}
 // called, after the temporary name is gone. Another writer of ours holds
 // that lock only while it finishes its own replace. A file replaced
 // between the open and the lock reads as changed.
-func lockCurrent(path string, old []byte, exists bool) (same bool, unlock func(), err error) {
+//
+// A file whose stamp is st's, when st is not the zero Stamp, is taken for
+// the same without being read: the exchange is followed by a compare of
+// all it displaced, which undoes it should the stamp have been wrong. A
+// replace that cannot exchange compares first: verify does, when the
+// content was not compared here.
+func lockCurrent(path string, old []byte, exists bool, st Stamp) (same bool, verify func() (bool, error), unlock func(), err error) {
 	nothing := func() {}
+	sure := func() (bool, error) { return true, nil }
 	if !exists {
 		same, err = holds(path, old, exists)
-		return same, nothing, err
+		return same, sure, nothing, err
 	}
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nothing, nil
+		return false, sure, nothing, nil
 	}
 	if err != nil {
-		return false, nothing, err
+		return false, sure, nothing, err
 	}
 	for {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
@@ -305,19 +340,23 @@ func lockCurrent(path string, old []byte, exists bool) (same bool, unlock func()
 	}
 	if err != nil {
 		f.Close()
-		return false, nothing, fmt.Errorf("locking %s: %w", path, err)
+		return false, sure, nothing, fmt.Errorf("locking %s: %w", path, err)
 	}
 	var held, now unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(path, &now) != nil || held.Dev != now.Dev || held.Ino != now.Ino {
 		f.Close()
-		return false, nothing, nil
+		return false, sure, nothing, nil
+	}
+	unlock = func() { f.Close() }
+	if st != (Stamp{}) && stampOf(&held) == st && int64(len(old)) == st.size {
+		return true, func() (bool, error) { return readsAs(f, old) }, unlock, nil
 	}
 	same, err = readsAs(f, old)
 	if err != nil {
 		f.Close()
-		return false, nothing, err
+		return false, sure, nothing, err
 	}
-	return same, func() { f.Close() }, nil
+	return same, sure, unlock, nil
 }
 
 // Join returns chunks, one after another, in a new buffer, backed by
@@ -377,19 +416,19 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 // a big file gives the slices of the old content around its changes, and
 // the new content is never built whole.
 func TransformChunks(path string, fn func(old []byte, exists bool) ([][]byte, error)) error {
-	old, exists, err := ReadFile(path)
+	old, exists, st, err := readFileStamp(path, MaxRead, 0)
 	if err != nil {
 		return err
 	}
-	return TransformChunksFrom(path, old, exists, fn)
+	return TransformChunksFrom(path, old, exists, st, fn)
 }
 
 // TransformChunksFrom is TransformChunks for a caller that read the file
-// already (ReadFile), under the lock: old and exists are what it read, and
-// fn is first applied to them. Should the file differ from old by the
-// time it is replaced, fn is applied again to what is there, as in
+// already (ReadFileRoom), under the lock: old, exists and st are what it
+// read, and fn is first applied to them. Should the file differ from old
+// by the time it is replaced, fn is applied again to what is there, as in
 // TransformChunks.
-func TransformChunksFrom(path string, old []byte, exists bool, fn func(old []byte, exists bool) ([][]byte, error)) error {
+func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func(old []byte, exists bool) ([][]byte, error)) error {
 	for range maxRetries {
 		data, err := fn(old, exists)
 		if err != nil {
@@ -405,10 +444,10 @@ func TransformChunksFrom(path string, old []byte, exists bool, fn func(old []byt
 		if err != nil {
 			return err
 		}
-		same, unlock, err := lockCurrent(path, old, exists)
+		same, verify, unlock, err := lockCurrent(path, old, exists, st)
 		if err == nil && same {
 			var exchanged bool
-			exchanged, err = commit(tmp, path, exists)
+			exchanged, err = commit(tmp, path, exists, verify)
 			if err == nil && exchanged {
 				afterExchange(tmp)
 				// tmp now holds what the exchange displaced. If someone
@@ -422,8 +461,8 @@ func TransformChunksFrom(path string, old []byte, exists bool, fn func(old []byt
 		os.Remove(tmp)
 		unlock()
 		release()
-		if errors.Is(err, fs.ErrExist) {
-			// Created by someone else meanwhile.
+		if errors.Is(err, fs.ErrExist) || err == errChanged {
+			// Created, or written, by someone else meanwhile.
 			same, err = false, nil
 		}
 		if err != nil {
@@ -434,9 +473,26 @@ func TransformChunksFrom(path string, old []byte, exists bool, fn func(old []byt
 			return syncDir(filepath.Dir(path))
 		}
 		// Changed under us: read it again and apply fn to what is there.
-		if old, exists, err = ReadFile(path); err != nil {
+		if old, exists, st, err = readFileStamp(path, MaxRead, 0); err != nil {
 			return err
 		}
 	}
 	return fmt.Errorf("writing %s: it kept changing while being written", path)
+}
+
+// errChanged is a replace refused because the file is no longer what was
+// read: the caller reads it again.
+var errChanged = errors.New("changed since it was read")
+
+// rename puts tmp at path with a plain atomic rename, once verify says
+// path still holds what was read.
+func rename(tmp, path string, verify func() (bool, error)) error {
+	same, err := verify()
+	if err != nil {
+		return err
+	}
+	if !same {
+		return errChanged
+	}
+	return os.Rename(tmp, path)
 }

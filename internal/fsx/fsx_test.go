@@ -189,7 +189,7 @@ func TestTransformWaitsForTheWriterThatHoldsTheFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	same, unlock, err := lockCurrent(path, []byte("one\n"), true)
+	same, _, unlock, err := lockCurrent(path, []byte("one\n"), true, Stamp{})
 	if err != nil || !same {
 		t.Fatalf("lockCurrent = %v, %v; want true, nil", same, err)
 	}

@@ -1,7 +1,9 @@
 package fsx
 
 import (
+	"bytes"
 	"os"
+	"runtime/debug"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -12,21 +14,29 @@ import (
 // true: tmp then holds the content displaced, so that a write by someone
 // else just before the exchange cannot go unnoticed. Where path does not
 // exist, it is created only if still missing (an error matching
-// fs.ErrExist if not).
-func commit(tmp, path string, exists bool) (exchanged bool, err error) {
+// fs.ErrExist if not). A plain rename, where the file system cannot
+// exchange, first asks verify whether path still holds what was read, and
+// returns errChanged if not.
+func commit(tmp, path string, exists bool, verify func() (bool, error)) (exchanged bool, err error) {
 	if !exists {
 		return false, os.Link(tmp, path)
 	}
-	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
+	err = exchange(tmp, path)
 	switch err {
 	case nil:
 		return true, nil
 	case unix.ENOENT, unix.EINVAL, unix.ENOSYS:
 		// Removed meanwhile, or a file system without exchange: a plain
 		// atomic rename.
-		return false, os.Rename(tmp, path)
+		return false, rename(tmp, path, verify)
 	}
 	return false, &os.LinkError{Op: "exchange", Old: tmp, New: path, Err: err}
+}
+
+// exchange swaps the files at a and b atomically; the tests replace it
+// with one that fails as a file system without exchange does.
+var exchange = func(a, b string) error {
+	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
 }
 
 // uncommit swaps back what commit exchanged: the displaced content, at
@@ -63,3 +73,37 @@ func prefault(buf []byte) {
 // prefaultMin is the smallest buffer prefault asks for: below it, the
 // faults cost less than the call.
 const prefaultMin = 1 << 20
+
+// mappedEqual reports whether f holds exactly data, compared where the
+// kernel keeps the file (mapped, not copied), for a big file: ok is false
+// when it is not compared so (small, or not mapped). A file cut short
+// while it is compared reads as different.
+func mappedEqual(f *os.File, data []byte) (same, ok bool) {
+	if len(data) < prefaultMin {
+		return false, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return false, false
+	}
+	if st.Size != int64(len(data)) {
+		return false, true
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, len(data), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return false, false
+	}
+	defer unix.Munmap(m)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			same, ok = false, true // the file was cut short under the map
+		}
+	}()
+	beforeMappedCompare(f)
+	return bytes.Equal(m, data), true
+}
+
+// beforeMappedCompare is called with the file mappedEqual has mapped, just
+// before it compares: the tests cut the file short there.
+var beforeMappedCompare = func(f *os.File) {}

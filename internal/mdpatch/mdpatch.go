@@ -9,6 +9,8 @@ package mdpatch
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"sort"
 	"strings"
 	"unsafe"
@@ -289,53 +291,102 @@ func (s *Source) findCuts() []int { return s.findCutsFrom(0) }
 // findCutsFrom is findCuts from a cut on: from, and the cuts after it.
 // At a cut the scan is in its first state (the line before blank, no
 // fence, no HTML block), so the cuts after one depend only on what follows
-// it.
+// it. Most lines are told by their first byte: text, a blank line, a
+// heading, a line in a fence that does not close it; only the others are
+// looked at further (cutLine).
 func (s *Source) findCutsFrom(from int) []int {
-	cuts := []int{from}
+	c := cutScan{cuts: []int{from}, blank: true}
 	t := s.Text
-	var fence byte
-	fenceLen := 0
-	htmlEnd := ""
-	blank := true
 	// Each line, from ls to le, its ending included; after a last line
 	// ending, the empty line that follows.
 	for ls, le, more := from, from, true; more; ls = le {
-		le, more = len(t), false
-		if i := bytes.IndexByte(t[ls:], '\n'); i >= 0 {
-			le, more = ls+i+1, true
-		}
-		line := t[ls:le]
-		if len(line) > 0 && htmlEnd == "" && plainStart(line[0]) {
-			// Most lines: no fence, no HTML, no heading, not blank.
-			blank = false
+		le, more = lineEnd(t, ls)
+		if ls == le || c.htmlEnd != "" {
+			c.line(t[ls:le], ls > from, ls)
 			continue
 		}
-		trimmed := bytes.TrimLeft(line, " ")
-		indent := len(line) - len(trimmed)
-		isBlank := blankLine(trimmed)
-		switch {
-		case fence != 0:
-			if indent <= 3 && fenceRun(trimmed, fence) >= fenceLen && len(bytes.TrimSpace(trimmed[fenceRun(trimmed, fence):])) == 0 {
-				fence = 0
+		switch b := t[ls]; {
+		case plainStart(b):
+			// Most lines: no fence, no HTML, no heading, not blank.
+			c.blank = false
+		case c.fence != 0:
+			if b != ' ' && b != c.fence {
+				// Text in the fence, which goes on.
+				c.blank = false
+			} else {
+				c.line(t[ls:le], ls > from, ls)
 			}
-		case htmlEnd != "":
-			if bytes.Contains(bytes.ToLower(line), []byte(htmlEnd)) {
-				htmlEnd = ""
+		case b == '\n':
+			c.blank = true
+		case b == '#':
+			if c.blank && ls > from && le-ls >= 3 && t[ls+1] == '#' && t[ls+2] == ' ' {
+				c.cuts = append(c.cuts, ls)
 			}
-		case indent <= 3 && (fenceRun(trimmed, '`') >= 3 || fenceRun(trimmed, '~') >= 3):
-			fence = trimmed[0]
-			fenceLen = fenceRun(trimmed, fence)
-		case indent <= 3 && len(trimmed) > 1 && trimmed[0] == '<':
-			htmlEnd = htmlBlockEnd(trimmed)
-			if htmlEnd != "" && bytes.Contains(bytes.ToLower(trimmed[1:]), []byte(htmlEnd)) {
-				htmlEnd = "" // opened and closed on one line
-			}
-		case blank && ls > from && bytes.HasPrefix(line, []byte("## ")):
-			cuts = append(cuts, ls)
+			c.blank = false
+		default:
+			c.line(t[ls:le], ls > from, ls)
 		}
-		blank = isBlank && fence == 0 && htmlEnd == ""
 	}
-	return cuts
+	return c.cuts
+}
+
+// lineEnd returns the end of the line that starts at ls, past its line
+// ending, and whether one ends it. Lines are short: their ending is
+// looked for eight bytes at a time, and with bytes.IndexByte past the
+// first 64.
+func lineEnd(t []byte, ls int) (le int, more bool) {
+	i := ls
+	for ; i+8 <= len(t) && i-ls < 64; i += 8 {
+		// The bytes of x that are zero are the line feeds of w; the
+		// lowest bit of m is the first of them (a borrow sets bits only
+		// above a zero byte).
+		x := binary.LittleEndian.Uint64(t[i:]) ^ 0x0a0a0a0a0a0a0a0a
+		if m := (x - 0x0101010101010101) &^ x & 0x8080808080808080; m != 0 {
+			return i + bits.TrailingZeros64(m)/8 + 1, true
+		}
+	}
+	if j := bytes.IndexByte(t[i:], '\n'); j >= 0 {
+		return i + j + 1, true
+	}
+	return len(t), false
+}
+
+// cutScan is findCutsFrom's state between lines.
+type cutScan struct {
+	cuts     []int
+	fence    byte // the fence's character; 0 outside one
+	fenceLen int
+	htmlEnd  string // what ends the HTML block the scan is in; "" outside one
+	blank    bool   // the line before is blank
+}
+
+// line takes in one line, which starts at ls (after the scan's first line
+// when later).
+func (c *cutScan) line(line []byte, later bool, ls int) {
+	trimmed := bytes.TrimLeft(line, " ")
+	indent := len(line) - len(trimmed)
+	isBlank := blankLine(trimmed)
+	switch {
+	case c.fence != 0:
+		if indent <= 3 && fenceRun(trimmed, c.fence) >= c.fenceLen && len(bytes.TrimSpace(trimmed[fenceRun(trimmed, c.fence):])) == 0 {
+			c.fence = 0
+		}
+	case c.htmlEnd != "":
+		if bytes.Contains(bytes.ToLower(line), []byte(c.htmlEnd)) {
+			c.htmlEnd = ""
+		}
+	case indent <= 3 && (fenceRun(trimmed, '`') >= 3 || fenceRun(trimmed, '~') >= 3):
+		c.fence = trimmed[0]
+		c.fenceLen = fenceRun(trimmed, c.fence)
+	case indent <= 3 && len(trimmed) > 1 && trimmed[0] == '<':
+		c.htmlEnd = htmlBlockEnd(trimmed)
+		if c.htmlEnd != "" && bytes.Contains(bytes.ToLower(trimmed[1:]), []byte(c.htmlEnd)) {
+			c.htmlEnd = "" // opened and closed on one line
+		}
+	case c.blank && later && bytes.HasPrefix(line, []byte("## ")):
+		c.cuts = append(c.cuts, ls)
+	}
+	c.blank = isBlank && c.fence == 0 && c.htmlEnd == ""
 }
 
 // plainStart reports whether a line that starts with c is, for cuts,

@@ -1,6 +1,7 @@
 package mdpatch
 
 import (
+	"bytes"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -145,4 +146,87 @@ func FuzzAppendedCuts(f *testing.F) {
 		f.Add(c, len(c)/2)
 	}
 	f.Fuzz(appendedCuts)
+}
+
+// lineByLineCuts is findCutsFrom as it was first written, each line looked
+// at whole: what the quick scan must find.
+func lineByLineCuts(t []byte, from int) []int {
+	cuts := []int{from}
+	var fence byte
+	fenceLen := 0
+	htmlEnd := ""
+	blank := true
+	// Each line, from ls to le, its ending included; after a last line
+	// ending, the empty line that follows.
+	for ls, le, more := from, from, true; more; ls = le {
+		le, more = len(t), false
+		if i := bytes.IndexByte(t[ls:], '\n'); i >= 0 {
+			le, more = ls+i+1, true
+		}
+		line := t[ls:le]
+		if len(line) > 0 && htmlEnd == "" && plainStart(line[0]) {
+			// Most lines: no fence, no HTML, no heading, not blank.
+			blank = false
+			continue
+		}
+		trimmed := bytes.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		isBlank := blankLine(trimmed)
+		switch {
+		case fence != 0:
+			if indent <= 3 && fenceRun(trimmed, fence) >= fenceLen && len(bytes.TrimSpace(trimmed[fenceRun(trimmed, fence):])) == 0 {
+				fence = 0
+			}
+		case htmlEnd != "":
+			if bytes.Contains(bytes.ToLower(line), []byte(htmlEnd)) {
+				htmlEnd = ""
+			}
+		case indent <= 3 && (fenceRun(trimmed, '`') >= 3 || fenceRun(trimmed, '~') >= 3):
+			fence = trimmed[0]
+			fenceLen = fenceRun(trimmed, fence)
+		case indent <= 3 && len(trimmed) > 1 && trimmed[0] == '<':
+			htmlEnd = htmlBlockEnd(trimmed)
+			if htmlEnd != "" && bytes.Contains(bytes.ToLower(trimmed[1:]), []byte(htmlEnd)) {
+				htmlEnd = "" // opened and closed on one line
+			}
+		case blank && ls > from && bytes.HasPrefix(line, []byte("## ")):
+			cuts = append(cuts, ls)
+		}
+		blank = isBlank && fence == 0 && htmlEnd == ""
+	}
+	return cuts
+}
+
+// sameCuts checks that the quick scan cuts in as the line-by-line one,
+// from the start and from each of its cuts.
+func sameCuts(t *testing.T, in string) {
+	t.Helper()
+	s := NewSource([]byte(in))
+	for _, from := range append([]int{0}, lineByLineCuts(s.Text, 0)...) {
+		if got, want := s.findCutsFrom(from), lineByLineCuts(s.Text, from); !reflect.DeepEqual(got, want) {
+			t.Fatalf("cuts of %q from %d: %v, want %v", in, from, got, want)
+		}
+	}
+}
+
+// TestQuickCuts: the cases, each cut short at each of its bytes, with
+// lines of every length about the eight bytes looked at at once.
+func TestQuickCuts(t *testing.T) {
+	cases := append(cutCases, "## a\r\n\r\n## b\r\n", "\n## ", "\n\n##", "```\n## a\n  ```\n\n## b\n", "~~~~\n~~~\n ~~~~ \n\n## c")
+	for n := range 80 {
+		long := strings.Repeat("x", n)
+		cases = append(cases, "# t\n\n## "+long+"\n"+long+"\n\n## b\n", long+"\n\n## c\n```"+long+"\n\n## d\n")
+	}
+	for _, c := range cases {
+		for at := 0; at <= len(c); at++ {
+			sameCuts(t, c[:at])
+		}
+	}
+}
+
+func FuzzQuickCuts(f *testing.F) {
+	for _, c := range cutCases {
+		f.Add(c)
+	}
+	f.Fuzz(sameCuts)
 }

@@ -1,0 +1,41 @@
+package mdpatch
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bigQueue is a queue of n issues as orchestrate writes them: fields, a
+// summary, a fenced failure, a verification step.
+func bigQueue(n int) []byte {
+	var b strings.Builder
+	b.WriteString("# Issue Queue\n\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "## ISSUE-20241213-%03d\n\n| Field | Value |\n|-------|-------|\n| Status | pending |\n| Retry-Count | %d |\n| Failure-Signature | %064x |\n| Previous-Signatures | [] |\n\n### Summary\nServer fails to start (TypeError in src/index.ts:%d)\n\n### Failure Details\n```\nTypeError: Cannot read properties of undefined (reading 'port')\n    at loadConfig (src/index.ts:42:17)\n```\n\n### Verification Step\nnpm start\n\n", i, i%10, i*7919, i)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkCuts: the cuts of a 10,000-issue queue, found by the quick
+// scan against the line-by-line one in the same run:
+//
+//	go test -run '^$' -bench Cuts ./internal/mdpatch
+func BenchmarkCuts(b *testing.B) {
+	text := bigQueue(10_000)
+	b.SetBytes(int64(len(text)))
+	var quick, lineByLine float64
+	for b.Loop() {
+		quick += measure(func() { NewSource(text).findCuts() })
+		lineByLine += measure(func() { lineByLineCuts(text, 0) })
+	}
+	b.ReportMetric(quick/lineByLine, "quick/line-by-line")
+}
+
+// measure returns how long fn took, in seconds.
+func measure(fn func()) float64 {
+	start := time.Now()
+	fn()
+	return time.Since(start).Seconds()
+}
