@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,9 +24,10 @@ import (
 // supervisor itself was killed.
 
 var cgroups struct {
-	once sync.Once
-	dir  string // where commands' cgroups are made; "" for nowhere
-	seq  atomic.Int64
+	once    sync.Once
+	dir     string      // where commands' cgroups are made; "" for nowhere
+	refused atomic.Bool // starting a command into one was refused: none
+	seq     atomic.Int64
 }
 
 // cgroupBase returns the cgroup v2 directory this process is in, when it
@@ -46,7 +48,7 @@ func cgroupBase() string {
 		if os.Mkdir(probe, 0o755) != nil {
 			return
 		}
-		if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err == nil && startsIn(probe) {
+		if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err == nil {
 			cgroups.dir = dir
 			removeStaleCgroups(dir)
 		}
@@ -70,18 +72,21 @@ func removeStaleCgroups(dir string) {
 	}
 }
 
-// startsIn reports whether a process can be started in the cgroup dir
-// (clone3 with CLONE_INTO_CGROUP, which a seccomp policy may refuse).
-func startsIn(dir string) bool {
-	f, err := os.Open(dir)
-	if err != nil {
-		return false
+// refusedIntoCgroup reports whether err, starting a command into a
+// cgroup, may be the machine refusing that (clone3 with CLONE_INTO_CGROUP,
+// which a seccomp policy or an old kernel refuses, or a cgroup that may
+// not take processes).
+func refusedIntoCgroup(err error) bool {
+	for _, e := range []syscall.Errno{syscall.ENOSYS, syscall.EPERM, syscall.EINVAL, syscall.EACCES, syscall.EBUSY, syscall.EOPNOTSUPP} {
+		if errors.Is(err, e) {
+			return true
+		}
 	}
-	defer f.Close()
-	cmd := exec.Command("true")
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
-	return cmd.Run() == nil
+	return false
 }
+
+// refuseCgroups makes commands start in no cgroup from now on.
+func refuseCgroups() { cgroups.refused.Store(true) }
 
 // findCgroup returns the directory of the cgroup v2 that cgroupFile
 // (/proc/self/cgroup) names, in the cgroup2 file system mountinfo
@@ -135,7 +140,7 @@ type cgroup struct {
 // newCgroup makes a cgroup for a command; nil where there are none.
 func newCgroup() *cgroup {
 	base := cgroupBase()
-	if base == "" {
+	if base == "" || cgroups.refused.Load() {
 		return nil
 	}
 	path := filepath.Join(base, supervise.CgroupPrefix(os.Getpid())+strconv.FormatInt(cgroups.seq.Add(1), 10))

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -87,5 +88,37 @@ func TestStaleCgroupsRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("%s: %v", live, err)
+	}
+}
+
+// TestCgroupRefusedOnce: on a machine whose policy refuses starting a
+// process into a cgroup (seccomp refusing clone3, as Docker's does, with
+// ENOSYS), the first command starts without one and passes, and the
+// commands after it start in none and are never refused again. It runs
+// where this process may make cgroups; elsewhere it skips.
+func TestCgroupRefusedOnce(t *testing.T) {
+	if cgroupBase() == "" {
+		t.Skip("no cgroup v2 this process may make cgroups in")
+	}
+	refusals := 0
+	startProcess = func(cmd *exec.Cmd) error {
+		if cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD {
+			refusals++
+			return &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.ENOSYS}
+		}
+		return cmd.Start()
+	}
+	defer func() {
+		startProcess = (*exec.Cmd).Start
+		cgroups.refused.Store(false)
+	}()
+	for i := range 3 {
+		r := runOne(t, gateOf("g", "cat /proc/self/cgroup"), Options{RepoRoot: t.TempDir()})
+		if r.Outcome != Pass || strings.Contains(r.Output, "/orchestrate-") {
+			t.Fatalf("command %d: %s (%s), output %q; want a pass in no cgroup of its own", i+1, r.Outcome, r.Reason(), r.Output)
+		}
+	}
+	if refusals != 1 {
+		t.Errorf("starting into a cgroup was refused %d times; want once, then never tried", refusals)
 	}
 }

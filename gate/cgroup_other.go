@@ -18,3 +18,5 @@ func (c *cgroup) remove()                    {}
 func (c *cgroup) signal(syscall.Signal)      {}
 func (c *cgroup) drain(time.Time)            {}
 func (c *cgroup) watched(time.Duration) bool { return false }
+func refusedIntoCgroup(error) bool           { return false }
+func refuseCgroups()                         {}

@@ -228,27 +228,17 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 	defer runtime.UnlockOSThread()
 	grace := opts.killGrace()
 	cg := newCgroup()
-	watched := cg.watched(grace)
-	cmd, waitDelay := command(runCtx, sp.command, sortedEnv(base, sp.env), grace, watched)
-	cmd.Dir = sp.dir
-	cmd.Stdout, cmd.Stderr = p.w, p.w // one pipe: output interleaved as written
-	if p.sw != nil {
-		cmd.Stdout = p.sw
+	cmd, group, err := startCommand(runCtx, sp, base, grace, p, cg)
+	if err != nil && cg != nil && refusedIntoCgroup(err) {
+		// A machine whose policy may refuse starting a process into a
+		// cgroup (clone3, refused by seccomp): if the command starts
+		// without, it does, and so do all from now on.
+		if c, g, e := startCommand(runCtx, sp, base, grace, p, nil); e == nil {
+			refuseCgroups()
+			cg, cmd, group, err = nil, c, g, nil
+		}
 	}
-	if p.stdin != nil {
-		cmd.Stdin = p.stdin
-	}
-	group := &group{}
-	if watched {
-		// No supervisor signals what left the group: the cgroup holds it.
-		group.cg = cg
-	}
-	cmd.Cancel = func() error { return group.terminate(cmd.Process.Pid) }
-	// If the leader ignores SIGTERM, exec kills it after the grace; then
-	// the cleanup kills the rest of the group.
-	cmd.WaitDelay = waitDelay
-
-	if err := start(cmd, cg); err != nil {
+	if err != nil {
 		p.closeWriters()
 		p.closeReaders()
 		return procEnd{}, fmt.Errorf("could not start: %v", err)
@@ -268,12 +258,38 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 	return endOf(cmd.ProcessState, waitErr, !group.terminatedAt().IsZero()), nil
 }
 
+// startCommand starts sp's command, in the cgroup cg unless it is nil:
+// without a supervisor of its own where the cgroup and the watchdog hold
+// what it starts, else under one.
+func startCommand(ctx context.Context, sp spec, base []string, grace time.Duration, p *pipes, cg *cgroup) (*exec.Cmd, *group, error) {
+	watched := cg.watched(grace)
+	cmd, waitDelay := command(ctx, sp.command, sortedEnv(base, sp.env), grace, watched)
+	cmd.Dir = sp.dir
+	cmd.Stdout, cmd.Stderr = p.w, p.w // one pipe: output interleaved as written
+	if p.sw != nil {
+		cmd.Stdout = p.sw
+	}
+	if p.stdin != nil {
+		cmd.Stdin = p.stdin
+	}
+	group := &group{}
+	if watched {
+		// No supervisor signals what left the group: the cgroup holds it.
+		group.cg = cg
+	}
+	cmd.Cancel = func() error { return group.terminate(cmd.Process.Pid) }
+	// If the leader ignores SIGTERM, exec kills it after the grace; then
+	// the cleanup kills the rest of the group.
+	cmd.WaitDelay = waitDelay
+	return cmd, group, start(cmd, cg)
+}
+
 // start starts cmd, in the cgroup cg unless it is nil.
 func start(cmd *exec.Cmd, cg *cgroup) error {
 	if cg != nil {
 		cg.place(cmd)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startProcess(cmd); err != nil {
 		if cg != nil {
 			cg.remove()
 		}
@@ -281,6 +297,10 @@ func start(cmd *exec.Cmd, cg *cgroup) error {
 	}
 	return nil
 }
+
+// startProcess starts cmd; the tests replace it with one that refuses as
+// a machine's policy may.
+var startProcess = (*exec.Cmd).Start
 
 // copyOutput copies the output pipes to out, and the stdout pipe to
 // stdout too; the channel closes when they are all at EOF (or closed).

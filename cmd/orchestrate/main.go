@@ -35,6 +35,12 @@ func main() {
 			// stay small: the same.
 			debug.SetGCPercent(400)
 			debug.SetMemoryLimit(analyticsHeap)
+		case name == "run":
+			// A loop that holds little from one agent to the next, and
+			// makes much short-lived garbage (prompts, files, output):
+			// collected less often, within a bound, however long it runs.
+			debug.SetGCPercent(400)
+			debug.SetMemoryLimit(runHeap)
 		case !streams[name]:
 			// A command lives for a moment, and reads its files whole:
 			// fewer collections of a heap that is thrown away at exit
@@ -52,12 +58,17 @@ func main() {
 // (they stream it: signature, the page's rows, gate and agent output) or
 // that live long: they keep Go's collector as it is, which keeps their
 // peak memory bounded.
-var streams = map[string]bool{"signature": true, "analytics": true, "run": true, "watch": true, "gate": true, "demo": true}
+var streams = map[string]bool{"signature": true, "analytics": true, "watch": true, "gate": true, "demo": true}
 
 // signatureHeap is the memory signature's collector keeps to (a soft
 // limit): with the program itself, its peak stays under 64 MiB on any
 // input.
 const signatureHeap = 48 << 20
+
+// runHeap is the memory run's collector keeps to (a soft limit), the
+// same for one agent or many: what a loop holds is small, and its agents'
+// output is streamed to their logs.
+const runHeap = 96 << 20
 
 // analyticsHeap is the memory analytics's collector keeps to (a soft
 // limit): 1,000,000 rows of history peak at about 35 MiB.
