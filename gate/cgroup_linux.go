@@ -31,8 +31,9 @@ var cgroups struct {
 }
 
 // cgroupBase returns the cgroup v2 directory this process is in, when it
-// may make cgroups there and move processes into them; "" when not. It is
-// found once, from /proc/self/cgroup and /proc/self/mountinfo.
+// may make cgroups there; "" when not. It is found once, from
+// /proc/self/cgroup and /proc/self/mountinfo. Whether a process may be
+// started into one is found at the first start (see refusedIntoCgroup).
 func cgroupBase() string {
 	cgroups.once.Do(func() {
 		own, err1 := os.ReadFile("/proc/self/cgroup")
@@ -87,6 +88,24 @@ func refusedIntoCgroup(err error) bool {
 
 // refuseCgroups makes commands start in no cgroup from now on.
 func refuseCgroups() { cgroups.refused.Store(true) }
+
+// startsInCgroups reports whether a process that does nothing (true)
+// starts in a new cgroup: asked only once a command could not, to tell
+// the machine's refusal from the command's own failure.
+func startsInCgroups() bool {
+	cg := newCgroup()
+	if cg == nil {
+		return false
+	}
+	defer cg.remove()
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	cg.place(cmd)
+	if startProcess(cmd) != nil {
+		return false
+	}
+	return cmd.Wait() == nil
+}
 
 // findCgroup returns the directory of the cgroup v2 that cgroupFile
 // (/proc/self/cgroup) names, in the cgroup2 file system mountinfo

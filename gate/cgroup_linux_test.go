@@ -94,15 +94,18 @@ func TestStaleCgroupsRemoved(t *testing.T) {
 // TestCgroupRefusedOnce: on a machine whose policy refuses starting a
 // process into a cgroup (seccomp refusing clone3, as Docker's does, with
 // ENOSYS), the first command starts without one and passes, and the
-// commands after it start in none and are never refused again. It runs
-// where this process may make cgroups; elsewhere it skips.
+// commands after it start in none and are never refused again. A command
+// refused where a process that does nothing is not (its own failure, with
+// the same errno) fails to start, and cgroups stay. It runs where this
+// process may make cgroups; elsewhere it skips.
 func TestCgroupRefusedOnce(t *testing.T) {
 	if cgroupBase() == "" {
 		t.Skip("no cgroup v2 this process may make cgroups in")
 	}
 	refusals := 0
+	refuseAll := true
 	startProcess = func(cmd *exec.Cmd) error {
-		if cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD {
+		if cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD && (refuseAll || filepath.Base(cmd.Path) != "true") {
 			refusals++
 			return &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.ENOSYS}
 		}
@@ -112,13 +115,19 @@ func TestCgroupRefusedOnce(t *testing.T) {
 		startProcess = (*exec.Cmd).Start
 		cgroups.refused.Store(false)
 	}()
+	refuseAll = false
+	r := runOne(t, gateOf("g", "true"), Options{RepoRoot: t.TempDir()})
+	if r.Outcome != Errored || !strings.Contains(r.Output+r.Reason(), "could not start") || cgroups.refused.Load() {
+		t.Fatalf("a command refused alone: %s (%s), cgroups refused %v; want it not started, cgroups kept", r.Outcome, r.Reason(), cgroups.refused.Load())
+	}
+	refuseAll, refusals = true, 0
 	for i := range 3 {
 		r := runOne(t, gateOf("g", "cat /proc/self/cgroup"), Options{RepoRoot: t.TempDir()})
 		if r.Outcome != Pass || strings.Contains(r.Output, "/orchestrate-") {
 			t.Fatalf("command %d: %s (%s), output %q; want a pass in no cgroup of its own", i+1, r.Outcome, r.Reason(), r.Output)
 		}
 	}
-	if refusals != 1 {
-		t.Errorf("starting into a cgroup was refused %d times; want once, then never tried", refusals)
+	if refusals != 2 {
+		t.Errorf("starting into a cgroup was refused %d times; want twice (the command, then true), then never tried", refusals)
 	}
 }

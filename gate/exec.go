@@ -229,14 +229,14 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 	grace := opts.killGrace()
 	cg := newCgroup()
 	cmd, group, err := startCommand(runCtx, sp, base, grace, p, cg)
-	if err != nil && cg != nil && refusedIntoCgroup(err) {
-		// A machine whose policy may refuse starting a process into a
-		// cgroup (clone3, refused by seccomp): if the command starts
-		// without, it does, and so do all from now on.
-		if c, g, e := startCommand(runCtx, sp, base, grace, p, nil); e == nil {
-			refuseCgroups()
-			cg, cmd, group, err = nil, c, g, nil
-		}
+	if err != nil && cg != nil && refusedIntoCgroup(err) && !startsInCgroups() {
+		// A machine whose policy refuses starting a process into a
+		// cgroup (clone3, refused by seccomp), as a process that does
+		// nothing shows: this command starts without one, and so do all
+		// from now on.
+		refuseCgroups()
+		cg = nil
+		cmd, group, err = startCommand(runCtx, sp, base, grace, p, nil)
 	}
 	if err != nil {
 		p.closeWriters()

@@ -65,10 +65,10 @@ var streams = map[string]bool{"signature": true, "analytics": true, "watch": tru
 // input.
 const signatureHeap = 48 << 20
 
-// runHeap is the memory run's collector keeps to (a soft limit), the
-// same for one agent or many: what a loop holds is small, and its agents'
-// output is streamed to their logs.
-const runHeap = 96 << 20
+// runHeap is the memory run's collector keeps to (a soft limit): what a
+// loop holds is small, its agents' output is streamed to their logs, and
+// a queue it reads whole is at most 256 MiB (fsx.MaxRead).
+const runHeap = 512 << 20
 
 // analyticsHeap is the memory analytics's collector keeps to (a soft
 // limit): 1,000,000 rows of history peak at about 35 MiB.

@@ -80,11 +80,11 @@ func readFile(path string, max int64, room int) (data []byte, exists bool, err e
 type Stamp struct {
 	dev, ino     uint64
 	size         int64
-	mtime, ctime unix.Timespec
+	mtime, ctime int64 // in nanoseconds
 }
 
 func stampOf(st *unix.Stat_t) Stamp {
-	return Stamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+	return Stamp{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
 func readFileStamp(path string, max int64, room int) (data []byte, exists bool, st Stamp, err error) {
