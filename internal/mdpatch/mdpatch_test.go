@@ -212,7 +212,7 @@ func sameCuts(t *testing.T, in string) {
 // TestQuickCuts: the cases, each cut short at each of its bytes, with
 // lines of every length about the eight bytes looked at at once.
 func TestQuickCuts(t *testing.T) {
-	cases := append(cutCases, "## a\r\n\r\n## b\r\n", "\n## ", "\n\n##", "```\n## a\n  ```\n\n## b\n", "~~~~\n~~~\n ~~~~ \n\n## c")
+	cases := append(cutCases, "## a\r\n\r\n## b\r\n", "\n## ", "\n\n##", "```\n## a\n  ```\n\n## b\n", "~~~~\n~~~\n ~~~~ \n\n## c", "x\n\n    ```\n\n## a\n", "```\n    ```\n\n## c\n   ```\n\n## d\n", "<pre>\n\n## a\n</PRE>\n\n## b\n")
 	for n := range 80 {
 		long := strings.Repeat("x", n)
 		cases = append(cases, "# t\n\n## "+long+"\n"+long+"\n\n## b\n", long+"\n\n## c\n```"+long+"\n\n## d\n")
@@ -229,4 +229,29 @@ func FuzzQuickCuts(f *testing.F) {
 		f.Add(c)
 	}
 	f.Fuzz(sameCuts)
+}
+
+// plainStart reports whether a line that starts with c is, for cuts,
+// nothing but text: not blank, not indented, and no fence, HTML block or
+// heading.
+func plainStart(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', '\v', '\f', '`', '~', '<', '#':
+		return false
+	}
+	return c < 0x80
+}
+
+// blankLine is len(bytes.TrimSpace(line)) == 0, quick for the lines that
+// start with something else than white space, as most do.
+func blankLine(line []byte) bool {
+	if len(line) > 0 {
+		switch c := line[0]; {
+		case c >= 0x80:
+		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+		default:
+			return false
+		}
+	}
+	return len(bytes.TrimSpace(line)) == 0
 }
