@@ -63,8 +63,7 @@ func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
 // after the content (its capacity), for a caller that appends to it, with
 // the file's stamp as it was read, for TransformChunksFrom.
 func ReadFileRoom(path string, room int) (data []byte, exists bool, st Stamp, err error) {
-	data, exists, st, err = readFileStamp(path, MaxRead, room)
-	return data, exists, st, err
+	return readFileStamp(path, MaxRead, room)
 }
 
 func readFile(path string, max int64, room int) (data []byte, exists bool, err error) {
