@@ -299,8 +299,8 @@ func (s *Source) findCuts() []int { return s.findCutsFrom(0) }
 // open; inside one, the scan looks only for its end.
 func (s *Source) findCutsFrom(from int) []int {
 	c := cutScan{t: s.Text, from: from, cuts: []int{from}}
-	for i, b := range cutMarks {
-		c.next[i] = c.find(b, from)
+	for i := range cutMarks {
+		c.next[i], c.found[i] = c.findMark(i, from)
 	}
 	for {
 		k := 0
@@ -313,6 +313,10 @@ func (s *Source) findCutsFrom(from int) []int {
 		if p == len(c.t) {
 			return c.cuts
 		}
+		if !c.found[k] { // the end of the stretch looked at: on from there
+			c.next[k], c.found[k] = c.findMark(k, p)
+			continue
+		}
 		after, open := c.event(p)
 		switch {
 		case open && after == len(c.t):
@@ -320,7 +324,7 @@ func (s *Source) findCutsFrom(from int) []int {
 		case open:
 			c.seek(after)
 		default:
-			c.next[k] = c.find(cutMarks[k], after)
+			c.next[k], c.found[k] = c.findMark(k, after)
 		}
 	}
 }
@@ -331,11 +335,42 @@ var cutMarks = [4]byte{'#', '`', '~', '<'}
 // cutScan is findCutsFrom's state: the cuts found, and where each of the
 // cut marks is next found.
 type cutScan struct {
-	t    []byte
-	from int
-	cuts []int
-	next [len(cutMarks)]int // len(t) for none
+	t     []byte
+	from  int
+	cuts  []int
+	next  [len(cutMarks)]int  // len(t) for none
+	found [len(cutMarks)]bool // false: next is only as far as it looked
 }
+
+// findMark returns where the mark cutMarks[k] is next found from at on,
+// and found true; or, when it is not in the stretch of markStretch bytes
+// from at, the end of that stretch (len(t) at the last) and found false.
+// Of the '#', only those that begin a line "## " are found: no other is
+// a cut, or opens anything.
+//
+// Each mark is looked for a stretch at a time, so that the four
+// searches read the same stretch of the text while it is in the cache:
+// a mark the text rarely holds ('~', '<') is not looked for to the end of
+// a big text, in a pass of its own.
+func (c *cutScan) findMark(k, at int) (next int, found bool) {
+	t := c.t
+	end := min(at+markStretch, len(t))
+	for at < end {
+		i := bytes.IndexByte(t[at:end], cutMarks[k])
+		if i < 0 {
+			break
+		}
+		p := at + i
+		if k != 0 || p > c.from && t[p-1] == '\n' && p+2 < len(t) && t[p+1] == '#' && t[p+2] == ' ' {
+			return p, true
+		}
+		at = p + fenceRun(t[p:], '#') // past a "#" or "###" of no use
+	}
+	return end, false
+}
+
+// markStretch is how far findMark looks at a time.
+const markStretch = 16 << 10
 
 // find returns the place of b in the text from at on, or len(t).
 func (c *cutScan) find(b byte, at int) int {
@@ -352,9 +387,9 @@ func (c *cutScan) find(b byte, at int) int {
 // after it already is not looked for again (the text is not searched to
 // its end for a mark it does not hold after each fence).
 func (c *cutScan) seek(at int) {
-	for i, b := range cutMarks {
+	for i := range cutMarks {
 		if c.next[i] < at {
-			c.next[i] = c.find(b, at)
+			c.next[i], c.found[i] = c.findMark(i, at)
 		}
 	}
 }
@@ -376,8 +411,8 @@ func (c *cutScan) event(p int) (after int, open bool) {
 	t := c.t
 	b := t[p]
 	run := fenceRun(t[p:], b)
-	if b == '#' {
-		if _, ok := c.lineStart(p, 0); ok && p > c.from && run == 2 && p+2 < len(t) && t[p+2] == ' ' && c.blankBefore(p) {
+	if b == '#' { // a "## " that begins a line (findMark)
+		if c.blankBefore(p) {
 			c.cuts = append(c.cuts, p)
 		}
 		return p + run, false

@@ -212,7 +212,7 @@ func sameCuts(t *testing.T, in string) {
 // TestQuickCuts: the cases, each cut short at each of its bytes, with
 // lines of every length about the eight bytes looked at at once.
 func TestQuickCuts(t *testing.T) {
-	cases := append(cutCases, "## a\r\n\r\n## b\r\n", "\n## ", "\n\n##", "```\n## a\n  ```\n\n## b\n", "~~~~\n~~~\n ~~~~ \n\n## c", "x\n\n    ```\n\n## a\n", "```\n    ```\n\n## c\n   ```\n\n## d\n", "<pre>\n\n## a\n</PRE>\n\n## b\n")
+	cases := append(cutCases, "## a\r\n\r\n## b\r\n", "\n## ", "\n\n##", "```\n## a\n  ```\n\n## b\n", "~~~~\n~~~\n ~~~~ \n\n## c", "x\n\n    ```\n\n## a\n", "```\n    ```\n\n## c\n   ```\n\n## d\n", "<pre>\n\n## a\n</PRE>\n\n## b\n", "a\n\n### b\n\n##c\n\n## d\n\n####\n\n## e")
 	for n := range 80 {
 		long := strings.Repeat("x", n)
 		cases = append(cases, "# t\n\n## "+long+"\n"+long+"\n\n## b\n", long+"\n\n## c\n```"+long+"\n\n## d\n")
@@ -220,6 +220,19 @@ func TestQuickCuts(t *testing.T) {
 	for _, c := range cases {
 		for at := 0; at <= len(c); at++ {
 			sameCuts(t, c[:at])
+		}
+	}
+}
+
+// TestCutsFarApart: marks further apart than the stretch each is looked
+// for in at a time (markStretch), every mark at each place about a
+// stretch's end: a fence, an HTML block and a heading the scan comes to
+// only after a stretch without them.
+func TestCutsFarApart(t *testing.T) {
+	for _, n := range []int{markStretch - 8, markStretch - 1, markStretch, markStretch + 1, 2*markStretch + 3} {
+		for pad := range 6 {
+			gap := strings.Repeat("y", pad) + "\n" + strings.Repeat("text\n", n/5) + strings.Repeat("z", n%5) + "\n\n"
+			sameCuts(t, "# q\n\n## a\n"+gap+"```\n"+gap+"## in a fence\n```\n\n## b\n"+gap+"<pre>\n"+gap+"## in html\n</pre>\n\n## c\n"+gap+"~~~\n\n## in a tilde fence\n"+gap+"~~~\n"+gap+"## d\n"+gap)
 		}
 	}
 }
