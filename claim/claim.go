@@ -392,6 +392,18 @@ func Choose(max int) (choose func(pieces func(func([]byte))) func(piece []byte) 
 			}
 			return strings.Compare(a.head, b.head)
 		}
+		// beforeLast is before(b, last) < 0 for the b of rank, created and
+		// head, not yet made (most issues of a big queue come after the
+		// last of the first max: none is copied).
+		beforeLast := func(rank int, created, head []byte, last brief) bool {
+			switch {
+			case rank != last.rank:
+				return rank < last.rank
+			case string(created) != last.created:
+				return string(created) < last.created
+			}
+			return string(head) < last.head
+		}
 		keep := map[string]bool{} // by heading (queue.Heading)
 		// The first max open issues, in order, found in one pass: a big
 		// queue's pieces are looked at, not copied.
@@ -409,17 +421,11 @@ func Choose(max int) (choose func(pieces func(func([]byte))) func(piece []byte) 
 				keep[string(head)] = true
 			case len(st) == 0 || bytes.EqualFold(st, []byte(queue.StatusPending)) || bytes.EqualFold(st, []byte(queue.StatusInProgress)):
 				open++
-				b := brief{rank: rankOf(string(v[1]))}
-				if len(first) == max {
-					if max == 0 {
-						return
-					}
-					last := first[max-1]
-					if b.rank > last.rank || b.rank == last.rank && string(v[2]) > last.created {
-						return // after all of the first max: never among them
-					}
+				rank := rankOf(string(v[1]))
+				if len(first) == max && (max == 0 || !beforeLast(rank, v[2], head, first[max-1])) {
+					return // after all of the first max: never among them
 				}
-				b.head, b.created = string(head), string(v[2])
+				b := brief{head: string(head), created: string(v[2]), rank: rank}
 				i := slices.IndexFunc(first, func(x brief) bool { return before(x, b) > 0 })
 				if i < 0 {
 					i = len(first)

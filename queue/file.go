@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
@@ -122,55 +123,235 @@ func Heading(piece []byte) []byte {
 // mdpatch.Norm's form (retrycount for Retry-Count). id and values are
 // slices of piece: a reader of a big file at a look makes nothing.
 func Peek(piece []byte, values [][]byte, names ...string) (id []byte, ok bool) {
+	// A look that takes the table for plain, then checks that it was (one
+	// search for each byte over the table, not over each row); and if it
+	// was not, a careful one, each row looked at for them.
+	id, ok, table := peek(piece, values, names, false)
+	if ok && (bytes.IndexByte(table, '\\') >= 0 || bytes.IndexByte(table, '\r') >= 0 || bytes.IndexByte(table, '`') >= 0) {
+		id, ok, _ = peek(piece, values, names, true)
+	}
+	return id, ok
+}
+
+// peek is Peek, and the table it read; careful, each row is looked at
+// for what leaves it to the parser (plainRow). Without care, a caller
+// that looks for it in the table does.
+func peek(piece []byte, values [][]byte, names []string, careful bool) (id []byte, ok bool, table []byte) {
 	clear(values)
-	line, rest, _ := bytes.Cut(piece, []byte("\n"))
+	line, rest := cutLine(piece)
 	title, found := bytes.CutPrefix(bytes.TrimRight(line, " \r"), []byte("## "))
-	if id = bytes.TrimSpace(title); !found || !idPattern.Match(id) {
-		return nil, false
+	if id = bytes.TrimSpace(title); !found || !isID(id) {
+		return nil, false, nil
 	}
 	// Blank lines, then the table: a header row, a delimiter row of as
 	// many cells, and rows up to a blank line or the piece's end; anything
-	// else is left to the parser.
+	// else is left to the parser, and so is a piece with an issue after
+	// its first (headingIn).
 	rows, header := 0, 0
+	var tableFrom []byte
 	for len(rest) > 0 {
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		line = bytes.TrimSpace(line)
+		from := rest
+		line, rest = cutLine(rest)
+		// Rows at the left margin, with spaces, tabs and the carriage
+		// return of a CRLF after them; others (a tab before a row, a
+		// vertical tab after it) are left to the parser.
+		line = trimRowEnd(line)
 		switch {
 		case len(line) == 0 && rows == 0:
 			continue
 		case len(line) == 0:
-			return id, rows > 2
-		case line[0] != '|' || bytes.IndexByte(line, '\\') >= 0 || bytes.IndexByte(line, '`') >= 0 && bytes.Count(line, []byte("|")) > 3:
-			return nil, false
+			return id, rows > 2 && !headingIn(rest), table
+		case line[0] != '|' || careful && !plainRow(line):
+			return nil, false, nil
 		}
+		if rows == 0 {
+			tableFrom = from
+		}
+		table = tableFrom[:len(tableFrom)-len(rest)]
 		rows++
 		switch rows {
 		case 1:
-			// Two named columns, as Field | Value.
-			inner := bytes.TrimSuffix(line[1:], []byte("|"))
-			a, b, _ := bytes.Cut(inner, []byte("|"))
-			if header = cellCount(line); header != 2 || len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
-				return nil, false
+			if header = headerCells(line); header != 2 {
+				return nil, false, nil // two named columns, as Field | Value
 			}
-			continue
 		case 2:
 			if !delimiterRow(line) || cellCount(line) != header {
-				return nil, false
+				return nil, false, nil
 			}
-			continue
-		}
-		name, value, found := bytes.Cut(line[1:], []byte("|"))
-		if !found {
-			continue
-		}
-		value, _, _ = bytes.Cut(value, []byte("|"))
-		for i, n := range names {
-			if normEqual(name, n) {
-				values[i] = unquoteBytes(bytes.TrimSpace(value))
-			}
+		default:
+			readRow(line[1:], values, names)
 		}
 	}
-	return id, rows > 2
+	return id, rows > 2, table
+}
+
+// plainRow reports whether a table row holds nothing that leaves it to
+// the parser: an escape, a carriage return (which ends a line for the
+// parser), or code with a pipe in it.
+func plainRow(line []byte) bool {
+	return bytes.IndexByte(line, '\\') < 0 && bytes.IndexByte(line, '\r') < 0 && (bytes.IndexByte(line, '`') < 0 || bytes.Count(line, []byte("|")) <= 3)
+}
+
+// headerCells is the count of a header row's cells, or 0 when one of its
+// first two is empty.
+func headerCells(line []byte) int {
+	inner := bytes.TrimSuffix(line[1:], []byte("|"))
+	a, b, _ := bytes.Cut(inner, []byte("|"))
+	if len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
+		return 0
+	}
+	return cellCount(line)
+}
+
+// readRow reads the row of cells (its first pipe taken off) into values,
+// when it is the first of a name's.
+func readRow(cells []byte, values [][]byte, names []string) {
+	// Most rows are no name's, told by the name's first letter.
+	first := normFirst(cells)
+	if !slices.ContainsFunc(names, func(n string) bool { return len(n) == 0 || n[0] == first }) {
+		return
+	}
+	bar := bytes.IndexByte(cells, '|')
+	if bar < 0 || bar+1 == len(cells) {
+		return // no value cell, as the parser reads it
+	}
+	name := cells[:bar]
+	for i, n := range names {
+		// A field written twice is read as the parser reads it: the
+		// first.
+		if values[i] == nil && normEqual(name, n) {
+			value := cells[bar+1:]
+			if j := bytes.IndexByte(value, '|'); j >= 0 {
+				value = value[:j]
+			}
+			v := unquoteBytes(bytes.TrimSpace(value))
+			if v == nil {
+				v = value[:0] // read, and empty: not nil, so that a second is not read
+			}
+			values[i] = v
+		}
+	}
+}
+
+// headingIn reports whether text, from a line's start, holds a line the
+// parser may read as a level-2 heading: "##" after at most three spaces,
+// then a space, a tab or the line's end; or a line of dashes under a line
+// that is not blank (a setext heading). A piece is cut where a "## " line
+// follows a blank one; any other is an issue after the one the piece
+// begins with, which a look at the piece's first table would not see.
+// Lines in a fence are looked at too: such a piece is left to the parser.
+func headingIn(text []byte) bool {
+	for at := 0; ; {
+		i := bytes.Index(text[at:], []byte("##"))
+		if i < 0 {
+			break
+		}
+		p := at + i
+		if marginStart(text, p) && (p+2 == len(text) || isBlankByte(text[p+2])) {
+			return true
+		}
+		for at = p; at < len(text) && text[at] == '#'; at++ {
+		}
+	}
+	for at := 0; ; {
+		i := bytes.IndexByte(text[at:], '-')
+		if i < 0 {
+			return false
+		}
+		p := at + i
+		for at = p; at < len(text) && text[at] == '-'; at++ {
+		}
+		e := at
+		for e < len(text) && (text[e] == ' ' || text[e] == '\t') {
+			e++
+		}
+		if marginStart(text, p) && (e == len(text) || text[e] == '\n' || text[e] == '\r') && !blankBefore(text, p) {
+			return true
+		}
+	}
+}
+
+// marginStart reports whether the mark at p begins its line, after at
+// most three spaces, in text that begins with a line.
+func marginStart(text []byte, p int) bool {
+	ls := p
+	for ls > 0 && text[ls-1] == ' ' && p-ls < 3 {
+		ls--
+	}
+	return ls == 0 || text[ls-1] == '\n' || text[ls-1] == '\r'
+}
+
+// blankBefore reports whether the line before the one of p is blank, or
+// there is none (text begins after a blank line).
+func blankBefore(text []byte, p int) bool {
+	ls := bytes.LastIndexAny(text[:p], "\n\r") // the end of the line before
+	if ls < 0 {
+		return true
+	}
+	prev := text[:ls]
+	if ls > 0 && text[ls] == '\n' && text[ls-1] == '\r' {
+		prev = text[:ls-1]
+	}
+	start := bytes.LastIndexAny(prev, "\n\r") + 1
+	return len(bytes.Trim(prev[start:], " \t")) == 0
+}
+
+func isBlankByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// trimRowEnd is bytes.TrimRight(line, " \t\r"), which builds its set of
+// bytes at each call.
+func trimRowEnd(line []byte) []byte {
+	for len(line) > 0 {
+		switch line[len(line)-1] {
+		case ' ', '\t', '\r':
+			line = line[:len(line)-1]
+		default:
+			return line
+		}
+	}
+	return line
+}
+
+// normFirst is the first byte of name in mdpatch.Norm's form, or 0.
+func normFirst(name []byte) byte {
+	for _, c := range name {
+		switch {
+		case c == ' ' || c == '-' || c == '_' || c == '\t':
+			continue
+		case 'A' <= c && c <= 'Z':
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	return 0
+}
+
+// cutLine returns text's first line, without its line ending, and what
+// follows that.
+func cutLine(text []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(text, '\n'); i >= 0 {
+		return text[:i], text[i+1:]
+	}
+	return text, nil
+}
+
+// isID reports whether id is an issue's ID, as idPattern says, without
+// the regular expression: Peek asks of each of a big queue's issues.
+func isID(id []byte) bool {
+	rest, ok := bytes.CutPrefix(id, []byte("ISSUE-"))
+	if !ok || len(rest) < 12 || rest[8] != '-' {
+		return false
+	}
+	return allDigits(rest[:8]) && allDigits(rest[9:])
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // unquoteBytes is unquote on bytes.
@@ -188,13 +369,16 @@ func cellCount(line []byte) int {
 }
 
 // delimiterRow reports whether line is a table's delimiter row: cells of
-// dashes, with colons at their ends.
+// dashes, with a colon at either end or both.
 func delimiterRow(line []byte) bool {
 	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
 	for more := true; more; {
 		var cell []byte
 		cell, inner, more = bytes.Cut(inner, []byte("|"))
-		cell = bytes.Trim(bytes.TrimSpace(cell), ":")
+		// One colon at most at each end, as :--, --: and :-:.
+		cell = bytes.Trim(cell, " \t")
+		cell, _ = bytes.CutPrefix(cell, []byte(":"))
+		cell, _ = bytes.CutSuffix(cell, []byte(":"))
 		if len(cell) == 0 || len(bytes.Trim(cell, "-")) != 0 {
 			return false
 		}
