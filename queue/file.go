@@ -2,7 +2,6 @@ package queue
 
 import (
 	"bytes"
-	"slices"
 
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
@@ -151,7 +150,10 @@ func peek(piece []byte, values [][]byte, names []string, careful bool) (id []byt
 	var tableFrom []byte
 	for len(rest) > 0 {
 		from := rest
-		line, rest = cutLine(rest)
+		line, rest = rest, nil
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, rest = line[:i], line[i+1:]
+		}
 		// Rows at the left margin, with spaces, tabs and the carriage
 		// return of a CRLF after them; others (a tab before a row, a
 		// vertical tab after it) are left to the parser.
@@ -207,8 +209,14 @@ func headerCells(line []byte) int {
 // when it is the first of a name's.
 func readRow(cells []byte, values [][]byte, names []string) {
 	// Most rows are no name's, told by the name's first letter.
-	first := normFirst(cells)
-	if !slices.ContainsFunc(names, func(n string) bool { return len(n) == 0 || n[0] == first }) {
+	first, named := normFirst(cells), false
+	for _, n := range names {
+		if len(n) == 0 || n[0] == first {
+			named = true
+			break
+		}
+	}
+	if !named {
 		return
 	}
 	bar := bytes.IndexByte(cells, '|')
@@ -219,7 +227,7 @@ func readRow(cells []byte, values [][]byte, names []string) {
 	for i, n := range names {
 		// A field written twice is read as the parser reads it: the
 		// first.
-		if values[i] == nil && normEqual(name, n) {
+		if values[i] == nil && (len(n) == 0 || n[0] == first) && normEqual(name, n) {
 			value := cells[bar+1:]
 			if j := bytes.IndexByte(value, '|'); j >= 0 {
 				value = value[:j]
@@ -242,12 +250,12 @@ func readRow(cells []byte, values [][]byte, names []string) {
 // Lines in a fence are looked at too: such a piece is left to the parser.
 func headingIn(text []byte) bool {
 	for at := 0; ; {
-		i := bytes.Index(text[at:], []byte("##"))
+		i := bytes.IndexByte(text[at:], '#')
 		if i < 0 {
 			break
 		}
 		p := at + i
-		if marginStart(text, p) && (p+2 == len(text) || isBlankByte(text[p+2])) {
+		if p+1 < len(text) && text[p+1] == '#' && marginStart(text, p) && (p+2 == len(text) || isBlankByte(text[p+2])) {
 			return true
 		}
 		for at = p; at < len(text) && text[at] == '#'; at++ {
@@ -369,21 +377,39 @@ func cellCount(line []byte) int {
 }
 
 // delimiterRow reports whether line is a table's delimiter row: cells of
-// dashes, with a colon at either end or both.
+// dashes, with a colon at either end or both, and spaces or tabs about.
 func delimiterRow(line []byte) bool {
 	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
-	for more := true; more; {
-		var cell []byte
-		cell, inner, more = bytes.Cut(inner, []byte("|"))
-		// One colon at most at each end, as :--, --: and :-:.
-		cell = bytes.Trim(cell, " \t")
-		cell, _ = bytes.CutPrefix(cell, []byte(":"))
-		cell, _ = bytes.CutSuffix(cell, []byte(":"))
-		if len(cell) == 0 || len(bytes.Trim(cell, "-")) != 0 {
-			return false
+	i := 0
+	space := func() {
+		for i < len(inner) && (inner[i] == ' ' || inner[i] == '\t') {
+			i++
 		}
 	}
-	return true
+	for {
+		space()
+		if i < len(inner) && inner[i] == ':' {
+			i++
+		}
+		dashes := i
+		for i < len(inner) && inner[i] == '-' {
+			i++
+		}
+		if i == dashes {
+			return false
+		}
+		if i < len(inner) && inner[i] == ':' {
+			i++
+		}
+		space()
+		if i == len(inner) {
+			return true
+		}
+		if inner[i] != '|' {
+			return false
+		}
+		i++
+	}
 }
 
 // normEqual reports whether mdpatch.Norm(string(name)) == norm, without
