@@ -154,6 +154,11 @@ func unescapeMount(s string) string {
 type cgroup struct {
 	path string
 	dir  *os.File // open for clone3's CLONE_INTO_CGROUP
+	// empty: seen with no process in it once its command's first process
+	// had exited. Nothing enters it again: only this process starts
+	// processes into it, and what is in it is gone. So neither a signal
+	// nor a wait for it reads it again.
+	empty atomic.Bool
 }
 
 // newCgroup makes a cgroup for a command; nil where there are none.
@@ -180,19 +185,40 @@ func (c *cgroup) place(cmd *exec.Cmd) {
 }
 
 // signal sends sig to every process in the cgroup.
-func (c *cgroup) signal(sig syscall.Signal) { supervise.SignalCgroup(c.path, sig) }
+// (Its command's first process has exited: see empty.)
+func (c *cgroup) signal(sig syscall.Signal) {
+	if c.populated() {
+		supervise.SignalCgroup(c.path, sig)
+	}
+}
 
 // drain waits, until deadline at most, for the cgroup to have no process
 // left.
 func (c *cgroup) drain(deadline time.Time) {
-	for supervise.Populated(c.path) && time.Now().Before(deadline) {
+	for c.populated() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
+// populated reports whether a process is left in the cgroup, once its
+// command's first process has exited: one read of cgroup.events, which
+// costs less than one of cgroup.procs; none once it was seen empty.
+func (c *cgroup) populated() bool {
+	if c.empty.Load() {
+		return false
+	}
+	if !supervise.Populated(c.path) {
+		c.empty.Store(true)
+		return false
+	}
+	return true
+}
+
 // kill kills every process left in the cgroup, then removes it.
 func (c *cgroup) kill() {
-	os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0)
+	if !c.empty.Load() {
+		os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0)
+	}
 	c.remove()
 }
 

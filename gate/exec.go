@@ -302,6 +302,10 @@ func start(cmd *exec.Cmd, cg *cgroup) error {
 // a machine's policy may.
 var startProcess = (*exec.Cmd).Start
 
+// copyBuffers are copyOutput's buffers, kept from one command to the next
+// (a run's gates, each a 64 KiB buffer the collector would otherwise free).
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
 // copyOutput copies the output pipes to out, and the stdout pipe to
 // stdout too; the channel closes when they are all at EOF (or closed).
 func copyOutput(p *pipes, stdout io.Writer, out io.Writer) <-chan struct{} {
@@ -309,8 +313,9 @@ func copyOutput(p *pipes, stdout io.Writer, out io.Writer) <-chan struct{} {
 	var copiers sync.WaitGroup
 	drain := func(f *os.File, extra io.Writer) {
 		defer copiers.Done()
-		buf := make([]byte, 64<<10)
-		for {
+		buf := copyBuffers.Get().(*[]byte)
+		defer copyBuffers.Put(buf)
+		for buf := *buf; ; {
 			n, err := f.Read(buf)
 			if extra != nil {
 				extra.Write(buf[:n])

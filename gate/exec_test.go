@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -326,5 +327,28 @@ func TestJudge(t *testing.T) {
 		if got := judge(tt.end, tt.canceled, 1500*time.Millisecond, tt.msg); got != tt.want {
 			t.Errorf("%s: judge(%+v) = %+v; want %+v", tt.name, tt.end, got, tt.want)
 		}
+	}
+}
+
+// TestShellFromPath: a command runs in the sh that PATH gives, named sh
+// ($0), and where PATH changes (another sh first on it), in that one: the
+// look up of sh is kept from one gate to the next only for the PATH it
+// was made on.
+func TestShellFromPath(t *testing.T) {
+	g := gateOf("g", `echo "$0"`)
+	if r := runOne(t, g, Options{}); r.Outcome != Pass || r.Output != "sh\n" {
+		t.Fatalf("Run = %s, output %q; want pass, %q", r.Outcome, r.Output, "sh\n")
+	}
+	real, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh on PATH:", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sh"), []byte("#!"+real+"\necho other sh\nexec "+real+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if r := runOne(t, g, Options{}); r.Outcome != Pass || !strings.HasPrefix(r.Output, "other sh\n") {
+		t.Errorf("with another sh first on PATH: Run = %s, output %q; want it run by that sh", r.Outcome, r.Output)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,6 +23,30 @@ import (
 // before it kills the supervisor itself: the supervisor kills what is below
 // it at the grace, and must have the time to.
 const supervisorSlack = 2 * time.Second
+
+// shPath is where sh was found on PATH, and the PATH it was found on:
+// exec.Command looks in each directory of PATH in turn for each command,
+// a stat of each, where one look serves every gate of a run.
+var shPath struct {
+	sync.Mutex
+	path, on string
+}
+
+// shell returns where sh is on this process's PATH, or "sh" when it is
+// not there (exec.Command then says why).
+func shell() string {
+	on := os.Getenv("PATH")
+	shPath.Lock()
+	defer shPath.Unlock()
+	if shPath.path == "" || shPath.on != on {
+		path, err := exec.LookPath("sh")
+		if err != nil {
+			return "sh"
+		}
+		shPath.path, shPath.on = path, on
+	}
+	return shPath.path
+}
 
 // selfExe is the running executable, which the supervisor is started
 // from: the program that runs, even when the file it was started from has
@@ -50,7 +75,8 @@ func SupervisorProblem() string {
 // cgroup.watched), then as sh alone.
 func command(ctx context.Context, script string, env []string, grace time.Duration, watched bool) (*exec.Cmd, time.Duration) {
 	if watched || SupervisorProblem() != "" {
-		cmd := exec.CommandContext(ctx, "sh", "-c", script)
+		cmd := exec.CommandContext(ctx, shell(), "-c", script)
+		cmd.Args[0] = "sh"
 		cmd.Env = env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if watched {

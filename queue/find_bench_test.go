@@ -35,23 +35,7 @@ func BenchmarkFinder(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			f := newFinder([]byte(c.needle), countBytes(text))
-			var finder, index time.Duration
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			for n := 0; b.Loop(); n++ {
-				// Each first every other time: neither reads the text the
-				// other just brought into the cache.
-				for k := range 2 {
-					start := threadCPU()
-					if (n+k)%2 == 0 {
-						f.index(text)
-						finder += threadCPU() - start
-					} else {
-						bytes.Index(text, f.needle)
-						index += threadCPU() - start
-					}
-				}
-			}
+			finder, index := interleavedCPU(b, func() { f.index(text) }, func() { bytes.Index(text, f.needle) })
 			ratio := float64(finder) / float64(index)
 			b.ReportMetric(ratio, "finder/Index")
 			if c.most > 0 && ratio > c.most {
@@ -59,6 +43,27 @@ func BenchmarkFinder(b *testing.B) {
 			}
 		})
 	}
+}
+
+// interleavedCPU runs x and y once each for each round of b.Loop, each
+// first every other round (neither reads what the other just brought into
+// the cache), and returns the CPU time of the thread each took in all.
+func interleavedCPU(b *testing.B, x, y func()) (tx, ty time.Duration) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for n := 0; b.Loop(); n++ {
+		for k := range 2 {
+			start := threadCPU()
+			if (n+k)%2 == 0 {
+				x()
+				tx += threadCPU() - start
+			} else {
+				y()
+				ty += threadCPU() - start
+			}
+		}
+	}
+	return tx, ty
 }
 
 // threadCPU is the CPU time this thread has run: on a busy machine, the

@@ -3,9 +3,7 @@ package queue
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"testing"
-	"time"
 )
 
 // BenchmarkPeek: a look at each issue of a 10,000-issue queue, as claim
@@ -21,27 +19,17 @@ func BenchmarkPeek(b *testing.B) {
 	}
 	names := []string{"status", "priority", "created", "claimedby"}
 	v, w := make([][]byte, len(names)), make([][]byte, len(names))
-	var peek, rowByRow time.Duration
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for n := 0; b.Loop(); n++ {
-		for k := range 2 {
-			start := threadCPU()
-			if (n+k)%2 == 0 {
-				for _, p := range pieces {
-					if _, ok := Peek(p, v, names...); !ok {
-						b.Fatalf("Peek could not read:\n%s", p)
-					}
-				}
-				peek += threadCPU() - start
-			} else {
-				for _, p := range pieces {
-					peekRowByRow(p, w, names...)
-				}
-				rowByRow += threadCPU() - start
+	peek, rowByRow := interleavedCPU(b, func() {
+		for _, p := range pieces {
+			if _, ok := Peek(p, v, names...); !ok {
+				b.Fatalf("Peek could not read:\n%s", p)
 			}
 		}
-	}
+	}, func() {
+		for _, p := range pieces {
+			peekRowByRow(p, w, names...)
+		}
+	})
 	if !bytes.Equal(v[0], []byte("pending")) {
 		b.Fatalf("Peek read Status %q", v[0])
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"syscall"
@@ -97,12 +98,30 @@ func denseGoTestFile(b *testing.B, size int) string {
 // peak resident memory in bytes.
 func childCPU(b *testing.B, name string, args ...string) (time.Duration, int64) {
 	b.Helper()
+	ownPeak(b)
 	cmd := exec.Command(name, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("%s: %v\n%s", name, err, out)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), ru.Maxrss << 10
+}
+
+// ownPeak makes the peak resident memory of the next child this process
+// starts the child's own, or as near as it can. On exec, Linux counts in a
+// process's ru_maxrss the high-water mark of the memory that exec
+// replaces; and a child that Go starts shares its parent's until then. So
+// a test process that grew (a benchmark before this one) would lend its
+// peak to every child after it. This process gives back what it does not
+// use and resets its own mark to what it holds now (/proc/self/clear_refs,
+// 5): a child's figure is then its own peak, or this process's resident
+// memory now, whichever is more.
+func ownPeak(tb testing.TB) {
+	tb.Helper()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		tb.Fatalf("resetting this process's peak memory: %v", err)
+	}
 }
 
 // corpusFile writes size bytes of the signature corpus to a file, each copy

@@ -125,7 +125,7 @@ func Populated(g string) bool {
 // reached take a moment to be gone. It gives up after a second.
 func RemoveCgroup(g string) {
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
-		err := os.Remove(g)
+		err := syscall.Rmdir(g) // (os.Remove tries unlink first)
 		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
 			return
 		}
