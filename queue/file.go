@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
@@ -177,11 +178,13 @@ func peek(piece []byte, values [][]byte, names []string, careful bool) (id []byt
 				return nil, false, nil // two named columns, as Field | Value
 			}
 		case 2:
-			if !delimiterRow(line) || cellCount(line) != header {
+			if delimiterRow(line) != header {
 				return nil, false, nil
 			}
 		default:
-			readRow(line[1:], values, names)
+			if !readRow(line[1:], values, names) {
+				return nil, false, nil
+			}
 		}
 	}
 	return id, rows > 2, table
@@ -195,50 +198,91 @@ func plainRow(line []byte) bool {
 }
 
 // headerCells is the count of a header row's cells, or 0 when one of its
-// first two is empty.
+// first two is blank.
 func headerCells(line []byte) int {
 	inner := bytes.TrimSuffix(line[1:], []byte("|"))
+	cells, blank := 1, true
+	for _, c := range inner {
+		switch {
+		case c >= utf8.RuneSelf:
+			return headerCellsBy(inner) // white space beyond ASCII
+		case c == '|':
+			if blank && cells <= 2 {
+				return 0
+			}
+			cells, blank = cells+1, true
+		case c != ' ' && (c < '\t' || c > '\r'):
+			blank = false
+		}
+	}
+	if blank && cells <= 2 {
+		return 0
+	}
+	return cells
+}
+
+// headerCellsBy is headerCells for a row with bytes beyond ASCII, each
+// cell trimmed of all white space.
+func headerCellsBy(inner []byte) int {
 	a, b, _ := bytes.Cut(inner, []byte("|"))
 	if len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
 		return 0
 	}
-	return cellCount(line)
+	return bytes.Count(inner, []byte("|")) + 1
 }
 
 // readRow reads the row of cells (its first pipe taken off) into values,
-// when it is the first of a name's.
-func readRow(cells []byte, values [][]byte, names []string) {
+// when it is the first of a name's; false when the row is left to the
+// parser.
+func readRow(cells []byte, values [][]byte, names []string) bool {
 	// Most rows are no name's, told by the name's first letter.
-	first, named := normFirst(cells), false
-	for _, n := range names {
-		if len(n) == 0 || n[0] == first {
-			named = true
-			break
-		}
-	}
-	if !named {
-		return
-	}
-	bar := bytes.IndexByte(cells, '|')
-	if bar < 0 || bar+1 == len(cells) {
-		return // no value cell, as the parser reads it
-	}
-	name := cells[:bar]
+	first := normFirst(cells)
 	for i, n := range names {
 		// A field written twice is read as the parser reads it: the
 		// first.
-		if values[i] == nil && (len(n) == 0 || n[0] == first) && normEqual(name, n) {
-			value := cells[bar+1:]
-			if j := bytes.IndexByte(value, '|'); j >= 0 {
-				value = value[:j]
-			}
-			v := unquoteBytes(bytes.TrimSpace(value))
-			if v == nil {
-				v = value[:0] // read, and empty: not nil, so that a second is not read
-			}
-			values[i] = v
+		if values[i] != nil || len(n) > 0 && n[0] != first {
+			continue
 		}
+		bar, ok := nameCell(cells, n)
+		if !ok || bar+1 == len(cells) {
+			continue // another name, or no value cell, as the parser reads it
+		}
+		value := cells[bar+1:]
+		if j := bytes.IndexByte(value, '|'); j >= 0 {
+			if j == 0 {
+				return false // "||": the parser reads no value cell, or one
+			}
+			value = value[:j]
+		}
+		v := unquoteBytes(bytes.TrimSpace(value))
+		if v == nil {
+			v = value[:0] // read, and empty: not nil, so that a second is not read
+		}
+		values[i] = v
 	}
+	return true
+}
+
+// nameCell reports whether the first cell of cells, to its pipe, is the
+// name norm (normEqual), and where that pipe is: one look at the name,
+// which most often ends at its second letter.
+func nameCell(cells []byte, norm string) (bar int, ok bool) {
+	j := 0
+	for i, c := range cells {
+		switch {
+		case c == '|':
+			return i, j == len(norm)
+		case c == ' ' || c == '-' || c == '_' || c == '\t':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if j >= len(norm) || norm[j] != c {
+			return 0, false
+		}
+		j++
+	}
+	return 0, false // no pipe: no value cell
 }
 
 // headingIn reports whether text, from a line's start, holds a line the
@@ -370,15 +414,10 @@ func unquoteBytes(v []byte) []byte {
 	return v
 }
 
-// cellCount counts a table row's cells, its outer pipes left out.
-func cellCount(line []byte) int {
-	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
-	return bytes.Count(inner, []byte("|")) + 1
-}
-
-// delimiterRow reports whether line is a table's delimiter row: cells of
-// dashes, with a colon at either end or both, and spaces or tabs about.
-func delimiterRow(line []byte) bool {
+// delimiterRow returns how many cells line has when it is a table's
+// delimiter row (cells of dashes, with a colon at either end or both, and
+// spaces or tabs about), or 0.
+func delimiterRow(line []byte) int {
 	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
 	i := 0
 	space := func() {
@@ -386,7 +425,7 @@ func delimiterRow(line []byte) bool {
 			i++
 		}
 	}
-	for {
+	for cells := 1; ; cells++ {
 		space()
 		if i < len(inner) && inner[i] == ':' {
 			i++
@@ -396,17 +435,17 @@ func delimiterRow(line []byte) bool {
 			i++
 		}
 		if i == dashes {
-			return false
+			return 0
 		}
 		if i < len(inner) && inner[i] == ':' {
 			i++
 		}
 		space()
 		if i == len(inner) {
-			return true
+			return cells
 		}
 		if inner[i] != '|' {
-			return false
+			return 0
 		}
 		i++
 	}

@@ -75,6 +75,10 @@ func TestPeek(t *testing.T) {
 		"## ISSUE-20260101-014\n\n| Field | Value |\n|---|---|\v\n| Status | pending |\n",
 		"## ISSUE-20260101-015\n\n| Field | Value |\n\t|---|---|\n| Status | pending |\n",
 		"## ISSUE-20260101-016\n\n| Field | Value |\n|---|---::|\n| Status | pending |\n",
+		// A first table of other than two columns, or a value cell with
+		// nothing in it, not even a space.
+		"## ISSUE-20260101-017\n\n| Field | Value | Note |\n|---|---|---|\n| Status | pending | x |\n",
+		"## ISSUE-20260101-018\n\n| Field | Value |\n|---|---|\n| Status ||\n| Status | pending |\n",
 	} {
 		if _, ok := Peek([]byte(piece), make([][]byte, 1), "status"); ok {
 			t.Errorf("Peek read:\n%s", piece)
@@ -127,9 +131,13 @@ func peekRowByRow(piece []byte, values [][]byte, names ...string) (id []byte, ok
 		if !found || len(value) == 0 {
 			continue
 		}
+		empty := bytes.HasPrefix(value, []byte("|"))
 		value, _, _ = bytes.Cut(value, []byte("|"))
 		for i, n := range names {
 			if values[i] == nil && normEqual(name, n) {
+				if empty {
+					return nil, false // an empty cell: left to the parser
+				}
 				values[i] = unquoteBytes(bytes.TrimSpace(value))
 				if values[i] == nil {
 					values[i] = value[:0]
@@ -155,6 +163,12 @@ func delimiterRowByCells(line []byte) bool {
 		}
 	}
 	return true
+}
+
+// cellCount counts a table row's cells, its outer pipes left out.
+func cellCount(line []byte) int {
+	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
+	return bytes.Count(inner, []byte("|")) + 1
 }
 
 func FuzzPeek(f *testing.F) {
