@@ -412,16 +412,16 @@ func Choose(max int) (choose func(pieces func(func([]byte))) func(piece []byte) 
 		v := make([][]byte, 4)
 		pieces(func(piece []byte) {
 			_, ok := queue.Peek(piece, v, "status", "priority", "created", "claimedby")
-			head := queue.Heading(piece)
 			switch st := v[0]; {
 			case !ok:
 				// Not read at a look: an issue's piece is parsed, to be safe.
+				head := queue.Heading(piece)
 				keep[string(head)] = bytes.HasPrefix(head, []byte("##"))
 			case len(v[3]) != 0:
-				keep[string(head)] = true
+				keep[string(queue.Heading(piece))] = true
 			case len(st) == 0 || bytes.EqualFold(st, []byte(queue.StatusPending)) || bytes.EqualFold(st, []byte(queue.StatusInProgress)):
 				open++
-				rank := rankOf(string(v[1]))
+				head, rank := queue.Heading(piece), rankOf(string(v[1]))
 				if len(first) == max && (max == 0 || !beforeLast(rank, v[2], head, first[max-1])) {
 					return // after all of the first max: never among them
 				}

@@ -298,7 +298,10 @@ func (s *Source) findCuts() []int { return s.findCutsFrom(0) }
 // is a cut when the line before it is blank, and no fence or HTML block is
 // open; inside one, the scan looks only for its end.
 func (s *Source) findCutsFrom(from int) []int {
-	c := cutScan{t: s.Text, from: from, cuts: []int{from}}
+	// Room for a cut every 512 bytes (an issue as orchestrate writes one
+	// is longer): a big queue's cuts are not copied as they grow.
+	c := cutScan{t: s.Text, from: from, cuts: make([]int, 1, 1+(len(s.Text)-from)/512)}
+	c.cuts[0] = from
 	for i := range cutMarks {
 		c.next[i], c.found[i] = c.findMark(i, from)
 	}
