@@ -264,7 +264,7 @@ func readRow(cells []byte, values [][]byte, names []string) bool {
 }
 
 // nameCell reports whether the first cell of cells, to its pipe, is the
-// name norm (normEqual), and where that pipe is: one look at the name,
+// name norm (mdpatch.Norm's form), and where that pipe is: one look at the name,
 // which most often ends at its second letter.
 func nameCell(cells []byte, norm string) (bar int, ok bool) {
 	j := 0
@@ -449,23 +449,4 @@ func delimiterRow(line []byte) int {
 		}
 		i++
 	}
-}
-
-// normEqual reports whether mdpatch.Norm(string(name)) == norm, without
-// making the string.
-func normEqual(name []byte, norm string) bool {
-	j := 0
-	for _, c := range name {
-		switch {
-		case c == ' ' || c == '-' || c == '_' || c == '\t':
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		if j >= len(norm) || norm[j] != c {
-			return false
-		}
-		j++
-	}
-	return j == len(norm)
 }

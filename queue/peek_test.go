@@ -165,6 +165,25 @@ func delimiterRowByCells(line []byte) bool {
 	return true
 }
 
+// normEqual reports whether mdpatch.Norm(string(name)) == norm, without
+// making the string.
+func normEqual(name []byte, norm string) bool {
+	j := 0
+	for _, c := range name {
+		switch {
+		case c == ' ' || c == '-' || c == '_' || c == '\t':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if j >= len(norm) || norm[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(norm)
+}
+
 // cellCount counts a table row's cells, its outer pipes left out.
 func cellCount(line []byte) int {
 	inner := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte("|")), []byte("|"))
