@@ -154,10 +154,10 @@ func unescapeMount(s string) string {
 type cgroup struct {
 	path string
 	dir  *os.File // open for clone3's CLONE_INTO_CGROUP
-	// empty: seen with no process in it once its command's first process
-	// had exited. Nothing enters it again: only this process starts
-	// processes into it, and what is in it is gone. So neither a signal
-	// nor a wait for it reads it again.
+	// empty: seen with no process in it, which is looked at only once its
+	// command has started. Nothing enters it again: only this process
+	// starts processes into it, its command's first, and what was in it
+	// is gone. So neither a signal nor a wait for it reads it again.
 	empty atomic.Bool
 }
 
@@ -184,8 +184,8 @@ func (c *cgroup) place(cmd *exec.Cmd) {
 	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(c.dir.Fd())
 }
 
-// signal sends sig to every process in the cgroup.
-// (Its command's first process has exited: see empty.)
+// signal sends sig to every process in the cgroup, none when it was seen
+// empty.
 func (c *cgroup) signal(sig syscall.Signal) {
 	if c.populated() {
 		supervise.SignalCgroup(c.path, sig)
@@ -200,9 +200,9 @@ func (c *cgroup) drain(deadline time.Time) {
 	}
 }
 
-// populated reports whether a process is left in the cgroup, once its
-// command's first process has exited: one read of cgroup.events, which
-// costs less than one of cgroup.procs; none once it was seen empty.
+// populated reports whether a process is in the cgroup, its command
+// started: one read of cgroup.events, which costs less than one of
+// cgroup.procs; none once it was seen empty.
 func (c *cgroup) populated() bool {
 	if c.empty.Load() {
 		return false
