@@ -200,18 +200,23 @@ func (c *cgroup) drain(deadline time.Time) {
 	}
 }
 
+// cgroupEvents reads a cgroup's cgroup.events; the tests make it fail.
+var cgroupEvents = supervise.CgroupEvents
+
 // populated reports whether a process is in the cgroup, its command
 // started: one read of cgroup.events, which costs less than one of
-// cgroup.procs; none once it was seen empty.
+// cgroup.procs; none once it was seen empty. A cgroup that cannot be read
+// (no file descriptor left, say) is not known to be empty: it is taken for
+// populated, signalled, waited for, and killed at the end.
 func (c *cgroup) populated() bool {
 	if c.empty.Load() {
 		return false
 	}
-	if !supervise.Populated(c.path) {
+	populated, read := cgroupEvents(c.path)
+	if read && !populated {
 		c.empty.Store(true)
-		return false
 	}
-	return true
+	return populated || !read
 }
 
 // kill kills every process left in the cgroup, then removes it.

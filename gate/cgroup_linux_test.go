@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/supervise"
 )
 
 func TestFindCgroup(t *testing.T) {
@@ -60,6 +62,39 @@ while [ ! -s daemon ]; do sleep 0.01; done; cat /proc/self/cgroup`)
 		if strings.HasPrefix(e.Name(), fmt.Sprintf("orchestrate-%d-", os.Getpid())) {
 			t.Errorf("cgroup %s left behind", e.Name())
 		}
+	}
+}
+
+// TestCgroupUnreadKilled: a watched command's cgroup whose cgroup.events
+// cannot be read (no file descriptor left, say) is not taken for empty:
+// what its gate left, setsid and deaf to SIGTERM, is killed all the same.
+// And one seen empty is read once, not again for each signal.
+func TestCgroupUnreadKilled(t *testing.T) {
+	base := cgroupBase()
+	if base == "" {
+		t.Skip("no cgroup v2 this process may make cgroups in")
+	}
+	requireSetsid(t)
+	if SupervisorProblem() != "" {
+		t.Skip("no watchdog here:", SupervisorProblem())
+	}
+	reads := 0
+	cgroupEvents = func(string) (bool, bool) { reads++; return false, false }
+	defer func() { cgroupEvents = supervise.CgroupEvents }()
+	dir := t.TempDir()
+	g := gateOf("g", `setsid sh -c 'trap "" TERM; echo $$ > daemon; while :; do sleep 1; done' </dev/null >/dev/null 2>&1 &
+while [ ! -s daemon ]; do sleep 0.01; done`)
+	r := runOne(t, g, Options{RepoRoot: dir, KillGrace: 200 * time.Millisecond})
+	if r.Outcome != Pass {
+		t.Fatalf("Run = %s (%s); want pass", r.Outcome, r.Reason())
+	}
+	waitGone(t, readPIDs(t, filepath.Join(dir, "daemon"))...)
+
+	// Read, and empty: one read in all.
+	reads = 0
+	cgroupEvents = func(g string) (bool, bool) { reads++; return supervise.CgroupEvents(g) }
+	if r := runOne(t, gateOf("g", "true"), Options{RepoRoot: dir}); r.Outcome != Pass || reads != 1 {
+		t.Errorf("a gate whose cgroup is empty at its end: %s, cgroup.events read %d times; want pass, once", r.Outcome, reads)
 	}
 }
 

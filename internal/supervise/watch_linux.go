@@ -117,8 +117,15 @@ func SignalCgroup(g string, sig syscall.Signal) {
 // Populated reports whether the cgroup g has a process left in it (false
 // when it cannot be read: gone).
 func Populated(g string) bool {
+	populated, read := CgroupEvents(g)
+	return read && populated
+}
+
+// CgroupEvents reports whether the cgroup g has a process left in it, and
+// whether its cgroup.events could be read to tell.
+func CgroupEvents(g string) (populated, read bool) {
 	data, err := os.ReadFile(g + "/cgroup.events")
-	return err == nil && strings.Contains(string(data), "populated 1")
+	return err == nil && strings.Contains(string(data), "populated 1"), err == nil
 }
 
 // RemoveCgroup removes the cgroup g once it is empty: the processes a kill
