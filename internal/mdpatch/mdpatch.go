@@ -426,7 +426,7 @@ func (c *cutScan) event(p int) (after int, open bool) {
 	}
 	le, _ := lineEnd(t, ls)
 	switch {
-	case (b == '`' || b == '~') && run >= 3:
+	case (b == '`' || b == '~') && run >= 3 && opensFence(b, t[p+run:le]):
 		return c.fenceEnd(b, run, le), true
 	case b == '<' && le-p > 1:
 		if end := htmlBlockEnd(t[p:le]); end != "" && !bytes.Contains(bytes.ToLower(t[p+1:le]), []byte(end)) {
@@ -452,13 +452,33 @@ func (c *cutScan) fenceEnd(b byte, n, at int) int {
 		run := fenceRun(t[p:], b)
 		if ls, ok := c.lineStart(p, 3); ok && ls >= at && run >= n {
 			le, _ := lineEnd(t, p)
-			if len(bytes.TrimSpace(t[p+run:le])) == 0 {
+			if closesFence(t[p+run : le]) {
 				return le
 			}
 		}
 		p += run
 	}
 	return len(t)
+}
+
+// opensFence reports whether a line of marks b, then info, opens a
+// fence: a backquote in the info of a fence of backquotes makes the line
+// a paragraph (code inline).
+func opensFence(b byte, info []byte) bool {
+	return b != '`' || bytes.IndexByte(info, '`') < 0
+}
+
+// closesFence reports whether what follows a fence's marks on a line
+// (its line ending included) lets the line close the fence: spaces and
+// tabs only. Another white space, a vertical tab say, makes it a line of
+// the fence's content.
+func closesFence(rest []byte) bool {
+	for _, c := range rest {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // htmlEnd returns the start of the line after the first line from at on

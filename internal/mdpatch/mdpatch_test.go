@@ -25,6 +25,10 @@ var cutCases = []string{
 	"## ISSUE-1\n\n| a | b |\n|---|---|\n| c | d |\n\n## ISSUE-2\n",
 	"```\n\n## not a heading\n```\n\n## heading\n",
 	"~~~~\n\n## in\n~~~\n\n## still in\n~~~~\n\n## out\n",
+	// A vertical tab after the marks: no close (spaces and tabs only).
+	"```\n```\v\n\n## in\n```\t \n\n## out\n",
+	// A backquote after the marks of backquotes: no fence, code inline.
+	"```x`\n\n## out\n```\n\n## in\n",
 	"<!--\n\n## in a comment\n-->\n\n## out\n",
 	"<!-- one line -->\n\n## out\n",
 	"<script>\n\n## in a script\n</script>\n\n## out\n",
@@ -174,14 +178,14 @@ func lineByLineCuts(t []byte, from int) []int {
 		isBlank := blankLine(trimmed)
 		switch {
 		case fence != 0:
-			if indent <= 3 && fenceRun(trimmed, fence) >= fenceLen && len(bytes.TrimSpace(trimmed[fenceRun(trimmed, fence):])) == 0 {
+			if indent <= 3 && fenceRun(trimmed, fence) >= fenceLen && closesFence(trimmed[fenceRun(trimmed, fence):]) {
 				fence = 0
 			}
 		case htmlEnd != "":
 			if bytes.Contains(bytes.ToLower(line), []byte(htmlEnd)) {
 				htmlEnd = ""
 			}
-		case indent <= 3 && (fenceRun(trimmed, '`') >= 3 || fenceRun(trimmed, '~') >= 3):
+		case indent <= 3 && (fenceRun(trimmed, '`') >= 3 && opensFence('`', trimmed[fenceRun(trimmed, '`'):]) || fenceRun(trimmed, '~') >= 3):
 			fence = trimmed[0]
 			fenceLen = fenceRun(trimmed, fence)
 		case indent <= 3 && len(trimmed) > 1 && trimmed[0] == '<':
