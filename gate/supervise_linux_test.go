@@ -134,6 +134,11 @@ func watchdogsOf(t *testing.T, parent int) []int {
 // commands run under their supervisors.
 func TestWatchdogGoneCommandsGoBackToSupervisors(t *testing.T) {
 	requireWatched(t)
+	// A command watched, should none have run before in this process:
+	// the watchdog starts with the first.
+	if r := runOne(t, gateOf("g", "true"), Options{}); r.Outcome != Pass {
+		t.Fatalf("Run = %s (%s); want pass", r.Outcome, r.Reason())
+	}
 	dogs := watchdogsOf(t, os.Getpid())
 	if len(dogs) != 1 {
 		t.Fatalf("watchdogs of this process: %v; want one", dogs)
