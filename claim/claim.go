@@ -370,6 +370,26 @@ func hostPID(holder string) (host string, pid int, ok bool) {
 	return holder[at+1 : slash], pid, true
 }
 
+// brief is what Choose keeps of an open issue, to order the first ones.
+type brief struct {
+	head, created string
+	rank          int
+}
+
+// before reports whether the issue of rank, created and head comes
+// before x: by priority, then age, then heading. It takes the bytes of a
+// piece as they are (most issues of a big queue come after the last of
+// the first ones: none is copied) or a brief's strings.
+func before[S ~string | ~[]byte](rank int, created, head S, x brief) bool {
+	switch {
+	case rank != x.rank:
+		return rank < x.rank
+	case string(created) != x.created:
+		return string(created) < x.created
+	}
+	return string(head) < x.head
+}
+
 // Choose is for Next on a big queue: from a look at each piece of the file
 // (queue.Peek), without parsing it, it picks the pieces Next needs to read:
 // every claimed issue's (a holder's own, the Touches of the held), the
@@ -379,31 +399,6 @@ func hostPID(holder string) (host string, pid int, ok bool) {
 func Choose(max int) (choose func(pieces func(func([]byte))) func(piece []byte) bool, more *bool) {
 	more = new(bool)
 	return func(pieces func(func([]byte))) func(piece []byte) bool {
-		type brief struct {
-			head, created string
-			rank          int
-		}
-		before := func(a, b brief) int {
-			if c := a.rank - b.rank; c != 0 {
-				return c
-			}
-			if c := strings.Compare(a.created, b.created); c != 0 {
-				return c
-			}
-			return strings.Compare(a.head, b.head)
-		}
-		// beforeLast is before(b, last) < 0 for the b of rank, created and
-		// head, not yet made (most issues of a big queue come after the
-		// last of the first max: none is copied).
-		beforeLast := func(rank int, created, head []byte, last brief) bool {
-			switch {
-			case rank != last.rank:
-				return rank < last.rank
-			case string(created) != last.created:
-				return string(created) < last.created
-			}
-			return string(head) < last.head
-		}
 		keep := map[string]bool{} // by heading (queue.Heading)
 		// The first max open issues, in order, found in one pass: a big
 		// queue's pieces are looked at, not copied.
@@ -422,11 +417,11 @@ func Choose(max int) (choose func(pieces func(func([]byte))) func(piece []byte) 
 			case len(st) == 0 || bytes.EqualFold(st, []byte(queue.StatusPending)) || bytes.EqualFold(st, []byte(queue.StatusInProgress)):
 				open++
 				head, rank := queue.Heading(piece), rankOf(string(v[1]))
-				if len(first) == max && (max == 0 || !beforeLast(rank, v[2], head, first[max-1])) {
+				if len(first) == max && (max == 0 || !before(rank, v[2], head, first[max-1])) {
 					return // after all of the first max: never among them
 				}
 				b := brief{head: string(head), created: string(v[2]), rank: rank}
-				i := slices.IndexFunc(first, func(x brief) bool { return before(x, b) > 0 })
+				i := slices.IndexFunc(first, func(x brief) bool { return before(b.rank, b.created, b.head, x) })
 				if i < 0 {
 					i = len(first)
 				}

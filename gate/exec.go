@@ -313,9 +313,10 @@ func copyOutput(p *pipes, stdout io.Writer, out io.Writer) <-chan struct{} {
 	var copiers sync.WaitGroup
 	drain := func(f *os.File, extra io.Writer) {
 		defer copiers.Done()
-		buf := copyBuffers.Get().(*[]byte)
-		defer copyBuffers.Put(buf)
-		for buf := *buf; ; {
+		pooled := copyBuffers.Get().(*[]byte)
+		defer copyBuffers.Put(pooled)
+		buf := *pooled
+		for {
 			n, err := f.Read(buf)
 			if extra != nil {
 				extra.Write(buf[:n])

@@ -151,10 +151,7 @@ func peek(piece []byte, values [][]byte, names []string, careful bool) (id []byt
 	var tableFrom []byte
 	for len(rest) > 0 {
 		from := rest
-		line, rest = rest, nil
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line, rest = line[:i], line[i+1:]
-		}
+		line, rest = cutLine(rest)
 		// Rows at the left margin, with spaces, tabs and the carriage
 		// return of a CRLF after them; others (a tab before a row, a
 		// vertical tab after it) are left to the parser.
@@ -272,12 +269,10 @@ func nameCell(cells []byte, norm string) (bar int, ok bool) {
 		switch {
 		case c == '|':
 			return i, j == len(norm)
-		case c == ' ' || c == '-' || c == '_' || c == '\t':
+		case mdpatch.NameSep(c):
 			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
 		}
-		if j >= len(norm) || norm[j] != c {
+		if j >= len(norm) || norm[j] != mdpatch.Lower(c) {
 			return 0, false
 		}
 		j++
@@ -367,13 +362,9 @@ func trimRowEnd(line []byte) []byte {
 // normFirst is the first byte of name in mdpatch.Norm's form, or 0.
 func normFirst(name []byte) byte {
 	for _, c := range name {
-		switch {
-		case c == ' ' || c == '-' || c == '_' || c == '\t':
-			continue
-		case 'A' <= c && c <= 'Z':
-			return c + 'a' - 'A'
+		if !mdpatch.NameSep(c) {
+			return mdpatch.Lower(c)
 		}
-		return c
 	}
 	return 0
 }

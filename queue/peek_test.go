@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
 )
 
 // Peek reads what the parser reads, whenever it says it read it: the
@@ -22,8 +24,10 @@ func checkPeek(t *testing.T, piece string) {
 	if wasID, wasOK := peekRowByRow([]byte(piece), was, names...); ok != wasOK || ok && (!bytes.Equal(id, wasID) || !slices.EqualFunc(values, was, bytes.Equal)) {
 		t.Fatalf("Peek: %q %v %q; row by row: %q %v %q\n%s", id, ok, values, wasID, wasOK, was, piece)
 	}
-	if line, _, _ := strings.Cut(piece, "\n"); isID([]byte(line)) != idPattern.MatchString(line) {
-		t.Fatalf("isID(%q) = %v; the pattern says otherwise", line, isID([]byte(line)))
+	// The heading's text, as the ID Peek reads: told as the pattern tells.
+	line, _, _ := strings.Cut(piece, "\n")
+	if title := strings.TrimSpace(strings.TrimPrefix(line, "## ")); isID([]byte(title)) != idPattern.MatchString(title) {
+		t.Fatalf("isID(%q) = %v; the pattern says otherwise", title, isID([]byte(title)))
 	}
 	if !ok {
 		return
@@ -170,13 +174,10 @@ func delimiterRowByCells(line []byte) bool {
 func normEqual(name []byte, norm string) bool {
 	j := 0
 	for _, c := range name {
-		switch {
-		case c == ' ' || c == '-' || c == '_' || c == '\t':
+		if mdpatch.NameSep(c) {
 			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
 		}
-		if j >= len(norm) || norm[j] != c {
+		if j >= len(norm) || norm[j] != mdpatch.Lower(c) {
 			return false
 		}
 		j++
@@ -199,4 +200,18 @@ func FuzzPeek(f *testing.F) {
 	f.Fuzz(func(t *testing.T, piece string) {
 		checkPeek(t, piece)
 	})
+}
+
+// TestIsID: isID tells an issue's ID as idPattern does, at each of its
+// bounds: eight digits of date, then at least three of number.
+func TestIsID(t *testing.T) {
+	for _, id := range []string{
+		"ISSUE-20260101-001", "ISSUE-20260101-1234", "ISSUE-20260101-01", "ISSUE-2026010-001",
+		"ISSUE-202601011-001", "ISSUE-20260101_001", "ISSUE-2026010a-001", "ISSUE-20260101-00a",
+		"issue-20260101-001", "ISSUE-20260101-", "ISSUE-", "", " ISSUE-20260101-001",
+	} {
+		if got, want := isID([]byte(id)), idPattern.MatchString(id); got != want {
+			t.Errorf("isID(%q) = %v; the pattern says %v", id, got, want)
+		}
+	}
 }

@@ -831,22 +831,16 @@ func Norm(name string) string {
 	}
 	b := make([]byte, 0, len(name))
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == ' ' || c == '-' || c == '_' || c == '\t':
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
+		if !NameSep(name[i]) {
+			b = append(b, Lower(name[i]))
 		}
-		b = append(b, c)
 	}
 	return string(b)
 }
 
 func isNorm(name string) bool {
 	for i := 0; i < len(name); i++ {
-		switch c := name[i]; {
-		case c == ' ' || c == '-' || c == '_' || c == '\t' || ('A' <= c && c <= 'Z'):
+		if c := name[i]; NameSep(c) || Lower(c) != c {
 			return false
 		}
 	}
@@ -857,16 +851,16 @@ func isNorm(name string) bool {
 func SameName(a, b string) bool {
 	i, j := 0, 0
 	for {
-		for i < len(a) && isSep(a[i]) {
+		for i < len(a) && NameSep(a[i]) {
 			i++
 		}
-		for j < len(b) && isSep(b[j]) {
+		for j < len(b) && NameSep(b[j]) {
 			j++
 		}
 		if i == len(a) || j == len(b) {
 			return i == len(a) && j == len(b)
 		}
-		if lower(a[i]) != lower(b[j]) {
+		if Lower(a[i]) != Lower(b[j]) {
 			return false
 		}
 		i++
@@ -874,9 +868,13 @@ func SameName(a, b string) bool {
 	}
 }
 
-func isSep(c byte) bool { return c == ' ' || c == '-' || c == '_' || c == '\t' }
+// NameSep reports whether c is left out of a name in Norm's form: a
+// space, a tab, a dash or an underscore.
+func NameSep(c byte) bool { return c == ' ' || c == '-' || c == '_' || c == '\t' }
 
-func lower(c byte) byte {
+// Lower is c in lower case, for an ASCII letter; c itself for any other
+// byte.
+func Lower(c byte) byte {
 	if 'A' <= c && c <= 'Z' {
 		return c + 'a' - 'A'
 	}
