@@ -1,8 +1,6 @@
 package analytics
 
-import (
-	"strings"
-)
+import "strings"
 
 // AgentStat is one agent's work across runs of several agents.
 type AgentStat struct {

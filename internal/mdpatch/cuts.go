@@ -1,8 +1,6 @@
 package mdpatch
 
-import (
-	"bytes"
-)
+import "bytes"
 
 // cuts returns the offsets where the text may be cut: its start, and the
 // start of each line "## …" at the left margin that follows a blank line
