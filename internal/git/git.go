@@ -70,19 +70,34 @@ func (g Runner) Run(ctx context.Context, stdin io.Reader, stdout io.Writer, args
 	cmd.Stdin, cmd.Stdout = stdin, stdout
 	stderr := &limitedBuffer{max: maxStderr}
 	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Run(); err != nil && !exitedWell(cmd, err) {
 		return g.fail(ctx, args, stderr, err)
 	}
 	return nil
 }
 
+// waitDelay is how long a command's pipes may stay open after git exits or
+// is killed: a process git started that outlives it (an alias's shell,
+// ssh, a hook's background job) holds them.
+const waitDelay = 5 * time.Second
+
+// exitedWell reports whether err only says that git, which succeeded, left
+// a process holding its pipes after waitDelay: the command did its work.
+func exitedWell(cmd *exec.Cmd, err error) bool {
+	return errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success()
+}
+
 // context bounds ctx by the Runner's timeout.
 func (g Runner) context(ctx context.Context) (context.Context, context.CancelFunc) {
 	if t := g.timeout(); t > 0 {
-		return context.WithTimeout(ctx, t)
+		return context.WithTimeoutCause(ctx, t, errTimeout)
 	}
 	return context.WithCancel(ctx)
 }
+
+// errTimeout is the cause of a command's context that its timeout ended,
+// not its caller.
+var errTimeout = errors.New("git ran past its timeout")
 
 func (g Runner) timeout() time.Duration {
 	if g.Timeout == 0 {
@@ -95,6 +110,7 @@ func (g Runner) timeout() time.Duration {
 func (g Runner) command(ctx context.Context, args []string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", g.Dir}, args...)...)
 	cmd.Env = append(environ(os.Environ()), g.Env...)
+	cmd.WaitDelay = waitDelay
 	return cmd
 }
 
@@ -104,7 +120,7 @@ func (g Runner) fail(ctx context.Context, args []string, stderr *limitedBuffer, 
 	if x := (*exec.ExitError)(nil); errors.As(err, &x) {
 		e.ExitCode = x.ExitCode()
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if context.Cause(ctx) == errTimeout {
 		e.Timeout = g.timeout()
 	}
 	return e

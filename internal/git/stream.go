@@ -47,7 +47,7 @@ func (g Runner) Start(ctx context.Context, args ...string) (*Stream, error) {
 func (s *Stream) Wait() error {
 	defer s.cancel()
 	s.Stdin.Close()
-	if err := s.cmd.Wait(); err != nil {
+	if err := s.cmd.Wait(); err != nil && !exitedWell(s.cmd, err) {
 		return s.g.fail(s.ctx, s.args, s.stderr, err)
 	}
 	return nil
