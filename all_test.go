@@ -1,7 +1,8 @@
 package orchestrate_test
 
 // Tests of the repository itself, as golang.org/x/vuln's all_test.go has:
-// the packages' layering, and the size of each function.
+// the packages' layering, the size of each function, and the one package
+// that starts git.
 
 import (
 	"bytes"
@@ -30,7 +31,7 @@ const module = "github.com/orchestrate-dev/orchestrate"
 var floors = map[string]int{
 	// 0: leaves, importing no package of the module.
 	".":          0, // the files orchestrate ships (the example .orchestrator/)
-	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings, file problems
+	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings, file problems, running git
 	"signature/": 0, // failure signatures
 	"findings/":  0, // findings parsed from tools' output
 	"worktree/":  0, // an issue's git worktree: made, merged back, removed
@@ -394,4 +395,64 @@ func TestFileSize(t *testing.T) {
 	if n < 100 {
 		t.Fatalf("read %d files; is the test run from the module's root?", n)
 	}
+}
+
+// TestGitOneHome holds git to one package: no non-test file outside
+// internal/git starts it (exec.Command, exec.CommandContext or
+// exec.LookPath with "git"), so that every git command runs with that
+// package's environment, timeouts and errors.
+func TestGitOneHome(t *testing.T) {
+	home := 0
+	sourceFiles(t, false, 0, func(fset *token.FileSet, dir, path string, f *ast.File) {
+		for _, call := range gitCalls(f) {
+			if dir == "internal/git" {
+				home++
+				continue
+			}
+			t.Errorf("%s: starts git: run it through internal/git", fset.Position(call.Pos()))
+		}
+	})
+	if home == 0 {
+		t.Fatal("found no start of git in internal/git: the test no longer sees one")
+	}
+}
+
+// gitCalls returns the calls of f that start git: os/exec's Command,
+// CommandContext or LookPath with the literal "git" among their arguments.
+func gitCalls(f *ast.File) []*ast.CallExpr {
+	execName := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == "os/exec" {
+			execName = "exec"
+			if imp.Name != nil {
+				execName = imp.Name.Name
+			}
+		}
+	}
+	if execName == "" {
+		return nil
+	}
+	var calls []*ast.CallExpr
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || !slices.Contains([]string{"Command", "CommandContext", "LookPath"}, sel.Sel.Name) {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != execName {
+			return true
+		}
+		for _, arg := range call.Args {
+			if lit, ok := arg.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, _ := strconv.Unquote(lit.Value); s == "git" {
+					calls = append(calls, call)
+				}
+			}
+		}
+		return true
+	})
+	return calls
 }

@@ -21,12 +21,11 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -34,14 +33,12 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/internal/git"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
 // Prefix is where the claims live on the remote: Prefix+issue.
 const Prefix = "refs/orchestrate/claims/"
-
-// Timeout bounds each git command that talks to the remote.
-const Timeout = time.Minute
 
 // Remote is a git remote of a repository, where the claims are kept.
 type Remote struct {
@@ -373,19 +370,14 @@ func (r *Remote) pushRef(ctx context.Context, ref, from, sha string) error {
 	return nil
 }
 
-// remoteSaid is what the remote said in err (its "remote: " lines), as
-// ": what it said", or "".
+// remoteSaid is what the remote said in err, git's error (its "remote: "
+// lines), as ": what it said", or "".
 func remoteSaid(err error) string {
-	var said []string
-	for _, line := range strings.Split(err.Error(), "; ") {
-		if s, ok := strings.CutPrefix(line, "remote: "); ok && strings.TrimSpace(s) != "" {
-			said = append(said, strings.TrimSpace(s))
-		}
-	}
-	if len(said) == 0 {
+	var gerr *git.Error
+	if !errors.As(err, &gerr) || len(gerr.RemoteSaid()) == 0 {
 		return ""
 	}
-	return ": " + strings.Join(said, "; ")
+	return ": " + strings.Join(gerr.RemoteSaid(), "; ")
 }
 
 // Change moves issue id's claim on the remote to what change makes of its
@@ -436,11 +428,14 @@ func (r *Remote) Change(ctx context.Context, id string, change func(Record) (cla
 const lostTries = 3
 
 // remoteError is err of git doing op ("fetching") on ref from or to the
-// remote, on one line: what, where, and why. A remote that does not
-// exist is said so.
+// remote, on one line: what, where, and why (what git said). A remote that
+// does not exist is said so.
 func (r *Remote) remoteError(op, ref, prep string, err error) error {
 	if _, gerr := r.git(context.Background(), nil, "remote", "get-url", r.name); gerr != nil {
 		return fmt.Errorf("%s %s %s %s: there is no remote %s in this repository (git remote add %s URL)", op, ref, prep, r.name, r.name, r.name)
+	}
+	if gerr := (*git.Error)(nil); errors.As(err, &gerr) {
+		return fmt.Errorf("%s %s %s %s: %s", op, ref, prep, r.name, gerr.Said())
 	}
 	return fmt.Errorf("%s %s %s %s: %w", op, ref, prep, r.name, err)
 }
@@ -565,33 +560,15 @@ func (r *Remote) git(ctx context.Context, stdin *strings.Reader, args ...string)
 	return r.gitEnv(ctx, nil, stdin, args...)
 }
 
-// gitEnv runs git in the repository and returns its stdout; its error is
-// stderr's lines joined on one line.
+// gitEnv runs git in the repository, with env added to its environment
+// and stdin as its input (none when nil), and returns its stdout. Each
+// command may talk to the remote: it is bounded by git.NetworkTimeout.
 func (r *Remote) gitEnv(ctx context.Context, env []string, stdin *strings.Reader, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.dir}, args...)...)
-	// No prompt for a password: no one is there to answer.
-	cmd.Env = append(os.Environ(), append([]string{"GIT_TERMINAL_PROMPT=0"}, env...)...)
+	var in io.Reader
 	if stdin != nil {
-		cmd.Stdin = stdin
+		in = stdin
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		var lines []string
-		for _, line := range strings.Split(errb.String(), "\n") {
-			if line = strings.TrimSpace(strings.TrimPrefix(line, "fatal: ")); line != "" && !strings.HasPrefix(line, "Please make sure") && !strings.HasPrefix(line, "and the repository exists") {
-				lines = append(lines, line)
-			}
-		}
-		if len(lines) == 0 {
-			lines = []string{err.Error()}
-		}
-		if ctx.Err() != nil {
-			lines = append(lines, "no answer in "+Timeout.String())
-		}
-		return out.String(), errors.New(strings.Join(lines, "; "))
-	}
-	return out.String(), nil
+	var out strings.Builder
+	err := git.Runner{Dir: r.dir, Env: env, Timeout: git.NetworkTimeout}.Run(ctx, in, &out, args...)
+	return out.String(), err
 }

@@ -127,7 +127,8 @@ func (r *Remote) Synced(ctx context.Context, q Queue) error {
 // of the refs it matches that the remote no longer has. git's check of
 // what it fetched walks every worktree's HEAD, and a worktree that an
 // agent's run makes or removes meanwhile fails it ("bad object
-// worktrees/…/HEAD"): such a fetch is made again.
+// worktrees/…/HEAD"): a fetch that failed while the worktrees changed is
+// made again.
 func (r *Remote) fetch(ctx context.Context, prune bool, refspec string) error {
 	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}
 	if prune {
@@ -136,11 +137,19 @@ func (r *Remote) fetch(ctx context.Context, prune bool, refspec string) error {
 	args = append(args, r.name, refspec)
 	var err error
 	for range fetchTries {
-		if _, err = r.git(ctx, nil, args...); err == nil || !strings.Contains(err.Error(), "worktrees/") {
+		before := r.worktrees(ctx)
+		if _, err = r.git(ctx, nil, args...); err == nil || r.worktrees(ctx) == before {
 			return err
 		}
 	}
 	return err
+}
+
+// worktrees lists the repository's worktrees, each with its HEAD: two
+// lists differ when a worktree was made or removed between them.
+func (r *Remote) worktrees(ctx context.Context) string {
+	out, _ := r.git(ctx, nil, "worktree", "list", "--porcelain")
+	return out
 }
 
 // fetchTries is how many times fetch tries, a worktree changing under it.
