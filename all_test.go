@@ -43,8 +43,10 @@ var floors = map[string]int{
 	"analytics/": 1,
 	// 2: running the quality gates.
 	"gate/": 2,
-	// 2: the claims of several agents on the queue.
-	"claim/": 2,
+	// 2: the claims of several agents on the queue, and what machines
+	// share on a git remote (the claims, the queue, the histories, the work).
+	"claim/":  2,
+	"remote/": 2,
 	// 3: the loop: records, checks, runs, hooks, watch.
 	"loop/": 3,
 	// 4: the command, and the tests that drive it from outside.

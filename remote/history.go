@@ -382,13 +382,6 @@ type Histories struct {
 	cmd   *catFile
 }
 
-// SeenQueue is the commit of this clone's view of the remote's queue,
-// as its last fetch or sync left it; "" when it has none. No round trip.
-func (r *Remote) SeenQueue(ctx context.Context) (string, error) {
-	sha, err := r.git(ctx, nil, "for-each-ref", "--format=%(objectname)", r.queueSeen())
-	return strings.TrimSpace(sha), err
-}
-
 // SeenHistories lists the hosts' histories on this clone's view of the
 // remote's queue (no round trip), by host; Close ends what read them.
 func (r *Remote) SeenHistories(ctx context.Context) (*Histories, error) {
