@@ -17,7 +17,6 @@ import (
 	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
-	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
@@ -94,15 +93,18 @@ const (
 	StepQueued = "queued"
 )
 
-// agentCtx is what a runner working for one of several agents knows of
-// its claim, its worktree and the merge queue.
+// agentCtx is the Scope of one of several agents: its claim, its
+// worktree and the merge queue. The loop works on its issue alone, in its
+// worktree, and merges its work back when the gates pass.
 type agentCtx struct {
+	w      Workspace // the workspace, fenced by the claim
 	name   string
 	claim  Claimed
 	repo   *worktree.Repo
 	tree   *worktree.Tree
 	branch string // the integration branch, as git and people name it
 	train  *train // the merge queue
+	port   int    // the agent's own port; 0 when the config asks for none
 	// share, on a remote, publishes the queue before each launch of the
 	// agent (see SyncQueue); keep, after it, its work (see takeUp).
 	share, keep func(context.Context) error
@@ -136,11 +138,12 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 		opt.Lease = DefaultAgentLease
 	}
 	start := time.Now()
-	held, cfg, err := w.startRun()
+	run, err := w.StartRun()
 	if err != nil {
 		return nil, err
 	}
-	defer held.Unlock()
+	defer run.Unlock()
+	cfg := run.Config
 	repo, err := worktree.Open(ctx, w.Root())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNeedsGit, err)
@@ -188,7 +191,7 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
-	p := &pool{w: w, opt: opt, cfg: cfg, held: held, repo: repo, branch: branch, land: land, rel: rel, res: res,
+	p := &pool{w: w, opt: opt, cfg: cfg, started: run, repo: repo, branch: branch, land: land, rel: rel, res: res,
 		given: map[string]bool{}, train: &train{repo: repo, land: land}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
@@ -196,7 +199,7 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 	if serr := w.share(context.WithoutCancel(ctx), opt.Remote); err == nil {
 		err = serr
 	}
-	return res, w.endRun(ctx, err, opt.Remote)
+	return res, w.EndRun(ctx, err, opt.Remote)
 }
 
 // checkOnly refuses issues to work that the queue does not hold: a
@@ -251,7 +254,7 @@ func (w Workspace) cleanLeft(ctx context.Context, repo *worktree.Repo, branch st
 	for _, l := range left {
 		if l.Unmerged == "" {
 			if err := repo.Remove(ctx, l.Issue, false); err != nil {
-				w.warn(fmt.Errorf("removing the worktree of %s: %w", l.Issue, err))
+				w.Warn(fmt.Errorf("removing the worktree of %s: %w", l.Issue, err))
 			}
 			continue
 		}
@@ -288,15 +291,15 @@ func (w Workspace) fileTasks(ctx context.Context, now time.Time, tasks []string)
 
 // pool is the agents of one RunAgents.
 type pool struct {
-	w      Workspace
-	opt    AgentsOptions
-	cfg    *config.Config
-	held   *fsx.Held
-	repo   *worktree.Repo
-	branch string
-	land   landing // where the work lands: branch, here or on the remote
-	rel    string
-	train  *train
+	w       Workspace
+	opt     AgentsOptions
+	cfg     *config.Config
+	started *Started
+	repo    *worktree.Repo
+	branch  string
+	land    landing // where the work lands: branch, here or on the remote
+	rel     string
+	train   *train
 
 	mu    sync.Mutex
 	res   *AgentsResult
@@ -400,14 +403,13 @@ func (p *pool) skip(is *queue.Issue) bool {
 // of this run (a killed run's, whose leases have yet to lapse, or another
 // machine's): it reports whether to look again.
 func (p *pool) waitForHeld(ctx context.Context) bool {
-	q, err := p.w.loadQueue()
+	q, err := queue.Load(p.w.Path(QueueFile))
 	if err != nil {
 		return false
 	}
 	waiting := false
-	open := claimable(nil)
 	for _, is := range q.Issues {
-		if l := claim.Of(is); l.Holder != "" && open(is) && !p.skip(is) && !strings.HasSuffix(l.Holder, "/"+strconv.Itoa(os.Getpid())) {
+		if l := claim.Of(is); l.Holder != "" && Claimable(is) && !p.skip(is) && !strings.HasSuffix(l.Holder, "/"+strconv.Itoa(os.Getpid())) {
 			waiting = true
 		}
 	}
@@ -452,7 +454,7 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
 		if err := p.release(rctx, w, c); err != nil && !errors.Is(err, claim.ErrFenced) {
-			w.warn(fmt.Errorf("releasing %s: %w", c.ID, err))
+			w.Warn(fmt.Errorf("releasing %s: %w", c.ID, err))
 		}
 	}
 	base, err := p.land.Head(ctx)
@@ -472,7 +474,10 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 		defer close(renewed)
 		p.renew(actx, stop, w, c)
 	}()
-	a := &agentCtx{name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel}
+	a := &agentCtx{w: w, name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel}
+	if base := p.cfg.Agents.PortBase; base > 0 {
+		a.port = base + a.index()
+	}
 	if r := p.opt.Remote; r != nil {
 		a.share = func(ctx context.Context) error { return w.SyncQueue(ctx, r) }
 		a.keep = func(ctx context.Context) error {
@@ -493,9 +498,7 @@ func (p *pool) work(ctx context.Context, name string, c Claimed) (*Worked, error
 	if ap := p.opt.AgentProgress; ap != nil {
 		opt.Progress = func(e gate.Event) { ap(name, e) }
 	}
-	r := &runner{w: w.InTree(tree.Dir), opt: opt, cfg: p.cfg, res: &RunResult{RunID: p.res.RunID}, held: p.held, agent: a}
-	r.start.git = true
-	wk.RunResult, err = r.loop(actx)
+	wk.RunResult, err = w.InTree(tree.Dir).RunScope(actx, p.started, p.res.RunID, opt, a)
 	// A takeover, seen by the renewal or by a write refused: this agent
 	// stops; the run goes on.
 	fenced := context.Cause(actx)
@@ -543,7 +546,7 @@ func (p *pool) takeUp(ctx context.Context, id, base string) (*worktree.Tree, err
 		return nil, err
 	}
 	if _, err := tree.Reapply(ctx, base, snap+"^", "the work of "+id+" kept on "+r.Name()); err != nil {
-		p.w.warn(fmt.Errorf("taking up the work of %s kept on %s: %w", id, r.Name(), err))
+		p.w.Warn(fmt.Errorf("taking up the work of %s kept on %s: %w", id, r.Name(), err))
 	}
 	return tree, nil
 }
@@ -571,7 +574,7 @@ func (p *pool) renew(ctx context.Context, cancel context.CancelCauseFunc, w Work
 			return
 		}
 		if err != nil && ctx.Err() == nil {
-			w.warn(fmt.Errorf("renewing the claim of %s: %w", c.ID, err))
+			w.Warn(fmt.Errorf("renewing the claim of %s: %w", c.ID, err))
 		}
 	}
 }
@@ -609,7 +612,7 @@ func (p *pool) tidy(ctx context.Context, issue string, merged bool) string {
 		}
 	}
 	if err := p.repo.Remove(ctx, issue, false); err != nil {
-		p.w.warn(fmt.Errorf("removing the worktree of %s: %w", issue, err))
+		p.w.Warn(fmt.Errorf("removing the worktree of %s: %w", issue, err))
 	}
 	return ""
 }
@@ -617,7 +620,7 @@ func (p *pool) tidy(ctx context.Context, issue string, merged bool) string {
 // end decides the run's outcome and writes its run_end row.
 func (p *pool) end(ctx context.Context) error {
 	res := p.res
-	q, err := p.w.loadQueue()
+	q, err := queue.Load(p.w.Path(QueueFile))
 	if err == nil {
 		for _, wk := range res.Worked {
 			if is := q.Issue(wk.Issue); is != nil && (is.Status() == queue.StatusStuck || is.Bool(queue.FieldHalted, false)) {
@@ -645,11 +648,9 @@ func (p *pool) end(ctx context.Context) error {
 	}
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	herr := p.w.withLock(hctx, func() error {
-		return p.w.appendHistory(analytics.Event{Time: p.opt.Now(), RunID: res.RunID, Event: analytics.EventRunEnd,
-			Outcome: res.Outcome, DurationMS: res.ElapsedMS,
-			Detail: fmt.Sprintf("%s; agents=%d merged=%d agent_ms=%d", res.Reason, p.opt.Agents, len(res.Merged), res.AgentTimeMS)})
-	})
+	herr := p.w.AppendHistory(hctx, analytics.Event{Time: p.opt.Now(), RunID: res.RunID, Event: analytics.EventRunEnd,
+		Outcome: res.Outcome, DurationMS: res.ElapsedMS,
+		Detail: fmt.Sprintf("%s; agents=%d merged=%d agent_ms=%d", res.Reason, p.opt.Agents, len(res.Merged), res.AgentTimeMS)})
 	if len(p.errs) > 0 {
 		return errors.Join(append(p.errs, herr)...)
 	}
@@ -668,56 +669,96 @@ func (wk *Worked) agentTime() int64 {
 	return ms
 }
 
-// mergeBack merges an agent's passing work into the integration branch:
-// its commit, then the merge train (see train): a rebase onto the branch
-// and the work merged before it, the gates again when the rebase moved it,
-// and a fast-forward. It returns why the merge was not made (a conflict, a
-// change to the workspace directory, recorded against the issue, as the
-// agent's feedback; or the gates that failed after the rebase), or nothing
-// once merged (r.agent.merged).
-func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error) {
-	a := r.agent
+// Issue is the claimed issue.
+func (a *agentCtx) Issue() string { return a.claim.ID }
+
+// Env gives the agent its claim, carried by every change it makes; its
+// own temporary files; its own port, when the config asks for ports.
+func (a *agentCtx) Env(env map[string]string) {
+	env["ORCHESTRATE_CLAIM"] = a.claim.ID + ":" + strconv.Itoa(a.claim.Epoch)
+	env["ORCHESTRATE_AGENT_NAME"] = a.name
+	env["TMPDIR"] = a.repo.TempDir(a.claim.ID)
+	if a.port > 0 {
+		env["PORT"] = strconv.Itoa(a.port)
+	}
+}
+
+// Launching publishes, on a remote, the retry this launch spends: a
+// machine that takes the issue over counts it.
+func (a *agentCtx) Launching(ctx context.Context) error {
+	if a.share == nil {
+		return nil
+	}
+	return a.share(ctx)
+}
+
+// Launched keeps, on a remote, what the agent did, for the machine that
+// takes the issue over.
+func (a *agentCtx) Launched(ctx context.Context) {
+	if a.keep == nil {
+		return
+	}
+	if err := a.keep(ctx); err != nil {
+		a.w.Warn(fmt.Errorf("keeping the work of %s on the remote: %w", a.claim.ID, err))
+	}
+}
+
+// End writes nothing: RunAgents writes the run's one run_end row, and
+// takes orchestrate abort's marker away at its end.
+func (a *agentCtx) End(context.Context, Loop, string, string) error { return nil }
+
+// Land merges an agent's passing work into the integration branch: its
+// commit, then the merge train (see train): a rebase onto the branch and
+// the work merged before it, the gates again when the rebase moved it,
+// and a fast-forward. When the merge was not made, it says why: a
+// conflict, or a change to the workspace directory, recorded against the
+// issue, as the agent's feedback; or the gates that failed after the
+// rebase.
+func (a *agentCtx) Land(ctx context.Context, l Loop) (Landed, error) {
 	if left := a.tree.Marked(a.marked); len(left) > 0 {
-		return nil, r.mergeFailure(ctx, fmt.Sprintf("conflict markers are left in %s (<<<<<<< … >>>>>>>): resolve each conflict there, keeping both sides' intent, and remove the markers.",
-			listSome(left, 5))), nil
+		return Landed{Feedback: a.mergeFailure(ctx, l, fmt.Sprintf("conflict markers are left in %s (<<<<<<< … >>>>>>>): resolve each conflict there, keeping both sides' intent, and remove the markers.",
+			listSome(left, 5)))}, nil
 	}
 	a.marked = nil
 	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); err != nil {
-		return nil, "", err
+		return Landed{}, err
 	}
 	if files, err := a.repo.Touched(ctx, a.branch, a.tree.Branch, a.rel); err != nil {
-		return nil, "", err
+		return Landed{}, err
 	} else if len(files) > 0 {
-		return nil, r.mergeFailure(ctx, fmt.Sprintf("the agent's commits change %s/, which is orchestrate's: %s. Undo those changes (git checkout %s -- %s) and change the queue only through orchestrate.",
-			a.rel, listSome(files, 5), a.branch, a.rel)), nil
+		return Landed{Feedback: a.mergeFailure(ctx, l, fmt.Sprintf("the agent's commits change %s/, which is orchestrate's: %s. Undo those changes (git checkout %s -- %s) and change the queue only through orchestrate.",
+			a.rel, listSome(files, 5), a.branch, a.rel))}, nil
 	}
+	w := l.Workspace()
 	c := &car{
 		tree: a.tree, upstream: a.upstream,
-		check: func(ctx context.Context) (*GateRun, error) { return r.recheck(ctx, n) },
+		check: l.Recheck,
 		record: func(ctx context.Context, gr *GateRun) error {
-			return r.w.recordClaimedFailure(ctx, r.opt.Now(), a.claim.ID, gr, nil)
+			return w.RecordClaimed(ctx, l.Now(), a.claim.ID, gr)
 		},
-		fence: r.w.checkFence,
+		fence: w.CheckFence,
 	}
-	r.step(Step{Kind: StepQueued, Loop: n})
+	l.Step(Step{Kind: StepQueued})
 	res := a.train.merge(ctx, c)
 	a.upstream = c.upstream
 	switch {
 	case res.err != nil:
-		return nil, "", res.err
+		return Landed{}, res.err
 	case res.conflict != nil:
-		return nil, r.conflictBack(ctx, res.conflict), nil
+		return Landed{Feedback: a.conflictBack(ctx, l, res.conflict)}, nil
 	case res.failed != nil:
-		r.mergeEvent(ctx, n, analytics.OutcomeFail, "gates fail after the rebase onto "+a.branch)
-		return res.failed, "", nil
+		a.mergeEvent(ctx, l, analytics.OutcomeFail, "gates fail after the rebase onto "+a.branch)
+		return Landed{Gates: res.failed}, nil
 	}
 	a.merged, a.upstream = res.merged, ""
-	if _, err := r.w.Resolve(ctx, r.opt.Now(), a.claim.ID, false); err != nil {
-		return nil, "", err
+	// Merged: done, whatever ends now (the renewal of a claim its resolve
+	// ended, a Ctrl-C after the merge).
+	landed := Landed{Reason: "its gates pass, and it is merged into " + a.branch}
+	if _, err := w.Resolve(ctx, l.Now(), a.claim.ID, false); err != nil {
+		return landed, err
 	}
-	r.resolved = append(r.resolved, Resolution{ID: a.claim.ID, Summary: a.claim.Summary})
-	r.mergeEvent(ctx, n, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", res.merged, a.branch))
-	return nil, "", nil
+	a.mergeEvent(ctx, l, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", res.merged, a.branch))
+	return landed, nil
 }
 
 // conflictBack sends work that conflicts with the integration branch back
@@ -729,8 +770,7 @@ func (r *runner) mergeBack(ctx context.Context, n int) (*GateRun, string, error)
 // commands only). Its commit waits until no marker is left. When its work
 // cannot be put there, the agent is told to rebase it itself. It returns
 // the agent's feedback, recorded as the failure of its issue.
-func (r *runner) conflictBack(ctx context.Context, conflict *worktree.ConflictError) string {
-	a := r.agent
+func (a *agentCtx) conflictBack(ctx context.Context, l Loop, conflict *worktree.ConflictError) string {
 	files, err := a.tree.Reapply(ctx, a.branch, a.upstream, "the work on "+a.claim.ID)
 	if err != nil {
 		how := "git rebase " + a.branch
@@ -739,46 +779,32 @@ func (r *runner) conflictBack(ctx context.Context, conflict *worktree.ConflictEr
 			// merged: that work stays out.
 			how = fmt.Sprintf("git rebase --onto %s %.12s", a.branch, a.upstream)
 		}
-		return r.mergeFailure(ctx, fmt.Sprintf("%v. Rebase your branch onto %s (%s) and resolve the conflicts, keeping both sides' intent.",
+		return a.mergeFailure(ctx, l, fmt.Sprintf("%v. Rebase your branch onto %s (%s) and resolve the conflicts, keeping both sides' intent.",
 			conflict, a.branch, how))
 	}
 	a.upstream, a.marked = "", files
 	if len(files) == 0 {
-		return r.mergeFailure(ctx, fmt.Sprintf("%v. Your work is now on %s, not committed, and applies there without conflicts: check that it still does what its issue asks.",
+		return a.mergeFailure(ctx, l, fmt.Sprintf("%v. Your work is now on %s, not committed, and applies there without conflicts: check that it still does what its issue asks.",
 			conflict, a.branch))
 	}
-	return r.mergeFailure(ctx, fmt.Sprintf("%v. Your work is now on %s, not committed, with each conflict marked in its file (<<<<<<< the branch's side ======= yours >>>>>>>): edit %s to resolve them, keeping both sides' intent, and remove the markers.",
+	return a.mergeFailure(ctx, l, fmt.Sprintf("%v. Your work is now on %s, not committed, with each conflict marked in its file (<<<<<<< the branch's side ======= yours >>>>>>>): edit %s to resolve them, keeping both sides' intent, and remove the markers.",
 		conflict, a.branch, listSome(files, 5)))
-}
-
-// recheck runs the gates of loop n again after a rebase, for the merge
-// train: their rows go to the history, their failure is not recorded yet.
-func (r *runner) recheck(ctx context.Context, n int) (*GateRun, error) {
-	gr, err := r.w.RunGates(ctx, r.opt.Now, GateOptions{Progress: r.opt.Progress, Previous: r.attempts,
-		Dir: r.artifacts(), Issue: r.agent.claim.ID, NoRecord: true})
-	if err != nil {
-		return nil, err
-	}
-	r.attempts, r.res.Gates = gr.Attempts, gr
-	r.step(Step{Kind: StepGates, Loop: n, Gates: gr})
-	return gr, nil
 }
 
 // mergeFailure records why a merge could not be made against the issue, as
 // a failure of its own signature, and returns it as the agent's feedback.
-func (r *runner) mergeFailure(ctx context.Context, msg string) string {
+func (a *agentCtx) mergeFailure(ctx context.Context, l Loop, msg string) string {
 	code := 1
-	if _, err := r.w.Record(ctx, r.opt.Now(), r.agent.claim.ID, Failure{Output: []byte(msg + "\n"), ExitCode: &code, Gate: "merge"}); err != nil {
+	if _, err := l.Workspace().Record(ctx, l.Now(), a.claim.ID, Failure{Output: []byte(msg + "\n"), ExitCode: &code, Gate: "merge"}); err != nil {
 		return msg + " (recording it failed: " + err.Error() + ")"
 	}
-	r.mergeEvent(ctx, r.res.Loops, analytics.OutcomeFail, msg)
+	a.mergeEvent(ctx, l, analytics.OutcomeFail, msg)
 	return msg
 }
 
-func (r *runner) mergeEvent(ctx context.Context, n int, outcome, detail string) {
-	r.step(Step{Kind: StepMerge, Loop: n, Merge: outcome + ": " + detail})
-	r.history(ctx, analytics.Event{Time: r.opt.Now(), RunID: r.res.RunID, Loop: n, Event: analytics.EventMerge,
-		IssueID: r.agent.claim.ID, Outcome: outcome, Detail: detail})
+func (a *agentCtx) mergeEvent(ctx context.Context, l Loop, outcome, detail string) {
+	l.Step(Step{Kind: StepMerge, Merge: outcome + ": " + detail})
+	l.Event(ctx, analytics.Event{Event: analytics.EventMerge, IssueID: a.claim.ID, Outcome: outcome, Detail: detail})
 }
 
 func agentCommitMessage(c Claimed) string {

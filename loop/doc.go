@@ -55,6 +55,10 @@
 //     check decides whether to loop again; the sentinel before each loop
 //     (stopBefore); the same agent or a fresh one (fresh); on_exhaustion
 //     (exhausted); one run at a time (TryRunLock).
+//   - scope.go: what a run's loop works on, and how its passing work
+//     lands (Scope, Loop): one agent's the workspace's, committed
+//     (oneAgent); what package pool uses (StartRun's run, Warn,
+//     AppendHistory, CheckFence, RecordClaimed, Claimable).
 //   - git.go: the files a loop changed, for the next prompt, and the stash
 //     on_exhaustion keeps (filesChanged, stashExhausted).
 //   - commit.go: on_success: commit, the agent's work committed when every
@@ -99,7 +103,7 @@
 //     and works in its worktree with the one-agent loop, for that issue
 //     alone: its failures recorded against it, and retried by its own
 //     check, as the gates and the check do for a claimed issue; its passing
-//     work merged back (mergeBack); a killed run's worktrees cleaned or
+//     work merged back (agentCtx); a killed run's worktrees cleaned or
 //     kept (cleanLeft, tidy).
 //   - train.go: the merge queue as a merge train: each car rebased onto
 //     the one before it and checked at once, the branch fast-forwarded in

@@ -155,11 +155,12 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	held, cfg, err := w.startRun()
+	run, err := w.StartRun()
 	if err != nil {
 		return nil, err
 	}
-	defer held.Unlock()
+	defer run.Unlock()
+	held, cfg := run.held, run.Config
 	task := opt.Task
 	if task == "" {
 		data, _, err := fsx.ReadFileMax(w.Path(TaskFile), MaxTaskFile)
@@ -173,6 +174,7 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 		return nil, err
 	}
 	r := &runner{w: w, opt: opt, cfg: cfg, task: task, res: &RunResult{}, held: held}
+	r.scope = oneAgent{r}
 	if stop, err := r.nothingToDo(); stop || err != nil {
 		return r.res, err
 	}
@@ -190,16 +192,16 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	}
 	r.start = w.noteStartTree(ctx, cfg)
 	res, err := r.loop(ctx)
-	return res, w.endRun(ctx, err, nil)
+	return res, w.EndRun(ctx, err, nil)
 }
 
-// endRun is what every run does last: an abort that came after its last
+// EndRun is what every run does last: an abort that came after its last
 // decision point is its own, which has ended, so none stays behind it; and
 // the report shows the run, made once, outside the workspace's lock, also
 // after an interruption: with the other hosts' histories on the remote r
 // the run shared, if any, or else those the page shows. Past the run's
 // commit point, the page is a warning, never the run's exit code.
-func (w Workspace) endRun(ctx context.Context, err error, r *remote.Remote) error {
+func (w Workspace) EndRun(ctx context.Context, err error, r *remote.Remote) error {
 	if rerr := os.Remove(w.Path(AbortFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		err = errors.Join(err, rerr)
 	}
@@ -215,12 +217,23 @@ func (w Workspace) endRun(ctx context.Context, err error, r *remote.Remote) erro
 	return err
 }
 
-// startRun takes the run lock and reads the config, which must name a
+// Started is a run begun (StartRun): the workspace's run lock, held, and
+// the config the run read.
+type Started struct {
+	held *fsx.Held // where each agent's process group is noted
+	// Config is the workspace's config, which names a gate.
+	Config *config.Config
+}
+
+// Unlock lets the run lock go.
+func (s *Started) Unlock() { s.held.Unlock() }
+
+// StartRun takes the run lock and reads the config, which must name a
 // gate: what every run begins with.
-func (w Workspace) startRun() (*fsx.Held, *config.Config, error) {
+func (w Workspace) StartRun() (*Started, error) {
 	held, err := w.runLock()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cfg, err := w.Config()
 	if err == nil {
@@ -228,9 +241,22 @@ func (w Workspace) startRun() (*fsx.Held, *config.Config, error) {
 	}
 	if err != nil {
 		held.Unlock()
-		return nil, nil, err
+		return nil, err
 	}
-	return held, cfg, nil
+	return &Started{held: held, Config: cfg}, nil
+}
+
+// RunScope runs the loop of a run begun with StartRun, on what s scopes,
+// with runID (see StartSession) for its history rows and artifacts. The
+// workspace is in a git work tree. It returns as Run does, but s.End
+// writes the run's end.
+func (w Workspace) RunScope(ctx context.Context, run *Started, runID string, opt RunOptions, s Scope) (*RunResult, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	r := &runner{w: w, opt: opt, cfg: run.Config, res: &RunResult{RunID: runID}, held: run.held, scope: s}
+	r.start.git = true
+	return r.loop(ctx)
 }
 
 type runner struct {
@@ -265,17 +291,16 @@ type runner struct {
 	// launchUsage).
 	totals map[string]analytics.Usage
 
-	// agent, when set, is the claim, worktree and merge queue of one of
-	// several agents (RunAgents): the loop works on its issue alone, in
-	// its worktree, and merges its work back when the gates pass.
-	agent *agentCtx
+	// scope is what the loop works on and how its passing work lands:
+	// the workspace's, or the claimed issue of one of several agents.
+	scope Scope
 }
 
 // artifacts is the directory under runs/ of the loop's prompts, logs and
 // gate artifacts: the run's, or for one of several agents its issue's.
 func (r *runner) artifacts() string {
-	if r.agent != nil {
-		return r.res.RunID + "-" + r.agent.claim.ID
+	if id := r.scope.Issue(); id != "" {
+		return r.res.RunID + "-" + id
 	}
 	return r.res.RunID
 }
@@ -373,15 +398,11 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		}
 		var mergeFeedback string
 		if gr.Evaluation.Passed {
-			if r.agent == nil {
-				r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved)
-				return r.end(ctx, RunPassed, "every blocking quality gate passes")
-			}
-			after, feedback, err := r.mergeBack(ctx, n)
-			if r.agent.merged != "" {
-				// Merged: done, whatever ended meanwhile (the renewal of a
+			landed, err := r.scope.Land(ctx, Loop{r, n})
+			if landed.Reason != "" {
+				// Landed: done, whatever ended meanwhile (the renewal of a
 				// claim its resolve ended, a Ctrl-C after the merge).
-				return r.end(ctx, RunPassed, "its gates pass, and it is merged into "+r.agent.branch)
+				return r.end(ctx, RunPassed, landed.Reason)
 			}
 			if ctx.Err() != nil {
 				return r.interrupted(ctx)
@@ -389,10 +410,10 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			if err != nil {
 				return r.fail(ctx, err)
 			}
-			if after != nil {
-				gr = after // the gates failed after the rebase
+			if landed.Gates != nil {
+				gr = landed.Gates // the gates failed as it landed
 			}
-			mergeFeedback = feedback
+			mergeFeedback = landed.Feedback
 		}
 		r.remember(n, a, gr)
 		if mergeFeedback != "" {
@@ -456,8 +477,8 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 	}
 	var chk CheckResult
 	var err error
-	if r.agent != nil {
-		chk, err = r.w.CheckIssue(ctx, r.opt.Now(), r.agent.claim.ID)
+	if id := r.scope.Issue(); id != "" {
+		chk, err = r.w.CheckIssue(ctx, r.opt.Now(), id)
 	} else {
 		chk, err = r.w.Check(ctx, r.opt.Now())
 	}
@@ -496,8 +517,8 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 // last words are the fixes the attempt checks.
 func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 	opt := GateOptions{Progress: r.opt.Progress, Previous: r.attempts}
-	if r.agent != nil {
-		opt.Dir, opt.Issue = r.artifacts(), r.agent.claim.ID
+	if id := r.scope.Issue(); id != "" {
+		opt.Dir, opt.Issue = r.artifacts(), id
 	}
 	if r.attempts == nil {
 		opt.Previous = []gate.Attempt{} // a run's fix cycle starts with it
@@ -558,12 +579,8 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if fresh {
 		r.sameFailures = 0
 	}
-	if r.agent != nil && r.agent.share != nil {
-		// The retry this launch spends is published first: a machine that
-		// takes the issue over counts it.
-		if err := r.agent.share(ctx); err != nil {
-			return nil, err
-		}
+	if err := r.scope.Launching(ctx); err != nil {
+		return nil, err
 	}
 	r.launched++
 	c := r.callOf(n, fresh)
@@ -616,12 +633,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	}
 	a.Key = c.key
 	r.noteLeft(ctx)
-	if r.agent != nil && r.agent.keep != nil {
-		// What it did, for the machine that takes the issue over.
-		if err := r.agent.keep(ctx); err != nil {
-			r.w.warn(fmt.Errorf("keeping the work of %s on the remote: %w", r.agent.claim.ID, err))
-		}
-	}
+	r.scope.Launched(ctx)
 	r.takeReport(a, res.Output, session)
 	r.res.Agents = append(r.res.Agents, *a)
 	if err := r.history(ctx, r.agentEvents(n, a, c)...); err != nil {
@@ -746,16 +758,7 @@ func (r *runner) agentEnv(n int, a *AgentRun, c agentCall) (map[string]string, e
 		"ORCHESTRATOR_DIR":        wsAbs,
 		gate.EnvChild:             "1",
 	}
-	if a := r.agent; a != nil {
-		// Its claim, carried by every change it makes; its own temporary
-		// files; its own port, when the config asks for ports.
-		env["ORCHESTRATE_CLAIM"] = a.claim.ID + ":" + strconv.Itoa(a.claim.Epoch)
-		env["ORCHESTRATE_AGENT_NAME"] = a.name
-		env["TMPDIR"] = a.repo.TempDir(a.claim.ID)
-		if base := r.cfg.Agents.PortBase; base > 0 {
-			env["PORT"] = strconv.Itoa(base + a.index())
-		}
-	}
+	r.scope.Env(env)
 	return env, nil
 }
 
@@ -763,10 +766,11 @@ func (r *runner) agentEnv(n int, a *AgentRun, c agentCall) (map[string]string, e
 // claimed one of one of several agents.
 func (r *runner) issues(q *queue.Queue) []PromptIssue {
 	all := openIssues(q, r.cfg.Retry.MaxRetries)
-	if r.agent == nil {
+	id := r.scope.Issue()
+	if id == "" {
 		return all
 	}
-	return slices.DeleteFunc(all, func(p PromptIssue) bool { return p.ID != r.agent.claim.ID })
+	return slices.DeleteFunc(all, func(p PromptIssue) bool { return p.ID != id })
 }
 
 // agentOutcome is an agent run's outcome for the history.
@@ -920,17 +924,11 @@ func (r *runner) exhausted(ctx context.Context, gr *GateRun, chk CheckResult) {
 	r.res.Stash = msg
 }
 
-// aborted reports whether orchestrate abort asked the run to stop, taking
-// its marker away.
+// aborted reports whether orchestrate abort asked the run to stop. Its
+// scope's End takes the marker away, or leaves it to the other agents.
 func (r *runner) aborted() bool {
-	if _, err := os.Stat(r.w.Path(AbortFile)); err != nil {
-		return false
-	}
-	if r.agent == nil {
-		// Several agents each see it; RunAgents takes it away at its end.
-		_ = os.Remove(r.w.Path(AbortFile))
-	}
-	return true
+	_, err := os.Stat(r.w.Path(AbortFile))
+	return err == nil
 }
 
 func (r *runner) step(s Step) {
@@ -950,16 +948,7 @@ func (r *runner) history(ctx context.Context, events ...analytics.Event) error {
 // end records why the run stopped.
 func (r *runner) end(ctx context.Context, outcome, reason string) (*RunResult, error) {
 	r.res.Outcome, r.res.Reason = outcome, reason
-	if r.agent != nil {
-		return r.res, nil // RunAgents writes the run's one run_end row
-	}
-	detail := reason
-	if r.res.Stash != "" {
-		detail += "; stash: " + r.res.Stash
-	}
-	err := r.history(ctx, analytics.Event{Time: r.opt.Now(), RunID: r.res.RunID, Loop: r.res.Loops,
-		Event: analytics.EventRunEnd, Outcome: outcome, Detail: detail})
-	return r.res, err
+	return r.res, r.scope.End(ctx, Loop{r, r.res.Loops}, outcome, reason)
 }
 
 func (r *runner) interrupted(ctx context.Context) (*RunResult, error) {
