@@ -24,7 +24,7 @@ const module = "github.com/orchestrate-dev/orchestrate"
 // module's root, "internal/" for every package under internal/) on a floor.
 // A package imports only packages on its own floor or below: the files and
 // their formats at the bottom, the gates above them, the loop above the
-// gates, and the command at the top. A package missing here fails
+// gates, the pool of agents above the loop, and the command at the top. A package missing here fails
 // TestLayers: give it its floor.
 var floors = map[string]int{
 	// 0: leaves, importing no package of the module.
@@ -45,9 +45,11 @@ var floors = map[string]int{
 	"claim/": 2,
 	// 3: the loop: records, checks, runs, hooks, watch.
 	"loop/": 3,
-	// 4: the command, and the tests that drive it from outside.
-	"cmd/orchestrate/": 4,
-	"e2e/":             4,
+	// 4: several agents at once: the pool, the merge train.
+	"pool/": 4,
+	// 5: the command, and the tests that drive it from outside.
+	"cmd/orchestrate/": 5,
+	"e2e/":             5,
 }
 
 // floorOf returns the floor of the package in directory dir, or false.

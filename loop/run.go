@@ -1005,3 +1005,32 @@ func agentFixes(summary string) string {
 	s, _ := gate.Excerpt(summary, 5, 600)
 	return strings.TrimSpace(s)
 }
+
+// Worked is what one agent did with one issue.
+type Worked struct {
+	Agent   string `json:"agent"`
+	Issue   string `json:"issue"`
+	Summary string `json:"summary"`
+	Epoch   int    `json:"epoch"`
+	*RunResult
+	// Merged is the commit the issue's work was merged as; "" when it was
+	// not.
+	Merged string `json:"merged,omitempty"`
+	// Kept is the worktree kept for a person, with what it holds; "" when
+	// it was removed.
+	Kept string `json:"kept,omitempty"`
+	// TakenOver says the claim was taken over while the agent worked (a
+	// person reassigned it, or its lease lapsed): the agent stopped, and
+	// the run goes on with the other issues.
+	TakenOver bool `json:"taken_over,omitempty"`
+}
+
+// The Step kinds of several agents at once (package pool), besides the loop's own (each carries the
+// agent's name and its issue).
+const (
+	StepClaim = "claim" // an agent claimed an issue: Claim
+	StepMerge = "merge" // an issue's branch merged, or failed to: Merge
+	StepDone  = "done"  // an agent is done with its issue: Result
+	// StepQueued: an issue's passing work joined the merge queue.
+	StepQueued = "queued"
+)
