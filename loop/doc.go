@@ -56,6 +56,14 @@
 //     before each loop (stopBefore); the same agent or a fresh one
 //     (fresh); on_exhaustion (exhausted); one run at a time (TryRunLock,
 //     StartRun).
+//   - launch.go: one launch of the agent (launch): its prompt
+//     (writePrompt) and environment (agentEnv); an agent that could not
+//     work at all, which counts for nothing (couldNotStart); what it
+//     reported, and its usage, priced by agent.prices when it reported no
+//     cost (takeReport, priced).
+//   - report.go: what a run reports: each step as it happens (Step), each
+//     launch (AgentRun), its end (RunResult), and what each of several
+//     agents did (Worked).
 //   - scope.go: what a run's loop works on, and how its passing work
 //     lands (Scope, Loop): for Run's one agent, the workspace's task or
 //     open issues, its work committed (oneAgent); for each of several
