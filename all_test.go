@@ -226,7 +226,7 @@ func TestFindCycle(t *testing.T) {
 }
 
 func TestFloorOf(t *testing.T) {
-	for dir, want := range map[string]int{".": 0, "internal/fsx": 0, "queue": 1, "gate": 2, "loop": 3, "cmd/orchestrate": 4} {
+	for dir, want := range map[string]int{".": 0, "internal/fsx": 0, "queue": 1, "gate": 2, "loop": 3, "pool": 4, "cmd/orchestrate": 5} {
 		if got, ok := floorOf(dir); !ok || got != want {
 			t.Errorf("floorOf(%q) = %d, %v; want %d", dir, got, ok, want)
 		}

@@ -37,7 +37,7 @@ type Options struct {
 	AgentProgress func(agent string, e gate.Event)
 	// Remote, if set, is the git remote the machines that run agents
 	// share: the claims are refs there, the queue is synced with its copy
-	// there (SyncQueue), and the work lands on the integration branch
+	// there (loop.Workspace.SyncQueue), and the work lands on the integration branch
 	// there, not in this clone.
 	Remote *remote.Remote
 	// Only, if set, are the issues to work: no other is claimed.
@@ -163,7 +163,7 @@ func checkOnly(w loop.Workspace, ids []string) error {
 	return nil
 }
 
-// share syncs the queue with the remote's (see SyncQueue), when the agents
+// share syncs the queue with the remote's (see loop.Workspace.SyncQueue), when the agents
 // share one.
 func share(w loop.Workspace, ctx context.Context, r *remote.Remote) error {
 	if r == nil {
@@ -302,7 +302,7 @@ func (p *pool) claimNext(ctx context.Context, holder string) (*loop.Claimed, err
 	return p.w.ClaimNextOn(ctx, r, p.opt.Now(), holder, p.opt.Lease, p.skip)
 }
 
-// skip leaves out of ClaimNext the issues this run already worked, and
+// skip leaves out of the claims the issues this run already worked, and
 // those it is not to work.
 func (p *pool) skip(is *queue.Issue) bool {
 	if len(p.opt.Only) > 0 && !slices.Contains(p.opt.Only, is.ID) {

@@ -24,7 +24,7 @@ type worker struct {
 	train  *train // the merge queue
 	port   int    // the agent's own port; 0 when the config asks for none
 	// share, on a remote, publishes the queue before each launch of the
-	// agent (see SyncQueue); keep, after it, its work (see takeUp).
+	// agent (see loop.Workspace.SyncQueue); keep, after it, its work (see takeUp).
 	share, keep func(context.Context) error
 	merged      string // the commit merged, once it is
 	// upstream is the work of another issue the branch was put onto in a
