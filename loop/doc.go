@@ -51,10 +51,25 @@
 //   - human.go: human gates: an approval request per gate and diff, given or
 //     rejected by a person (decideHuman, requestApproval, Approve, Reject,
 //     WaitApprovals).
-//   - run.go: the loop (Run): the prompt and the agent, the gates, then the
-//     check decides whether to loop again; the sentinel before each loop
-//     (stopBefore); the same agent or a fresh one (fresh); on_exhaustion
-//     (exhausted); one run at a time (TryRunLock).
+//   - run.go: the loop (Run, RunScope): the prompt and the agent, the
+//     gates, then the check decides whether to loop again; the sentinel
+//     before each loop (stopBefore); the same agent or a fresh one
+//     (fresh); on_exhaustion (exhausted); one run at a time (TryRunLock,
+//     StartRun).
+//   - launch.go: one launch of the agent (launch): its prompt
+//     (writePrompt) and environment (agentEnv); an agent that could not
+//     work at all, which counts for nothing (couldNotStart); what it
+//     reported, and its usage, priced by agent.prices when it reported no
+//     cost (takeReport, priced).
+//   - report.go: what a run reports: each step as it happens (Step), each
+//     launch (AgentRun), its end (RunResult), and what each of several
+//     agents did (Worked).
+//   - scope.go: what a run's loop works on, and how its passing work
+//     lands (Scope, Loop): for Run's one agent, the workspace's task or
+//     open issues, its work committed (oneAgent); for each of several
+//     agents, its claimed issue, its work on the merge train (package
+//     pool). What package pool asks of a workspace besides (Warn,
+//     AppendHistory, CheckFence, RecordClaimed, Claimable).
 //   - git.go: the files a loop changed, for the next prompt, and the stash
 //     on_exhaustion keeps (filesChanged, stashExhausted).
 //   - commit.go: on_success: commit, the agent's work committed when every
@@ -95,17 +110,6 @@
 //     retry, each made in memory as its own write would have made it,
 //     under the lock from the gates' end to the write, their history rows
 //     after it (queueBatch, beginBatch, endBatch).
-//   - agents.go: several agents at once (RunAgents): each claims an issue
-//     and works in its worktree with the one-agent loop, for that issue
-//     alone: its failures recorded against it, and retried by its own
-//     check, as the gates and the check do for a claimed issue; its passing
-//     work merged back (mergeBack); a killed run's worktrees cleaned or
-//     kept (cleanLeft, tidy).
-//   - train.go: the merge queue as a merge train: each car rebased onto
-//     the one before it and checked at once, the branch fast-forwarded in
-//     order, a failed car's followers put back without its work (train).
-//   - landing.go: where the train lands the work, a branch here or on a
-//     remote the machines share (localBranch, remoteBranch).
 //   - claims.go: the claims (Claims): kept in the queue, under the lock
 //     (localClaims), or on a remote, chosen once by whether one is given;
 //     their history rows; and the fence every change of a holder carries

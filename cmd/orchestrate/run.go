@@ -10,6 +10,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/pool"
 )
 
 var runCmd = &command{
@@ -119,7 +120,7 @@ func runRun(e *env, args []string) error {
 	once := fs.Bool("once", false, "one loop, then stop")
 	maxLoops := fs.Int("max-loops", 0, "stop after N loops")
 	agents := fs.Int("agents", 1, "agents at once, each in its own worktree")
-	lease := fs.Duration("lease", loop.DefaultAgentLease, "the lease of each agent's claim")
+	lease := fs.Duration("lease", pool.DefaultLease, "the lease of each agent's claim")
 	remoteOf := e.remoteFlag(fs)
 	var only taskList
 	fs.Var(&only, "issue", "work this issue only (with --agents or --remote)")
@@ -160,7 +161,7 @@ func runRun(e *env, args []string) error {
 		if *task != "" && len(tasks) == 0 {
 			tasks = taskList{*task} // from --task-file
 		}
-		return runAgents(e, loop.AgentsOptions{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks, Lease: *lease,
+		return runAgents(e, pool.Options{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks, Lease: *lease,
 			Remote: r, Only: only})
 	}
 	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}

@@ -1,4 +1,4 @@
-package loop
+package pool
 
 import (
 	"context"
