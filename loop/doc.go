@@ -90,11 +90,14 @@
 //     against it, under every driver (waitingFor); a halted issue's
 //     evidence is never rewritten: a different failure of its gate files
 //     an issue of its own.
-//   - batch.go: a Stop hook's one write of the queue: the records of its
-//     failing gates, the issues it files and resolves and the session's
-//     retry, each made in memory as its own write would have made it,
-//     under the lock from the gates' end to the write, their history rows
-//     after it (queueBatch, beginBatch, endBatch).
+//   - batch.go: where the steps that file, record, resolve and retry read
+//     and change the queue (queueTx): a command's own lock, read and write
+//     for each change (direct); a Stop hook's one write of the queue, its
+//     batch, begun once its gates ran and committed before its baseline:
+//     the records of its failing gates, the issues it files and resolves
+//     and the session's retry, each made in memory as its own write would
+//     have made it, under the lock from the gates' end to the write, their
+//     history rows after it (batch, beginBatch, commit).
 //   - agents.go: several agents at once (RunAgents): each claims an issue
 //     and works in its worktree with the one-agent loop, for that issue
 //     alone: its failures recorded against it, and retried by its own

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
@@ -385,7 +386,8 @@ func SessionKey(id string) string {
 // to work on, may stop at once: the gates do not run. A failure whose
 // signature belongs to an issue that waits for a person (of any session, or
 // none) is not filed again: the agent may stop, told which issue waits and
-// what to run. The gates' artifacts go to the session's own directory,
+// what to run. What the gates and the retry change in the queue is one
+// write of it (see batch). The gates' artifacts go to the session's own directory,
 // runs/<SessionDirName>/.
 //
 // extra, if given, says what the hook knows besides: the agent's fixes.
@@ -420,14 +422,7 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 	for _, x := range extra {
 		opt.AgentFixes = agentFixes(x.AgentFixes)
 	}
-	// What the gates and the retry change in the queue is one write of it
-	// (see queueBatch), made before the baseline is: git runs without the
-	// lock.
-	w.batch = &queueBatch{}
 	by, err := w.gatesHook(ctx, now, res, opt, disabled)
-	if berr := w.endBatch(); err == nil {
-		err = berr
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -438,18 +433,40 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 }
 
 // gatesHook runs a Stop hook's gates into res, and retries the session's
-// failing issues (see retryHook). It returns why where the repository
-// stands now is to be the session's baseline, or "" when it is not.
+// failing issues (see retryHook). Once the gates ran, it begins a batch:
+// what they file, record and resolve, and the retry, is one write of the
+// queue, under the lock, which it commits before the baseline is
+// recorded (git runs without the lock). It returns why where the
+// repository stands now is to be the session's baseline, or "" when it is
+// not.
 func (w Workspace) gatesHook(ctx context.Context, now func() time.Time, res *HookResult, opt GateOptions, disabled string) (baseline string, err error) {
-	gr, err := w.RunGates(ctx, now, opt)
+	s, err := w.evaluateGates(ctx, now, opt)
 	if err != nil {
 		return "", err
 	}
+	b, err := w.beginBatch(ctx)
+	if err != nil {
+		return "", err
+	}
+	baseline, err = w.decideHook(ctx, b, res, s, disabled)
+	if cerr := b.commit(); err == nil {
+		err = cerr
+	}
+	return baseline, err
+}
+
+// decideHook records the gates' results of a Stop hook into its batch b,
+// and decides what the agent is told.
+func (w Workspace) decideHook(ctx context.Context, b *batch, res *HookResult, s *gateStep, disabled string) (baseline string, err error) {
+	if err := s.finish(ctx, b); err != nil {
+		return "", err
+	}
+	gr := s.gr
 	res.Gates = gr
 	if gr.Evaluation.Passed {
 		res.Outcome = HookPassed
 		var msgs []string
-		for _, r := range w.resolutions(gr.Resolved) {
+		for _, r := range resolutionsIn(b, gr.Resolved) {
 			msgs = append(msgs, SucceededMessage(r))
 		}
 		if m := AdvisoryMessage(gr); m != "" {
@@ -472,7 +489,7 @@ func (w Workspace) gatesHook(ctx context.Context, now func() time.Time, res *Hoo
 			strings.Join(failedNames(gr), ", "), disabled, gr.Dir)
 		return "", nil
 	}
-	return w.retryHook(ctx, now, res)
+	return w.retryHook(ctx, b, s.now, res)
 }
 
 // retryHook is the end of a Stop hook whose blocking gates failed, with
@@ -481,7 +498,7 @@ func (w Workspace) gatesHook(ctx context.Context, now func() time.Time, res *Hoo
 // stop, told why: issues that wait for a person, no attempt left, or no
 // auto-retry issue filed. It returns why where the repository stands now
 // is to be the session's baseline, or "".
-func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *HookResult) (baseline string, err error) {
+func (w Workspace) retryHook(ctx context.Context, b *batch, now func() time.Time, res *HookResult) (baseline string, err error) {
 	gr := res.Gates
 	var filed, unfiled []string
 	for _, f := range gr.Evaluation.Failures() {
@@ -493,7 +510,7 @@ func (w Workspace) retryHook(ctx context.Context, now func() time.Time, res *Hoo
 			unfiled = append(unfiled, f.Name())
 		}
 	}
-	if res.Retried, res.Exhausted, err = w.retrySession(ctx, now(), filed); err != nil {
+	if res.Retried, res.Exhausted, err = w.retrySession(ctx, b, now(), filed); err != nil {
 		return "", err
 	}
 	switch {
@@ -563,22 +580,17 @@ func WaitingMessage(dir string, refs []IssueRef) string {
 // exhausted; of any session, or none) whose failure signature is that of a
 // failed gate's result, with the signature; an empty ref when none. A
 // failure that is not counted (infrastructure, empty output) belongs to
-// none. The issue may be any session's: it reads every issue whose text
-// holds the signature (queue.LoadSome), and no other.
-func (w Workspace) waitingFor(cfg *config.Config, r *gate.Result) (IssueRef, string) {
+// none. The issue may be any session's: it reads through tx every issue
+// whose text holds the signature, and no other.
+func (w Workspace) waitingFor(tx queueTx, cfg *config.Config, r *gate.Result) (IssueRef, string) {
 	f, _ := gateFailure(r)
 	sig, normalized := w.Signature(f)
 	if f.Class() == signature.Infra || signature.Empty(normalized) {
 		return IssueRef{}, ""
 	}
-	var q *queue.Queue
-	if w.batching() {
-		q = w.batch.b.Some(sig)
-	} else {
-		var err error
-		if q, err = queue.LoadSome(w.Path(QueueFile), sig); err != nil {
-			return IssueRef{}, ""
-		}
+	q, err := tx.some(sig)
+	if err != nil {
+		return IssueRef{}, ""
 	}
 	for _, is := range q.Issues {
 		if v, _ := is.Get(queue.FieldFailureSignature); v != sig {
@@ -760,7 +772,7 @@ func (w Workspace) SessionStart(ctx context.Context, now time.Time, sessionID, s
 // Retry-Count + 1; those that wait for a person are reported. It never
 // looks at another issue, nor at the run's global cap, which is the run's
 // (total_auto_retries in session_state.md) and not the session's.
-func (w Workspace) retrySession(ctx context.Context, now time.Time, issues []string) (retried, exhausted []IssueRef, err error) {
+func (w Workspace) retrySession(ctx context.Context, tx queueTx, now time.Time, issues []string) (retried, exhausted []IssueRef, err error) {
 	if len(issues) == 0 {
 		return nil, nil, nil
 	}
@@ -768,27 +780,23 @@ func (w Workspace) retrySession(ctx context.Context, now time.Time, issues []str
 	if err != nil {
 		return nil, nil, err
 	}
-	unlock, err := w.Lock(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer unlock()
 	want := map[string]bool{}
 	for _, id := range issues {
 		want[id] = true
 	}
-	err = w.updateQueue(func(q *queue.Queue) error {
+	err = tx.change(ctx, func(q *queue.Queue) error {
 		retried, exhausted, _ = retryStep(q, cfg, func(is *queue.Issue) bool { return want[is.ID] }, false)
 		return nil
+	}, func() []analytics.Event {
+		if len(retried) == 0 && len(exhausted) == 0 {
+			return nil
+		}
+		return checkEvents(now, w.runID(), retried, exhausted)
 	})
-	if err != nil {
+	if err != nil || len(retried) == 0 && len(exhausted) == 0 {
 		return nil, nil, err
 	}
-	if len(retried) == 0 && len(exhausted) == 0 {
-		return nil, nil, nil
-	}
-	events := checkEvents(now, w.runID(), retried, exhausted)
-	return retried, exhausted, w.appendHistory(events...)
+	return retried, exhausted, nil
 }
 
 // failedNames lists the blocking gates that failed, in config order.
