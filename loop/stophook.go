@@ -55,8 +55,8 @@ type HookResult struct {
 // signature belongs to an issue that waits for a person (of any session, or
 // none) is not filed again: the agent may stop, told which issue waits and
 // what to run. What the gates and the retry change in the queue is one
-// write of it (see batch). The gates' artifacts go to the session's own directory,
-// runs/<SessionDirName>/.
+// write of it (see batch). The gates' artifacts go to the session's own
+// directory, runs/<SessionDirName>/.
 //
 // extra, if given, says what the hook knows besides: the agent's fixes.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string, extra ...StopInput) (*HookResult, error) {
@@ -83,8 +83,8 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		}
 	}
 	// The session's stops are its loops: the history rows of this one name
-	// it, as its gate logs do (<gate>.loop<N>.log). RunGates makes the
-	// directory; a first stop finds none, loop 1.
+	// it, as its gate logs do (<gate>.loop<N>.log). evaluateGates makes
+	// the directory; a first stop finds none, loop 1.
 	w.loop = logLoop(w.Path(filepath.Join(RunsDir, dirName)), cfg.Gates)
 	opt := GateOptions{Tag: map[string]string{FieldSession: res.Session}, Dir: dirName}
 	for _, x := range extra {
