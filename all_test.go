@@ -358,18 +358,9 @@ func TestFunctionSize(t *testing.T) {
 // maxFileLines is the most lines a file outside tests may have.
 const maxFileLines = 800
 
-// tooLong lists the files over maxFileLines that are being reshaped. The
-// list is to be emptied, not added to: TestFileSize fails when a file on it
-// is no longer over the limit, so that it is taken off.
-var tooLong = map[string]bool{
-	"loop/hook.go": true,
-}
-
-// TestFileSize: no file outside tests is over maxFileLines lines, but those
-// of tooLong.
+// TestFileSize: no file outside tests is over maxFileLines lines.
 func TestFileSize(t *testing.T) {
 	n := 0
-	seen := map[string]bool{}
 	sourceFiles(t, false, parser.PackageClauseOnly, func(_ *token.FileSet, _, path string, _ *ast.File) {
 		n++
 		data, err := os.ReadFile(path)
@@ -380,21 +371,10 @@ func TestFileSize(t *testing.T) {
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			lines++
 		}
-		switch {
-		case tooLong[path]:
-			seen[path] = true
-			if lines <= maxFileLines {
-				t.Errorf("%s is %d lines, no longer over %d: take it off tooLong", path, lines, maxFileLines)
-			}
-		case lines > maxFileLines:
+		if lines > maxFileLines {
 			t.Errorf("%s is %d lines (at most %d): split it by concept", path, lines, maxFileLines)
 		}
 	})
-	for path := range tooLong {
-		if !seen[path] {
-			t.Errorf("%s is on tooLong but is not a file of the module: take it off", path)
-		}
-	}
 	if n < 100 {
 		t.Fatalf("read %d files; is the test run from the module's root?", n)
 	}

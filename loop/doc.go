@@ -96,20 +96,28 @@
 //     (wouldRetry).
 //   - advisory.go: the advisory gates that failed while the blocking ones
 //     passed, told to the person (AdvisoryMessage).
-//   - hook.go: an agent's Stop hook (StopHook): the gates with the
-//     session's own issues, attempts counted as check counts them
-//     (retrySession), blocking with the feedback or saying why the agent may
-//     stop (retryHook); a session that changed nothing stops at once
-//     (readBaseline, treeState); a failure whose signature belongs to an
-//     issue that waits for a person is not filed again, nor recorded
-//     against it, under every driver (waitingFor); a halted issue's
-//     evidence is never rewritten: a different failure of its gate files
-//     an issue of its own.
-//   - batch.go: a Stop hook's one write of the queue: the records of its
-//     failing gates, the issues it files and resolves and the session's
-//     retry, each made in memory as its own write would have made it,
-//     under the lock from the gates' end to the write, their history rows
-//     after it (queueBatch, beginBatch, endBatch).
+//   - hook.go: what an agent's hook gets and where it stands: its input
+//     and the agents' protocols (ReadHookInput, HookAnswer), the workspace
+//     it works on (FindWorkspace), and a session's baseline, where it began
+//     or where its gates last passed, so that a session that changed
+//     nothing stops at once (SessionStart, readBaseline, treeState).
+//   - stophook.go: an agent's Stop hook (StopHook): the gates with the
+//     session's own issues, their changes of the queue one batch
+//     (gatesHook), attempts counted as check counts them (retrySession),
+//     blocking with the feedback or saying why the agent may stop
+//     (retryHook); a failure whose signature belongs to an issue that
+//     waits for a person is not filed again, nor recorded against it,
+//     under every driver (waitingFor); a halted issue's evidence is never
+//     rewritten: a different failure of its gate files an issue of its
+//     own.
+//   - batch.go: where the steps that file, record, resolve and retry read
+//     and change the queue (queueTx): a command's own lock, read and write
+//     for each change (direct); a Stop hook's one write of the queue, its
+//     batch, begun once its gates ran and committed before its baseline:
+//     the records of its failing gates, the issues it files and resolves
+//     and the session's retry, each made in memory as its own write would
+//     have made it, under the lock from the gates' end to the write, their
+//     history rows after it (batch, beginBatch, commit).
 //   - claims.go: the claims (Claims): kept in the queue, under the lock
 //     (localClaims), or on a remote, chosen once by whether one is given;
 //     their history rows; and the fence every change of a holder carries

@@ -577,20 +577,7 @@ func (r *runner) fail(ctx context.Context, err error) (*RunResult, error) {
 // resolutions describes the issues the gates resolved, for the SUCCEEDED
 // messages.
 func (w Workspace) resolutions(resolved []string) []Resolution {
-	if len(resolved) == 0 {
-		return nil
-	}
-	q, err := w.loadQueue()
-	if err != nil {
-		return nil
-	}
-	var out []Resolution
-	for _, id := range resolved {
-		if is := q.Issue(id); is != nil {
-			out = append(out, Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)})
-		}
-	}
-	return out
+	return resolutionsIn(direct{w}, resolved)
 }
 
 // Abort asks the run in progress to stop at its next decision point (before
