@@ -15,6 +15,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
@@ -488,11 +489,35 @@ func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {
 	for _, n := range names {
 		g, ok := cfg.Gate(n)
 		if !ok {
-			return nil, fmt.Errorf("no gate named %q in config.yaml", n)
+			return nil, &UnknownGateError{Name: n, Known: gateNames(cfg.Gates)}
 		}
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// UnknownGateError is a gate asked for by a name that config.yaml does not
+// give a gate: a mistake of the command line.
+type UnknownGateError struct {
+	Name  string   // the name asked for
+	Known []string // the gates' names, in config.yaml's order
+}
+
+func (e *UnknownGateError) Error() string {
+	msg := fmt.Sprintf("no gate named %q in config.yaml", e.Name)
+	if s := suggest.Closest(e.Name, e.Known); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	return msg + " (its gates: " + strings.Join(e.Known, ", ") + ")"
+}
+
+// gateNames returns the names of gates, in their order.
+func gateNames(gates []config.Gate) []string {
+	names := make([]string, len(gates))
+	for i, g := range gates {
+		names[i] = g.Name
+	}
+	return names
 }
 
 // exitCodeOf is the exit code a result stands for: a timeout is 124, as

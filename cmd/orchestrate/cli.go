@@ -128,7 +128,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case a == "--version" || a == "-version":
 			return printVersion(e)
 		default:
-			return usageError("", "unknown flag %s", a)
+			return usageError("", "unknown flag %s%s", a, didYouMean("--"+flagName(a), globalFlags, ""))
 		}
 		args = args[1:]
 	}
@@ -138,7 +138,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	c := lookup(args[0])
 	if c == nil {
-		return usageError("", "unknown command %q", args[0])
+		return unknownCommand(args[0])
 	}
 	if commandStarts != nil {
 		commandStarts(c.name)
@@ -206,7 +206,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				fmt.Fprint(e.stdout, lookup(fs.Name()).usage)
 				return nil, withCode(exitOK, nil)
 			}
-			return nil, usageError(strings.Fields(fs.Name())[0], "%s: %v", fs.Name(), err)
+			return nil, usageError(strings.Fields(fs.Name())[0], "%s: %s", fs.Name(), flagProblem(fs, err))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -280,7 +280,7 @@ commands.
 			c = lookup(args[0])
 		}
 		if c == nil {
-			return usageError("", "unknown command %q", name)
+			return unknownCommand(name)
 		}
 		fmt.Fprint(e.stdout, c.usage)
 		return nil

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 func main() {
@@ -127,6 +128,8 @@ func exitCode(err error, stderr io.Writer) int {
 		}
 	} else if errors.Is(err, claim.ErrFenced) {
 		code = exitPerson // a claim taken over: its holder is to stop
+	} else if ug := (*loop.UnknownGateError)(nil); errors.As(err, &ug) {
+		code = exitUsage // a gate's name mistyped
 	}
 	fmt.Fprintf(stderr, "orchestrate: %v\n", err)
 	return code
