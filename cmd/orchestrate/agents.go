@@ -71,7 +71,11 @@ func runAgents(e *env, opt loop.AgentsOptions) error {
 }
 
 func stdoutIsTerminal(e *env) bool {
-	f, ok := e.stdout.(*os.File)
+	w := e.stdout
+	if c, ok := w.(*countingWriter); ok {
+		w = c.w
+	}
+	f, ok := w.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
 }
 

@@ -22,8 +22,9 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 
-	dir  string // the workspace directory
-	json bool   // --json
+	dir     string // the workspace directory
+	json    bool   // --json
+	command string // the command's name, once it is known
 
 	// tree is the linked git worktree the workspace was found through (a
 	// command run in it): the gates run there.
@@ -103,7 +104,18 @@ func lookup(name string) *command {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, dir: loop.DefaultDir}
+	out := &countingWriter{w: stdout}
+	e := &env{ctx: ctx, stdin: stdin, stdout: out, stderr: stderr, dir: loop.DefaultDir}
+	err := e.runCommand(args)
+	if (e.json || asksJSON(args)) && err != nil && out.n == 0 && !protocolOut[e.command] {
+		printOutcomeJSON(stdout, err)
+	}
+	return err
+}
+
+// runCommand runs the command that args name, after the global flags.
+func (e *env) runCommand(args []string) error {
+	stdout := e.stdout
 	dirGiven := false
 	if v := os.Getenv("ORCHESTRATOR_DIR"); v != "" {
 		e.dir, dirGiven = v, true
@@ -133,13 +145,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, mainUsage())
+		fmt.Fprint(e.stderr, mainUsage())
 		return withCode(exitUsage, nil)
 	}
 	c := lookup(args[0])
 	if c == nil {
 		return unknownCommand(args[0])
 	}
+	e.command = c.name
 	if commandStarts != nil {
 		commandStarts(c.name)
 	}
