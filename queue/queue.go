@@ -63,6 +63,9 @@ var SeedFields = []string{
 	FieldPreviousSignatures, FieldSignatureRepeatCount, FieldHalted, FieldBlocking,
 }
 
+// Priorities are the values of Priority, first claimed first.
+var Priorities = []string{"critical", "high", "medium", "low"}
+
 // Status values.
 const (
 	StatusPending    = "pending"
@@ -971,6 +974,10 @@ func CheckValue(name, value string) error {
 	case boolFields[n]:
 		if _, err := ParseBool(v); err != nil {
 			return fmt.Errorf("%s %q is not true or false", CanonicalName(name), value)
+		}
+	case n == "priority":
+		if !slices.Contains(Priorities, strings.ToLower(unquote(v))) {
+			return fmt.Errorf("unknown priority %q (want one of %s)", value, strings.Join(Priorities, ", "))
 		}
 	case n == "status":
 		if !validStatus(unquote(v)) {

@@ -4,10 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
 	"github.com/orchestrate-dev/orchestrate/internal/suggest"
+	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
 // unknownCommand is the usage error of a command name orchestrate does not
@@ -87,4 +91,43 @@ func wants(f *flag.Flag) string {
 		}
 	}
 	return "not a value it takes"
+}
+
+// knownFields are the fields orchestrate reads or writes in an issue's
+// table.
+var knownFields = append(slices.Clone(queue.SeedFields),
+	queue.FieldClaimedBy, queue.FieldClaimedAt, queue.FieldLeaseEpoch, queue.FieldLeaseUntil, queue.FieldTouches,
+	loop.FieldEscalated, loop.FieldSession, loop.FieldApproved, loop.FieldDiffHash,
+	loop.FieldHaltReason, loop.FieldRecentSignatures, loop.FieldGate)
+
+// checkFieldName refuses a field name that orchestrate does not know but
+// that is close to one it does (Priorty for Priority): a typo that would
+// add a field nothing reads. Names match loosely, as in the queue
+// (Auto-Retry, auto_retry and "auto retry" are one). A name far from every
+// known one is a new field, as is any name when newOK (--new).
+func checkFieldName(name string, newOK bool) error {
+	if newOK {
+		return nil
+	}
+	if meant := meantField(name); meant != "" {
+		return fmt.Errorf("unknown field %q; did you mean %s? (--new adds a field of that name)", name, meant)
+	}
+	return nil
+}
+
+// meantField is the known field that name is a typo of, or "" when name
+// is a known field or far from every one.
+func meantField(name string) string {
+	n := mdpatch.Norm(name)
+	norms := make([]string, len(knownFields))
+	for i, f := range knownFields {
+		norms[i] = mdpatch.Norm(f)
+		if norms[i] == n {
+			return ""
+		}
+	}
+	if s := suggest.Closest(n, norms); s != "" {
+		return knownFields[slices.Index(norms, s)]
+	}
+	return ""
 }
