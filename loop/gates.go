@@ -662,31 +662,36 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 
 // attemptOf returns, for the feedback, the fix attempt that comes next,
 // the fix attempts allowed (Max-Retries), and whether none is left: from
-// the issue of the first failing blocking gate that has one (a gate with
-// auto_retry: false files none, and its failure counts toward no halt), or,
-// when none has, the evaluation's own count n against the first failing
+// the issues of the failing blocking gates that have one (a gate with
+// auto_retry: false files none, and its failure counts toward no halt), the
+// open one with the fewest attempts left, so that an issue halted beside
+// it does not tell the agent that no attempt is left; none is left only
+// when every one of them is stuck or out of attempts. When no failing gate
+// has an issue, the evaluation's own count n against the first failing
 // gate's limit. When none fails, the limit is that of the gate that failed
 // last in the cycle's earlier attempts.
 func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attempt) (attempt, retries int, exhausted bool) {
 	n := len(prev) + 1
 	if failures := gr.Evaluation.Failures(); len(failures) > 0 {
-		r := failures[0]
+		found := false
 		for _, f := range failures {
-			if _, ok := gr.Issues[f.Name()]; ok {
-				r = f
-				break
+			a, ok := gr.Issues[f.Name()]
+			if !ok {
+				continue
+			}
+			at, rt := 1, cfg.GateMaxRetries(f.Gate)
+			if a.Recorded != nil {
+				at, rt = a.Recorded.RetryCount+1, a.Recorded.MaxRetries
+			}
+			ex := a.Status == queue.StatusStuck || at > rt
+			if better := !found || exhausted && !ex || exhausted == ex && rt-at < retries-attempt; better {
+				attempt, retries, exhausted, found = at, rt, ex, true
 			}
 		}
-		a, ok := gr.Issues[r.Name()]
-		switch {
-		case ok && a.Recorded != nil:
-			attempt, retries = a.Recorded.RetryCount+1, a.Recorded.MaxRetries
-		case ok:
-			attempt, retries = 1, cfg.GateMaxRetries(r.Gate)
-		default:
-			attempt, retries = n, cfg.GateMaxRetries(r.Gate)
+		if !found {
+			attempt, retries = n, cfg.GateMaxRetries(failures[0].Gate)
+			exhausted = attempt > retries
 		}
-		exhausted = a.Status == queue.StatusStuck || attempt > retries
 		return min(attempt, max(retries, 1)), retries, exhausted
 	}
 	for i := len(prev) - 1; i >= 0; i-- {
@@ -702,7 +707,9 @@ func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attemp
 }
 
 // tried lists, for the failing gates' issues, the signatures of their
-// recent attempts and how often each came back.
+// earlier attempts and how often each came back. This attempt's failure,
+// already recorded in its issue's recent signatures, is not one of them:
+// a failure seen once, now, was not tried before.
 func (w Workspace) tried(gr *GateRun) []gate.Tried {
 	q, err := w.loadQueue()
 	if err != nil {
@@ -722,9 +729,18 @@ func (w Workspace) tried(gr *GateRun) []gate.Tried {
 			}
 			counts[s]++
 		}
+		for _, s := range order {
+			// This attempt's own, kept whole or shortened.
+			if s != "" && a.Signature != "" && (strings.HasPrefix(a.Signature, s) || strings.HasPrefix(s, a.Signature)) {
+				counts[s]--
+				break
+			}
+		}
 		seen := failuresSeen(is)
 		for _, s := range order {
-			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
+			if counts[s] > 0 {
+				out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
+			}
 		}
 	}
 	return out

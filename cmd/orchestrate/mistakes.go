@@ -57,11 +57,12 @@ func flagProblem(fs *flag.FlagSet, err error) string {
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return "flag --" + name + " needs a value"
 	}
-	var value, name string
-	if _, serr := fmt.Sscanf(msg, "invalid value %q for flag -%s", &value, &name); serr == nil || name != "" {
-		name = strings.TrimSuffix(name, ":")
-		if f := fs.Lookup(name); f != nil {
-			return fmt.Sprintf("--%s %q: %s", name, value, wants(f))
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if value, tail, ok := strings.Cut(rest, " for flag -"); ok {
+			name, cause, _ := strings.Cut(tail, ": ")
+			if f := fs.Lookup(name); f != nil {
+				return fmt.Sprintf("--%s %s: %s", name, value, wants(f, cause))
+			}
 		}
 	}
 	return strings.ReplaceAll(msg, " -", " --")
@@ -75,8 +76,10 @@ var durationType = func() reflect.Type {
 	return reflect.TypeOf(fs.Lookup("d").Value)
 }()
 
-// wants says what kind of value flag f takes.
-func wants(f *flag.Flag) string {
+// wants says what kind of value flag f takes: for a duration or a number,
+// what the flag package's "parse error" means; for any other, cause, the
+// flag's own words.
+func wants(f *flag.Flag, cause string) string {
 	if reflect.TypeOf(f.Value) == durationType {
 		return "not a duration: want a number with its unit, such as 90s, 5m or 1h30m"
 	}
@@ -90,7 +93,7 @@ func wants(f *flag.Flag) string {
 			return "not true or false"
 		}
 	}
-	return "not a value it takes"
+	return cause
 }
 
 // knownFields are the fields orchestrate reads or writes in an issue's
