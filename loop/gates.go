@@ -15,6 +15,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
@@ -504,11 +505,35 @@ func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {
 	for _, n := range names {
 		g, ok := cfg.Gate(n)
 		if !ok {
-			return nil, fmt.Errorf("no gate named %q in config.yaml", n)
+			return nil, &UnknownGateError{Name: n, Known: gateNames(cfg.Gates)}
 		}
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// UnknownGateError is a gate asked for by a name that config.yaml does not
+// give a gate: a mistake of the command line.
+type UnknownGateError struct {
+	Name  string   // the name asked for
+	Known []string // the gates' names, in config.yaml's order
+}
+
+func (e *UnknownGateError) Error() string {
+	msg := fmt.Sprintf("no gate named %q in config.yaml", e.Name)
+	if s := suggest.Closest(e.Name, e.Known); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	return msg + " (its gates: " + strings.Join(e.Known, ", ") + ")"
+}
+
+// gateNames returns the names of gates, in their order.
+func gateNames(gates []config.Gate) []string {
+	names := make([]string, len(gates))
+	for i, g := range gates {
+		names[i] = g.Name
+	}
+	return names
 }
 
 // exitCodeOf is the exit code a result stands for: a timeout is 124, as
@@ -672,31 +697,36 @@ func resolutionsIn(tx queueTx, resolved []string) []Resolution {
 
 // attemptOf returns, for the feedback, the fix attempt that comes next,
 // the fix attempts allowed (Max-Retries), and whether none is left: from
-// the issue of the first failing blocking gate that has one (a gate with
-// auto_retry: false files none, and its failure counts toward no halt), or,
-// when none has, the evaluation's own count n against the first failing
+// the issues of the failing blocking gates that have one (a gate with
+// auto_retry: false files none, and its failure counts toward no halt), the
+// open one with the fewest attempts left, so that an issue halted beside
+// it does not tell the agent that no attempt is left; none is left only
+// when every one of them is stuck or out of attempts. When no failing gate
+// has an issue, the evaluation's own count n against the first failing
 // gate's limit. When none fails, the limit is that of the gate that failed
 // last in the cycle's earlier attempts.
 func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attempt) (attempt, retries int, exhausted bool) {
 	n := len(prev) + 1
 	if failures := gr.Evaluation.Failures(); len(failures) > 0 {
-		r := failures[0]
+		found := false
 		for _, f := range failures {
-			if _, ok := gr.Issues[f.Name()]; ok {
-				r = f
-				break
+			a, ok := gr.Issues[f.Name()]
+			if !ok {
+				continue
+			}
+			at, rt := 1, cfg.GateMaxRetries(f.Gate)
+			if a.Recorded != nil {
+				at, rt = a.Recorded.RetryCount+1, a.Recorded.MaxRetries
+			}
+			ex := a.Status == queue.StatusStuck || at > rt
+			if better := !found || exhausted && !ex || exhausted == ex && rt-at < retries-attempt; better {
+				attempt, retries, exhausted, found = at, rt, ex, true
 			}
 		}
-		a, ok := gr.Issues[r.Name()]
-		switch {
-		case ok && a.Recorded != nil:
-			attempt, retries = a.Recorded.RetryCount+1, a.Recorded.MaxRetries
-		case ok:
-			attempt, retries = 1, cfg.GateMaxRetries(r.Gate)
-		default:
-			attempt, retries = n, cfg.GateMaxRetries(r.Gate)
+		if !found {
+			attempt, retries = n, cfg.GateMaxRetries(failures[0].Gate)
+			exhausted = attempt > retries
 		}
-		exhausted = a.Status == queue.StatusStuck || attempt > retries
 		return min(attempt, max(retries, 1)), retries, exhausted
 	}
 	for i := len(prev) - 1; i >= 0; i-- {
@@ -712,7 +742,9 @@ func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attemp
 }
 
 // tried lists, for the failing gates' issues, the signatures of their
-// recent attempts and how often each came back.
+// earlier attempts and how often each came back. This attempt's failure,
+// already recorded in its issue's recent signatures, is not one of them:
+// a failure seen once, now, was not tried before.
 func tried(tx queueTx, gr *GateRun) []gate.Tried {
 	q, err := tx.load()
 	if err != nil {
@@ -732,9 +764,18 @@ func tried(tx queueTx, gr *GateRun) []gate.Tried {
 			}
 			counts[s]++
 		}
+		for _, s := range order {
+			// This attempt's own, kept whole or shortened.
+			if s != "" && a.Signature != "" && (strings.HasPrefix(a.Signature, s) || strings.HasPrefix(s, a.Signature)) {
+				counts[s]--
+				break
+			}
+		}
 		seen := failuresSeen(is)
 		for _, s := range order {
-			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
+			if counts[s] > 0 {
+				out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
+			}
 		}
 	}
 	return out

@@ -56,6 +56,9 @@ var SeedFields = []string{
 	FieldPreviousSignatures, FieldSignatureRepeatCount, FieldHalted, FieldBlocking,
 }
 
+// Priorities are the values of Priority, first claimed first.
+var Priorities = []string{"critical", "high", "medium", "low"}
+
 // Status values.
 const (
 	StatusPending    = "pending"

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,6 +113,10 @@ func CheckValue(name, value string) error {
 	case boolFields[n]:
 		if _, err := ParseBool(v); err != nil {
 			return fmt.Errorf("%s %q is not true or false", CanonicalName(name), value)
+		}
+	case n == "priority":
+		if !slices.Contains(Priorities, strings.ToLower(unquote(v))) {
+			return fmt.Errorf("unknown priority %q (want one of %s)", value, strings.Join(Priorities, ", "))
 		}
 	case n == "status":
 		if !validStatus(unquote(v)) {

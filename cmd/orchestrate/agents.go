@@ -73,7 +73,11 @@ func runAgents(e *env, opt pool.Options) error {
 }
 
 func stdoutIsTerminal(e *env) bool {
-	f, ok := e.stdout.(*os.File)
+	w := e.stdout
+	if c, ok := w.(*countingWriter); ok {
+		w = c.w
+	}
+	f, ok := w.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
 }
 

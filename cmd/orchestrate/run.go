@@ -17,7 +17,8 @@ var runCmd = &command{
 	name:    "run",
 	summary: "the self-driving loop: agent, gates, check, until done",
 	usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
-       orchestrate run --agents N [--task TEXT]... [--lease DURATION] [--max-loops N] [--json]
+       orchestrate run --agents N [--task TEXT]... [--issue ID]... [--lease DURATION]
+                           [--remote NAME] [--max-loops N] [--json]
 
 Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 
@@ -81,7 +82,9 @@ conflict or a failure after the rebase goes back to its agent as a failure
 of its issue. The retry rules and budgets are the loop's, counted across
 agents. --lease (default 1m) is each claim's lease, renewed every third of
 it. It needs a git repository on a branch with a commit. --issue ID (one or
-more) works those issues only.
+more) works those issues only. --agents 1 (the default) without --remote
+is the one-agent loop above, in this tree; with --remote it is one agent
+of the pool, in a worktree of its own, claiming as every machine's do.
 
 With --remote NAME, the machines that run agents share the git remote NAME
 (each a clone; --agents 1 or more on each): the claims are refs there
