@@ -1,6 +1,9 @@
 package agentcli
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // claudeAllowedTools: a rule per check command, its first two words and
 // any arguments after them; an option as second word allows the command
@@ -38,6 +41,27 @@ func TestGeminiAllowedTools(t *testing.T) {
 	} {
 		if got := geminiAllowedTools(tc.checks); got != tc.want {
 			t.Errorf("geminiAllowedTools(%q) = %q; want %q", tc.checks, got, tc.want)
+		}
+	}
+}
+
+// DisallowedChecks: the gates' commands that a claude command line's
+// --allowedTools rules leave out, by Claude Code's rules for Bash.
+func TestDisallowedChecks(t *testing.T) {
+	checks := []string{"go test ./...", "make lint", "npm test"}
+	for _, tc := range []struct {
+		command string
+		missing string
+		ok      bool
+	}{
+		{`claude -p`, "", false},
+		{`claude -p --allowedTools "Bash(go test *)" "Bash(make:*)"`, "npm test", true},
+		{`claude -p --allowedTools Bash`, "", true},
+		{`claude -p --allowedTools "Bash(go test ./...)",Read --verbose "Bash(npm test)"`, "make lint,npm test", true},
+	} {
+		missing, ok := DisallowedChecks(tc.command, checks)
+		if got := strings.Join(missing, ","); got != tc.missing || ok != tc.ok {
+			t.Errorf("DisallowedChecks(%s) = %q, %v; want %q, %v", tc.command, got, ok, tc.missing, tc.ok)
 		}
 	}
 }

@@ -90,3 +90,38 @@ func TestHookAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A hook's timeout in its file's unit, rounded up, and back; a hook that
+// sets none has the CLIs' default.
+func TestHooksTimeout(t *testing.T) {
+	claudeHooks, geminiHooks := *profiles[Claude].Hooks, *profiles[Gemini].Hooks
+	if got := claudeHooks.Units(1500 * time.Millisecond); got != 2 {
+		t.Errorf("claude Units(1.5s) = %d; want 2", got)
+	}
+	if got := geminiHooks.Units(1500 * time.Millisecond); got != 1500 {
+		t.Errorf("gemini Units(1.5s) = %d; want 1500", got)
+	}
+	if got := claudeHooks.Timeout(90); got != 90*time.Second {
+		t.Errorf("claude Timeout(90) = %s; want 1m30s", got)
+	}
+	if got := geminiHooks.Timeout(90); got != 90*time.Millisecond {
+		t.Errorf("gemini Timeout(90) = %s; want 90ms", got)
+	}
+	if got := geminiHooks.Timeout(0); got != DefaultHookTimeout {
+		t.Errorf("Timeout(0) = %s; want %s", got, DefaultHookTimeout)
+	}
+}
+
+// The agents with hooks, in the profiles' order, and where each finds its
+// project.
+func TestHookAgents(t *testing.T) {
+	if got, want := strings.Join(HookAgents, ","), "claude,codex,gemini,cursor"; got != want {
+		t.Errorf("HookAgents = %s; want %s", got, want)
+	}
+	for agent, want := range map[string]string{Claude: "CLAUDE_PROJECT_DIR", Codex: "CLAUDE_PROJECT_DIR",
+		Gemini: "GEMINI_PROJECT_DIR,CLAUDE_PROJECT_DIR", Cursor: "CURSOR_PROJECT_DIR,CLAUDE_PROJECT_DIR"} {
+		if got := strings.Join(ProjectDirEnv(agent), ","); got != want {
+			t.Errorf("ProjectDirEnv(%s) = %s; want %s", agent, got, want)
+		}
+	}
+}
