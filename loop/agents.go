@@ -14,11 +14,11 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/claim"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
@@ -119,7 +119,7 @@ type agentCtx struct {
 
 // RunAgents runs opt.Agents agents at once on the open issues (and on
 // opt.Tasks, filed as issues first). Each agent claims an issue
-// (ClaimNext), works on it in a worktree of its own on the branch
+// (Claims.Next), works on it in a worktree of its own on the branch
 // orchestrate/<issue>, its gates run there and its failures are recorded
 // against its issue, by the rules and budgets of Run; an issue whose
 // blocking gates pass is merged back by one integrator at a time (rebased
@@ -188,7 +188,7 @@ func (w Workspace) RunAgents(ctx context.Context, opt AgentsOptions) (*AgentsRes
 	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
-	p := &pool{w: w, opt: opt, cfg: cfg, held: held, repo: repo, branch: branch, land: land, rel: rel, res: res,
+	p := &pool{w: w, opt: opt, cfg: cfg, held: held, repo: repo, branch: branch, land: land, claims: w.Claims(opt.Remote), rel: rel, res: res,
 		given: map[string]bool{}, train: &train{repo: repo, land: land}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
@@ -295,6 +295,7 @@ type pool struct {
 	repo   *worktree.Repo
 	branch string
 	land   landing // where the work lands: branch, here or on the remote
+	claims Claims  // the claims: here, or on the remote
 	rel    string
 	train  *train
 
@@ -375,17 +376,13 @@ func (p *pool) agent(ctx context.Context, cancel context.CancelFunc, name string
 // claimNext claims the next ready issue for holder: here, or on the
 // remote, once the queue is in step with the other machines'.
 func (p *pool) claimNext(ctx context.Context, holder string) (*Claimed, error) {
-	r := p.opt.Remote
-	if r == nil {
-		return p.w.ClaimNext(ctx, p.opt.Now(), holder, p.opt.Lease, p.skip)
-	}
-	if err := p.w.SyncQueue(ctx, r); err != nil {
+	if err := p.w.share(ctx, p.opt.Remote); err != nil {
 		return nil, err
 	}
-	return p.w.ClaimNextOn(ctx, r, p.opt.Now(), holder, p.opt.Lease, p.skip)
+	return p.claims.Next(ctx, p.opt.Now(), holder, p.opt.Lease, p.skip)
 }
 
-// skip leaves out of ClaimNext the issues this run already worked, and
+// skip leaves out of Claims.Next the issues this run already worked, and
 // those it is not to work.
 func (p *pool) skip(is *queue.Issue) bool {
 	if len(p.opt.Only) > 0 && !slices.Contains(p.opt.Only, is.ID) {
@@ -553,19 +550,14 @@ func (p *pool) takeUp(ctx context.Context, id, base string) (*worktree.Tree, err
 func (p *pool) renew(ctx context.Context, cancel context.CancelCauseFunc, w Workspace, c Claimed) {
 	t := time.NewTicker(p.opt.Lease / 3)
 	defer t.Stop()
-	holder := c.Holder
+	holder, held := c.Holder, p.claims.Fenced(c.ID, c.Epoch)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		var err error
-		if r := p.opt.Remote; r != nil {
-			_, err = w.RenewOn(ctx, r, p.opt.Now(), c.ID, holder, c.Epoch, p.opt.Lease)
-		} else {
-			_, err = w.Renew(ctx, p.opt.Now(), c.ID, holder, c.Epoch, p.opt.Lease)
-		}
+		_, err := held.Renew(ctx, p.opt.Now(), c.ID, holder, c.Epoch, p.opt.Lease)
 		if errors.Is(err, claim.ErrFenced) {
 			cancel(err)
 			return
@@ -579,17 +571,10 @@ func (p *pool) renew(ctx context.Context, cancel context.CancelCauseFunc, w Work
 // release ends the claim c: here, or on the remote once what the agent's
 // work did to the queue is shared.
 func (p *pool) release(ctx context.Context, w Workspace, c Claimed) error {
-	r := p.opt.Remote
-	if r == nil {
-		_, err := w.Release(ctx, p.opt.Now(), c.ID, c.Epoch)
+	if err := w.share(ctx, p.opt.Remote); err != nil {
 		return err
 	}
-	if err := w.SyncQueue(ctx, r); err != nil {
-		return err
-	}
-	// The issue's resolution may have ended the claim in the queue: the
-	// ref is ended from the remote's record, at the claim's epoch.
-	_, err := p.w.ReleaseOn(ctx, r, p.opt.Now(), c.ID, c.Epoch)
+	_, err := p.claims.Fenced(c.ID, c.Epoch).Release(ctx, p.opt.Now(), c.ID, c.Epoch)
 	return err
 }
 

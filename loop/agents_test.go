@@ -316,7 +316,7 @@ func TestAgentsNeedGit(t *testing.T) {
 	}
 }
 
-// ClaimNext reads at a look the first open issues only; when none of them
+// Claims.Next reads at a look the first open issues only; when none of them
 // is ready (here: halted, and an approval request), the whole queue is
 // read, and the first ready one past them is claimed. Claimed issues are
 // always read: a holder gets back what it holds.
@@ -337,14 +337,14 @@ func TestClaimNextPastTheFirstLook(t *testing.T) {
 	}
 	w := ruleWorkspace(t, "", q.String())
 	ctx := context.Background()
-	c, err := w.ClaimNext(ctx, ruleNow, "a@h/1", time.Minute, nil)
+	c, err := w.Claims(nil).Next(ctx, ruleNow, "a@h/1", time.Minute, nil)
 	if err != nil || c == nil {
 		t.Fatal(c, err)
 	}
 	if want := fmt.Sprintf("ISSUE-20260101-%03d", chooseOpen+3); c.ID != want {
 		t.Errorf("claimed %s, want %s (the first ready one by priority past the first look)", c.ID, want)
 	}
-	again, err := w.ClaimNext(ctx, ruleNow, "a@h/1", time.Minute, nil)
+	again, err := w.Claims(nil).Next(ctx, ruleNow, "a@h/1", time.Minute, nil)
 	if err != nil || again == nil || again.ID != c.ID || again.Epoch != 1 {
 		t.Errorf("claimed again: %+v, %v", again, err)
 	}
@@ -409,7 +409,7 @@ func TestAgentsTakeover(t *testing.T) {
 	taken := "ISSUE-20241213-001"
 	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
 		if s.Kind == StepAgent && s.Issue == taken && s.Loop == 1 {
-			if _, err := w.Claim(context.Background(), time.Now(), taken, "boss", 0, true); err != nil {
+			if _, err := w.Claims(nil).Claim(context.Background(), time.Now(), taken, "boss", 0, true); err != nil {
 				t.Error(err)
 			}
 		}
@@ -444,7 +444,7 @@ func TestAgentsTakeoverBeforeMerge(t *testing.T) {
 	taken := "ISSUE-20241213-001"
 	res, err := w.RunAgents(context.Background(), AgentsOptions{Agents: 2, RunOptions: RunOptions{Step: func(s Step) {
 		if s.Kind == StepQueued && s.Issue == taken {
-			if _, err := w.Claim(context.Background(), time.Now(), taken, "boss", 0, true); err != nil {
+			if _, err := w.Claims(nil).Claim(context.Background(), time.Now(), taken, "boss", 0, true); err != nil {
 				t.Error(err)
 			}
 		}

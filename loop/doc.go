@@ -107,15 +107,15 @@
 //     order, a failed car's followers put back without its work (train).
 //   - landing.go: where the train lands the work, a branch here or on a
 //     remote the machines share (localBranch, remoteBranch).
-//   - claims.go: claims under the lock (ClaimNext, Claim, Renew, Release),
-//     their history rows, and the fence every change of a holder carries
+//   - claims.go: the claims (Claims): kept in the queue, under the lock
+//     (localClaims), or on a remote, chosen once by whether one is given;
+//     their history rows; and the fence every change of a holder carries
 //     (Fenced).
 //   - remote.go: claims on a git remote, for agents on several machines
-//     (ClaimNextOn, ClaimOn, RenewOn, ReleaseOn): the remote's ref is the
-//     claim, mirrored into the queue (mirror); a ref that holds no record
-//     orchestrate wrote skipped and said (noteBad); clocks seen apart stop
-//     the claims (ClaimNextOn, ClaimOn) and are said by a renewal or a
-//     release (changeOn).
+//     (remoteClaims): the remote's ref is the claim, mirrored into the
+//     queue (mirror); a ref that holds no record orchestrate wrote skipped
+//     and said (noteBad); clocks seen apart stop the claims (Next, Claim)
+//     and are said by a renewal or a release (changeOn).
 //   - remotequeue.go: the queue shared through the remote, merged with
 //     this machine's before each claim, launch and release, this
 //     machine's history shared beside it as its host's, every other

@@ -10,7 +10,6 @@ import (
 	"github.com/orchestrate-dev/orchestrate/worktree"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/internal/git"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
@@ -487,12 +487,7 @@ func (w Workspace) gitTreeState(ctx context.Context) (TreeState, bool) {
 		os.Remove(index) // no index yet: git starts an empty one
 	}
 	gitEnv := func(args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", w.Root()}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
-		out, err := cmd.Output()
-		return string(out), err
+		return git.Runner{Dir: w.Root(), Env: []string{"GIT_INDEX_FILE=" + index}}.Output(ctx, args...)
 	}
 	if _, err := gitEnv(append([]string{"add", "-A", "--ignore-errors"}, w.outsideWorkspace()...)...); err != nil {
 		return TreeState{}, false

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
+	"github.com/orchestrate-dev/orchestrate/remote"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 

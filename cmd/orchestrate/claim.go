@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // ClaimEnv names the environment variable that gives the claim a
@@ -104,7 +104,7 @@ func claimFlags(fs *flag.FlagSet) (as *string, lease *time.Duration) {
 	if def == "" {
 		def = "agent"
 	}
-	return fs.String("as", def, ""), fs.Duration("lease", loop.DefaultLease, "")
+	return fs.String("as", def, ""), fs.Duration("lease", claim.DefaultLease, "")
 }
 
 // remoteFlag adds --remote NAME: the function returns the git remote it
@@ -153,18 +153,11 @@ func runClaim(e *env, args []string) error {
 		return err
 	}
 	var c *loop.Claimed
-	switch w := e.ws(); {
-	case *next && r != nil:
-		c, err = w.ClaimNextOn(e.ctx, r, e.now(), holder, *lease, nil)
-	case *next:
-		c, err = w.ClaimNext(e.ctx, e.now(), holder, *lease, nil)
-	default:
+	if claims := e.ws().Claims(r); *next {
+		c, err = claims.Next(e.ctx, e.now(), holder, *lease, nil)
+	} else {
 		var got loop.Claimed
-		if r != nil {
-			got, err = w.ClaimOn(e.ctx, r, e.now(), pos[0], holder, *lease, *force)
-		} else {
-			got, err = w.Claim(e.ctx, e.now(), pos[0], holder, *lease, *force)
-		}
+		got, err = claims.Claim(e.ctx, e.now(), pos[0], holder, *lease, *force)
 		c = &got
 	}
 	if err != nil {
@@ -196,12 +189,7 @@ func runRenew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var c loop.Claimed
-	if r != nil {
-		c, err = e.ws().RenewOn(e.ctx, r, e.now(), pos[0], holder, *epoch, *lease)
-	} else {
-		c, err = e.ws().Renew(e.ctx, e.now(), pos[0], holder, *epoch, *lease)
-	}
+	c, err := e.ws().Claims(r).Renew(e.ctx, e.now(), pos[0], holder, *epoch, *lease)
 	if err != nil {
 		return claimError(err)
 	}
@@ -223,12 +211,7 @@ func runRelease(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var c loop.Claimed
-	if r != nil {
-		c, err = e.ws().ReleaseOn(e.ctx, r, e.now(), pos[0], *epoch)
-	} else {
-		c, err = e.ws().Release(e.ctx, e.now(), pos[0], *epoch)
-	}
+	c, err := e.ws().Claims(r).Release(e.ctx, e.now(), pos[0], *epoch)
 	if err != nil {
 		return claimError(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
@@ -193,8 +194,8 @@ func checkAgentFlags(agents int, lease time.Duration, tasks taskList) error {
 	switch {
 	case agents < 1 || agents > 64:
 		return usageError("run", "--agents %d: want 1 to 64", agents)
-	case lease < 3*time.Second:
-		return usageError("run", "--lease %v: want 3s or more (it is renewed every third of it)", lease)
+	case lease < claim.MinLease:
+		return usageError("run", "--lease %v: want %v or more (it is renewed every third of it)", lease, claim.MinLease)
 	case len(tasks) > 1 && agents == 1:
 		return usageError("run", "one --task per agent: %d tasks for --agents 1", len(tasks))
 	}
