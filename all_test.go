@@ -36,6 +36,7 @@ var floors = map[string]int{
 	"findings/":  0, // findings parsed from tools' output
 	"worktree/":  0, // an issue's git worktree: made, merged back, removed
 	"prompts/":   0, // the prompt templates
+	"agentcli/":  0, // the agent CLIs: profiles, outputs, hooks, trust
 	// 1: the files of .orchestrator/ and the settings.
 	"config/":    1,
 	"queue/":     1,
@@ -438,4 +439,37 @@ func gitCalls(f *ast.File) []*ast.CallExpr {
 		return true
 	})
 	return calls
+}
+
+// cliNames are the agent CLIs' names, as a string of the code would spell
+// them (case aside).
+var cliNames = []string{"claude", "codex", "gemini", "opencode", "cursor", "aider"}
+
+// cliHomes are the package directories that may name an agent CLI in a
+// string: agentcli, which knows them, and the command, whose flags and
+// help name them.
+var cliHomes = []string{"agentcli", "cmd/orchestrate"}
+
+// TestAgentCLIsKnownOnce: no non-test file outside cliHomes holds a string
+// literal naming an agent CLI. What a CLI is (its commands, files, output
+// and rules) lives in agentcli; a comment may still name one.
+func TestAgentCLIsKnownOnce(t *testing.T) {
+	sourceFiles(t, false, 0, func(fset *token.FileSet, dir, path string, f *ast.File) {
+		if slices.Contains(cliHomes, dir) {
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			lower := strings.ToLower(lit.Value)
+			for _, name := range cliNames {
+				if strings.Contains(lower, name) {
+					t.Errorf("%s: a string names the agent CLI %s: what a CLI is belongs in agentcli/", fset.Position(lit.Pos()), name)
+				}
+			}
+			return true
+		})
+	})
 }

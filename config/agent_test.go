@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 )
 
 // Each profile's command lines, as its CLI's documentation gives them: the
@@ -12,24 +14,24 @@ func TestProfiles(t *testing.T) {
 	for _, tc := range []struct {
 		profile, command, resume, review, session, usage string
 	}{
-		{ProfileClaude,
+		{agentcli.Claude,
 			`claude -p --session-id "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits --allowedTools "Bash(go test *)" "Bash(make *)"`,
 			`claude -p --resume "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits --allowedTools "Bash(go test *)" "Bash(make *)"`,
-			`claude -p --no-session-persistence --tools Read,Grep,Glob -- "$ORCHESTRATE_REVIEW_PROMPT"`, SessionChosen, UsageClaudeJSON},
-		{ProfileCodex, `codex exec --json --sandbox workspace-write --add-dir "$(go env GOCACHE)" -`,
+			`claude -p --no-session-persistence --tools Read,Grep,Glob -- "$ORCHESTRATE_REVIEW_PROMPT"`, agentcli.SessionChosen, agentcli.UsageClaudeJSON},
+		{agentcli.Codex, `codex exec --json --sandbox workspace-write --add-dir "$(go env GOCACHE)" -`,
 			`codex exec --json --sandbox workspace-write --add-dir "$(go env GOCACHE)" resume "$ORCHESTRATE_SESSION_ID" -`,
-			`codex exec --sandbox read-only "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageCodexJSONL},
-		{ProfileGemini, `gemini --output-format json --approval-mode auto_edit --allowed-tools "run_shell_command(go test)" "run_shell_command(make)"`,
+			`codex exec --sandbox read-only "$ORCHESTRATE_REVIEW_PROMPT"`, agentcli.SessionReported, agentcli.UsageCodexJSONL},
+		{agentcli.Gemini, `gemini --output-format json --approval-mode auto_edit --allowed-tools "run_shell_command(go test)" "run_shell_command(make)"`,
 			`gemini --output-format json --approval-mode auto_edit --resume "$ORCHESTRATE_SESSION_ID" --allowed-tools "run_shell_command(go test)" "run_shell_command(make)"`,
-			`gemini --approval-mode plan -p "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageGeminiJSON},
-		{ProfileAider, `aider --yes-always --no-auto-commits --no-pretty --message-file "$ORCHESTRATE_PROMPT_FILE"`, ``,
-			`aider --chat-mode ask --no-auto-commits --no-pretty --yes-always --message "$ORCHESTRATE_REVIEW_PROMPT"`, "", UsageAiderText},
-		{ProfileOpencode, `opencode run --format json "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
+			`gemini --approval-mode plan -p "$ORCHESTRATE_REVIEW_PROMPT"`, agentcli.SessionReported, agentcli.UsageGeminiJSON},
+		{agentcli.Aider, `aider --yes-always --no-auto-commits --no-pretty --message-file "$ORCHESTRATE_PROMPT_FILE"`, ``,
+			`aider --chat-mode ask --no-auto-commits --no-pretty --yes-always --message "$ORCHESTRATE_REVIEW_PROMPT"`, "", agentcli.UsageAiderText},
+		{agentcli.Opencode, `opencode run --format json "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 			`opencode run --format json --session "$ORCHESTRATE_SESSION_ID" "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
-			`OPENCODE_CONFIG_CONTENT='{"agent":{"plan":{"permission":{"edit":"deny","bash":"deny","task":"deny","webfetch":"deny"}}}}' opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageOpencodeJSON},
-		{ProfileCursor, `cursor-agent -p --output-format json --trust --force "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
+			`OPENCODE_CONFIG_CONTENT='{"agent":{"plan":{"permission":{"edit":"deny","bash":"deny","task":"deny","webfetch":"deny"}}}}' opencode run --agent plan "$ORCHESTRATE_REVIEW_PROMPT"`, agentcli.SessionReported, agentcli.UsageOpencodeJSON},
+		{agentcli.Cursor, `cursor-agent -p --output-format json --trust --force "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
 			`cursor-agent -p --output-format json --trust --force --resume "$ORCHESTRATE_SESSION_ID" "$(cat "$ORCHESTRATE_PROMPT_FILE")"`,
-			`cursor-agent -p --trust "$ORCHESTRATE_REVIEW_PROMPT"`, SessionReported, UsageCursorJSON},
+			`cursor-agent -p --trust "$ORCHESTRATE_REVIEW_PROMPT"`, agentcli.SessionReported, agentcli.UsageCursorJSON},
 	} {
 		yaml := "agent:\n  profile: " + tc.profile + "\ngates:\n  - name: t\n    command: go test ./...\n  - name: m\n    command: make\n"
 		cfg, problems := parse("config.yaml", []byte(yaml))
@@ -67,18 +69,18 @@ func TestAgentSection(t *testing.T) {
 		usage   string
 		problem string
 	}{
-		{"agent:\n  command: my-agent\n", ProfileCustom, "", "", ""},
-		{"agent:\n  command: my-agent\n  resume_command: my-agent --again\n", ProfileCustom, "my-agent --again", "", ""},
-		{"agent:\n  profile: claude\n  command: claude -p --output-format json\n", ProfileClaude, "", UsageClaudeJSON, ""},
-		{"agent:\n  profile: codex\n", ProfileCodex, `codex exec --json --sandbox workspace-write resume "$ORCHESTRATE_SESSION_ID" -`, UsageCodexJSONL, ""},
-		{"agent:\n  profile: custom\n", ProfileCustom, "", "", "config.yaml: agent.command: the custom profile needs a command (or choose a profile: claude, codex, gemini, aider, opencode, cursor)"},
-		{"agent:\n  profile: custom\n  command: x\n", ProfileCustom, "", "", ""},
+		{"agent:\n  command: my-agent\n", agentcli.Custom, "", "", ""},
+		{"agent:\n  command: my-agent\n  resume_command: my-agent --again\n", agentcli.Custom, "my-agent --again", "", ""},
+		{"agent:\n  profile: claude\n  command: claude -p --output-format json\n", agentcli.Claude, "", agentcli.UsageClaudeJSON, ""},
+		{"agent:\n  profile: codex\n", agentcli.Codex, `codex exec --json --sandbox workspace-write resume "$ORCHESTRATE_SESSION_ID" -`, agentcli.UsageCodexJSONL, ""},
+		{"agent:\n  profile: custom\n", agentcli.Custom, "", "", "config.yaml: agent.command: the custom profile needs a command (or choose a profile: claude, codex, gemini, aider, opencode, cursor)"},
+		{"agent:\n  profile: custom\n  command: x\n", agentcli.Custom, "", "", ""},
 		{"agent:\n  profile: chatgpt\n", "", "", "", "config.yaml:2: agent.profile"},
-		{"retry:\n  strategy: same\nagent:\n  command: my-agent\n", ProfileCustom, "", "",
+		{"retry:\n  strategy: same\nagent:\n  command: my-agent\n", agentcli.Custom, "", "",
 			"config.yaml:2: retry.strategy: same resumes the agent, but agent.resume_command is not set: agent.command is set without one (a resume command belongs to its agent)"},
-		{"retry:\n  strategy: same\nagent:\n  profile: aider\n", ProfileAider, "", UsageAiderText,
+		{"retry:\n  strategy: same\nagent:\n  profile: aider\n", agentcli.Aider, "", agentcli.UsageAiderText,
 			"config.yaml:2: retry.strategy: same resumes the agent, but agent.resume_command is not set: the aider profile cannot resume a session"},
-		{"retry:\n  strategy: fresh\nagent:\n  command: my-agent\n", ProfileCustom, "", "", ""},
+		{"retry:\n  strategy: fresh\nagent:\n  command: my-agent\n", agentcli.Custom, "", "", ""},
 	} {
 		cfg, problems := parse("config.yaml", []byte(tc.yaml))
 		got := ""
@@ -94,46 +96,6 @@ func TestAgentSection(t *testing.T) {
 		}
 		if cfg.Agent.Profile != tc.profile || cfg.Agent.ResumeCommand != tc.resume || cfg.Agent.Usage != tc.usage {
 			t.Errorf("%q: agent = %+v; want profile %s, resume %q, usage %q", tc.yaml, cfg.Agent, tc.profile, tc.resume, tc.usage)
-		}
-	}
-}
-
-// claudeAllowedTools: a rule per check command, its first two words and
-// any arguments after them; an option as second word allows the command
-// exactly; nothing that would need quoting.
-func TestClaudeAllowedTools(t *testing.T) {
-	for _, tc := range []struct {
-		checks []string
-		want   string
-	}{
-		{nil, ""},
-		{[]string{""}, ""},
-		{[]string{"make"}, ` --allowedTools "Bash(make *)"`},
-		{[]string{"go test ./...", "go vet ./...", "go test -race ./..."}, ` --allowedTools "Bash(go test *)" "Bash(go vet *)"`},
-		{[]string{`sh -c "exit 1"`}, ""},
-		{[]string{`sh -c true`, "python3 -m pytest -q"}, ` --allowedTools "Bash(sh -c true)" "Bash(python3 -m pytest -q)"`},
-		{[]string{`"$HOME/bin/check"`}, ""},
-		{[]string{"npm test", "pytest"}, ` --allowedTools "Bash(npm test *)" "Bash(pytest *)"`},
-	} {
-		if got := claudeAllowedTools(tc.checks); got != tc.want {
-			t.Errorf("claudeAllowedTools(%q) = %q; want %q", tc.checks, got, tc.want)
-		}
-	}
-}
-
-// geminiAllowedTools: claudeAllowedTools' rules, as Gemini CLI's prefixes
-// of its shell tool.
-func TestGeminiAllowedTools(t *testing.T) {
-	for _, tc := range []struct {
-		checks []string
-		want   string
-	}{
-		{nil, ""},
-		{[]string{"go test ./...", "go vet ./...", "go test -race ./..."}, ` --allowed-tools "run_shell_command(go test)" "run_shell_command(go vet)"`},
-		{[]string{`sh -c true`, `sh -c "exit 1"`, "pytest"}, ` --allowed-tools "run_shell_command(sh -c true)" "run_shell_command(pytest)"`},
-	} {
-		if got := geminiAllowedTools(tc.checks); got != tc.want {
-			t.Errorf("geminiAllowedTools(%q) = %q; want %q", tc.checks, got, tc.want)
 		}
 	}
 }

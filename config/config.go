@@ -4,14 +4,14 @@
 // Config they return, with the types of its fields (Retry, Agent, Output,
 // Human, Gate, Dimension, When, Clause, Enforcement); Problem; and the names
 // of the values the file takes and its defaults (the Strategy, Exhaustion,
-// HumanWait, Profile, Preset, Priority and Type constants, the Default
-// constants, Default and DefaultOutput, Presets, Profiles, ReviewPriorities,
-// BuiltinDimensions). The
+// HumanWait, Preset, Priority and Type constants, the Default constants,
+// Default and DefaultOutput, Presets, ReviewPriorities,
+// BuiltinDimensions). The profiles of agent.profile and what each one's
+// commands are come from package agentcli. The
 // other exported names serve the orchestrate command and its packages
 // (DefaultGates, FormatGates and FormatAgent for init and validate --explain;
-// LookupProfile, Profile, CheckCommands, EnvSessionID and the Session and
-// Usage constants for starting agents): they are not API and may change with
-// it. The module is at v0: the API follows config.yaml and changes with it.
+// Agent.CLI, CheckCommands and EnvSessionID for starting agents): they are
+// not API and may change with it. The module is at v0: the API follows config.yaml and changes with it.
 package config
 
 import (
@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/problem"
 )
@@ -171,13 +172,13 @@ type Retry struct {
 // Agent is the command that runs the coding agent; the prompt goes to its
 // stdin. What the file leaves out comes from the agent's profile.
 type Agent struct {
-	Profile       string // agent.profile: one of Profiles; claude when not set
+	Profile       string // agent.profile: one of agentcli.Profiles; claude when not set
 	Command       string // a fresh agent, in a session of its own
 	ResumeCommand string // the same agent again, in its pinned session; "" when it cannot resume
 	ReviewCommand string // a review gate's reviewer, read-only (presets use it)
 	Timeout       time.Duration
-	Session       string // how the session is pinned: SessionChosen, SessionReported, or "" (none)
-	Usage         string // how the agent reports its session and usage: one of the Usage* formats, or ""
+	Session       string // how the session is pinned: agentcli.SessionChosen, agentcli.SessionReported, or "" (none)
+	Usage         string // how the agent reports its session and usage: one of agentcli's Usage* formats, or ""
 	CommandSet    bool   // agent.command is set in the file
 	ResumeSet     bool   // agent.resume_command is set in the file
 	// Prices (agent.prices) price the tokens of an agent that reports
@@ -318,7 +319,7 @@ func Default() *Config {
 
 // defaultAgent is the claude profile's agent, allowing no check command.
 func defaultAgent() Agent {
-	a := Agent{Profile: ProfileClaude, Timeout: DefaultAgentTimeout}
+	a := Agent{Profile: agentcli.Claude, Timeout: DefaultAgentTimeout}
 	a.reviewer()
 	a.applyProfile(nil)
 	return a

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 )
 
 const full = `# every key there is
@@ -54,8 +56,8 @@ func TestParseFull(t *testing.T) {
 	}
 	want := &Config{
 		Retry: Retry{MaxRetries: 7, GlobalCap: 20, HaltAfterIdentical: 4, Strategy: "fresh", FreshAfterFailures: 1},
-		Agent: Agent{Profile: ProfileCustom, Command: "my-agent --print", ResumeCommand: "my-agent --continue", Timeout: 45 * time.Minute,
-			ReviewCommand: `my-agent --print "$ORCHESTRATE_REVIEW_PROMPT"`, Session: SessionChosen, CommandSet: true, ResumeSet: true},
+		Agent: Agent{Profile: agentcli.Custom, Command: "my-agent --print", ResumeCommand: "my-agent --continue", Timeout: 45 * time.Minute,
+			ReviewCommand: `my-agent --print "$ORCHESTRATE_REVIEW_PROMPT"`, Session: agentcli.SessionChosen, CommandSet: true, ResumeSet: true},
 		Parallelism:  3,
 		OnExhaustion: "stash",
 		OnSuccess:    "leave",
@@ -121,7 +123,7 @@ func TestDefaults(t *testing.T) {
 	}
 	if d.Agent.Command != `claude -p --session-id "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits` ||
 		d.Agent.ResumeCommand != `claude -p --resume "$ORCHESTRATE_SESSION_ID" --output-format json --permission-mode acceptEdits` ||
-		d.Agent.Profile != ProfileClaude || d.Agent.Session != SessionChosen || d.Agent.Usage != UsageClaudeJSON || d.Agent.Timeout != 30*time.Minute {
+		d.Agent.Profile != agentcli.Claude || d.Agent.Session != agentcli.SessionChosen || d.Agent.Usage != agentcli.UsageClaudeJSON || d.Agent.Timeout != 30*time.Minute {
 		t.Errorf("Default().Agent = %+v", d.Agent)
 	}
 	if d.Output != (Output{16384, 16384, 40, 4096, 4 << 20, 4 << 20}) || d.KeepRuns != 20 || d.Parallelism != 0 || len(d.Gates) != 0 {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 )
 
 // ParseIn parses the content of the config file of the repository in
@@ -124,7 +126,7 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 		},
 		"agent": func(v *yaml.Node) {
 			p.section(v, "agent", map[string]func(*yaml.Node){
-				"profile": p.setEnum(&a.Profile, "agent.profile", Profiles...),
+				"profile": p.setEnum(&a.Profile, "agent.profile", agentcli.Profiles...),
 				"command": func(v *yaml.Node) {
 					commandLine = v.Line
 					if s, ok := p.nonEmpty(v, "agent.command"); ok {
@@ -176,8 +178,8 @@ func (p *parser) root(cfg *Config, n *yaml.Node) {
 // no command, and strategy same with no resume command to resume with.
 func (p *parser) checkAgent(cfg *Config, strategyLine, commandLine int) {
 	a := &cfg.Agent
-	if a.Profile == ProfileCustom && !a.CommandSet {
-		p.add(commandLine, "agent.command: the custom profile needs a command (or choose a profile: %s)", strings.Join(Profiles[:len(Profiles)-1], ", "))
+	if a.Profile == agentcli.Custom && !a.CommandSet {
+		p.add(commandLine, "agent.command: the custom profile needs a command (or choose a profile: %s)", strings.Join(agentcli.Profiles[:len(agentcli.Profiles)-1], ", "))
 		return
 	}
 	if cfg.Retry.Strategy == StrategySame && a.ResumeCommand == "" {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 )
 
 // Each profile's review_command, run for real by a review gate: a reviewer
@@ -25,7 +25,7 @@ func writingReviewer(tools ...tool) route {
 // reviewCannotWrite runs profile's review_command as a review gate
 // (orchestrate gate) on a change, and reports the reviewer's conversation.
 func reviewCannotWrite(t *testing.T, a agentCLI, profile string, tools []tool, written ...string) {
-	prof, ok := config.LookupProfile(profile)
+	prof, ok := agentcli.Lookup(profile)
 	if !ok || prof.Review == "" {
 		t.Fatalf("profile %s has no review_command", profile)
 	}
@@ -73,7 +73,7 @@ func reviewCannotWrite(t *testing.T, a agentCLI, profile string, tools []tool, w
 // codex exec --sandbox read-only: its shell tool runs in a sandbox that
 // writes nowhere.
 func TestCodexReviewerCannotWrite(t *testing.T) {
-	reviewCannotWrite(t, codexCLI, config.ProfileCodex,
+	reviewCannotWrite(t, codexCLI, agentcli.Codex,
 		[]tool{write("reviewer.txt", "written by a reviewer\n"), bash("echo x > reviewer2.txt")},
 		"reviewer.txt", "reviewer2.txt")
 }
@@ -83,7 +83,7 @@ func TestCodexReviewerCannotWrite(t *testing.T) {
 // reviewer wrote reviewer.txt through bash. The profile's reviewer denies
 // bash and task too, in OPENCODE_CONFIG_CONTENT.
 func TestOpencodeReviewerCannotWrite(t *testing.T) {
-	reviewCannotWrite(t, opencodeCLI, config.ProfileOpencode,
+	reviewCannotWrite(t, opencodeCLI, agentcli.Opencode,
 		[]tool{write("reviewer.txt", "written by a reviewer\n"), {"write", map[string]any{"filePath": "reviewer2.txt", "content": "x\n"}},
 			{"edit", map[string]any{"filePath": "state.txt", "oldString": "fixed=2", "newString": "fixed=3"}},
 			{"task", map[string]any{"description": "write a file", "prompt": "SUBAGENT: write subagent.txt", "subagent_type": "general"}}},
@@ -92,7 +92,7 @@ func TestOpencodeReviewerCannotWrite(t *testing.T) {
 
 // gemini --approval-mode plan: no edits, no shell.
 func TestGeminiReviewerCannotWrite(t *testing.T) {
-	reviewCannotWrite(t, geminiCLI, config.ProfileGemini,
+	reviewCannotWrite(t, geminiCLI, agentcli.Gemini,
 		[]tool{write("reviewer.txt", "written by a reviewer\n"), bash("echo x > reviewer2.txt"),
 			{"replace", map[string]any{"file_path": "state.txt", "instruction": "say fixed=3", "old_string": "fixed=2", "new_string": "fixed=3"}}},
 		"reviewer.txt", "reviewer2.txt")

@@ -90,15 +90,16 @@
 //   - stall.go: an agent that keeps saying it cannot reach its model API
 //     and never exits (codex's reconnects) stopped at its profile's Nth
 //     such line, unless it finished a model turn first (stallWatch); the
-//     run then stops as for an agent that could not work.
+//     run then stops as for an agent that could not work. The lines are
+//     agentcli's.
 //   - maxloops.go: the check at run's --max-loops limit, asked without
 //     writing, so that no loop is announced or counted that will not run
 //     (wouldRetry).
 //   - advisory.go: the advisory gates that failed while the blocking ones
 //     passed, told to the person (AdvisoryMessage).
-//   - hook.go: what an agent's hook gets and where it stands: its input
-//     and the agents' protocols (ReadHookInput, HookAnswer), the workspace
-//     it works on (FindWorkspace), and a session's baseline, where it began
+//   - hook.go: where an agent's hook stands (its input and the agents'
+//     protocols are package agentcli's): the workspace it works on
+//     (FindWorkspace), and a session's baseline, where it began
 //     or where its gates last passed, so that a session that changed
 //     nothing stops at once (SessionStart, readBaseline, treeState).
 //   - stophook.go: an agent's Stop hook (StopHook): the gates with the
@@ -135,8 +136,8 @@
 // And the rest: workspace.go, the files, the lock and runs/ (Lock, RunDir);
 // runlock.go, the run's lock and its agent's process group (runLock,
 // noteGroup); prompt.go, the agent's prompts (renderPrompt); agentusage.go,
-// what an agent reports of its usage (ParseAgentOutput); transcript.go, a
-// Claude Code session's last words (LastAssistantText); retention.go, the
+// what an agent reports of its usage, read by package agentcli, in the
+// history's terms (ParseAgentOutput); retention.go, the
 // runs kept (pruneRuns); analytics.go, analytics.html kept up to date, of
 // this clone's history and the other hosts' on a remote (RefreshAnalytics,
 // RefreshAnalyticsFrom, PageHistories); watch.go, the workspace watched for
@@ -148,6 +149,7 @@
 //
 // Workspace and its methods are the API: what the orchestrate command does,
 // callable from Go with the same rules and the same files. The constants
-// and helpers beside them (field and section names, hook protocols, prompt
-// data) serve the command and may change with it; the module is at v0.
+// and helpers beside them (field and section names, prompt data) serve the
+// command and may change with it; the module is at v0. The agents' hook
+// protocols are package agentcli's.
 package loop

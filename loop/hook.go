@@ -1,15 +1,11 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"github.com/orchestrate-dev/orchestrate/worktree"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,148 +15,12 @@ import (
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/git"
+	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
 // FieldSession ties an issue to the agent session whose Stop hook filed
 // it: the hook counts a session's attempts on its own issues only.
 const FieldSession = "Session"
-
-// HookInput is the JSON object an agent gives its hook on stdin: Claude
-// Code's and Codex's Stop and SessionStart, Gemini CLI's AfterAgent and
-// SessionStart, Cursor's stop and sessionStart. The fields one agent does
-// not send stay empty.
-type HookInput struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	Cwd            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	StopHookActive bool   `json:"stop_hook_active"`
-	Source         string `json:"source"`    // SessionStart: startup, resume, clear, compact
-	TurnID         string `json:"turn_id"`   // Codex
-	Timestamp      string `json:"timestamp"` // Gemini CLI
-
-	// Cursor: the conversation is its session; cwd is the first workspace
-	// root; status is completed, aborted or error.
-	ConversationID string   `json:"conversation_id"`
-	WorkspaceRoots []string `json:"workspace_roots"`
-	Status         string   `json:"status"`
-	LoopCount      int      `json:"loop_count"`
-}
-
-// The agents whose hooks orchestrate hook answers, each in its protocol.
-const (
-	AgentClaude = "claude"
-	AgentCodex  = "codex"
-	AgentGemini = "gemini"
-	AgentCursor = "cursor"
-)
-
-// HookAgents lists them.
-var HookAgents = []string{AgentClaude, AgentCodex, AgentGemini, AgentCursor}
-
-// Agent names the agent that sent the input, by its event name and the
-// fields only it sends: Gemini CLI's AfterAgent, Cursor's lower-case
-// events and conversation_id, Codex's turn_id; Claude Code otherwise.
-func (in HookInput) Agent() string {
-	switch {
-	case in.HookEventName == "AfterAgent":
-		return AgentGemini
-	case in.HookEventName == "stop" || in.HookEventName == "sessionStart" || in.ConversationID != "" || len(in.WorkspaceRoots) > 0:
-		return AgentCursor
-	case in.TurnID != "":
-		return AgentCodex
-	case in.Timestamp != "" && in.HookEventName == "SessionStart":
-		return AgentGemini
-	}
-	return AgentClaude
-}
-
-// IsStop reports whether the input is an agent's stop event (or names no
-// event at all).
-func (in HookInput) IsStop() bool {
-	switch in.HookEventName {
-	case "", "Stop", "SubagentStop", "AfterAgent", "stop":
-		return true
-	}
-	return false
-}
-
-// IsSessionStart reports whether the input is an agent's session start (or
-// names no event at all).
-func (in HookInput) IsSessionStart() bool {
-	switch in.HookEventName {
-	case "", "SessionStart", "sessionStart":
-		return true
-	}
-	return false
-}
-
-// Session returns the agent's session ID: Cursor's conversation_id (its
-// stop has no other), or session_id.
-func (in HookInput) Session() string {
-	if in.ConversationID != "" {
-		return in.ConversationID
-	}
-	return in.SessionID
-}
-
-// Dir returns the directory the agent works in: cwd, or Cursor's first
-// workspace root.
-func (in HookInput) Dir() string {
-	if in.Cwd != "" || len(in.WorkspaceRoots) == 0 {
-		return in.Cwd
-	}
-	return in.WorkspaceRoots[0]
-}
-
-// ProjectDirEnv lists, for an agent, the environment variables that name
-// its project's root in a hook's environment, its own first.
-func ProjectDirEnv(agent string) []string {
-	switch agent {
-	case AgentGemini:
-		return []string{"GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"}
-	case AgentCursor:
-		return []string{"CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"}
-	}
-	return []string{"CLAUDE_PROJECT_DIR"}
-}
-
-// HookAnswer renders a hook's decision in an agent's protocol: what to
-// print on stdout (nil: nothing) and what on stderr ("" nothing).
-//
-//	claude, codex  block: {"decision":"block","reason":…}; else {"systemMessage":…} or nothing
-//	gemini         block: {"decision":"deny","reason":…};  else {"systemMessage":…} or {}
-//	cursor         block: {"followup_message":…};          else {}, the message on stderr
-func HookAnswer(agent string, out HookOutput) (stdout []byte, stderr string) {
-	var v any = out
-	switch agent {
-	case AgentGemini:
-		if out.Decision == "block" {
-			out.Decision = "deny"
-		}
-		v = out
-	case AgentCursor:
-		type cursorOutput struct {
-			FollowupMessage string `json:"followup_message,omitempty"`
-		}
-		c := cursorOutput{}
-		if out.Decision == "block" {
-			c.FollowupMessage = out.Reason
-		} else {
-			stderr = out.SystemMessage
-		}
-		v = c
-	default:
-		if out == (HookOutput{}) {
-			return nil, ""
-		}
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // strings only: it cannot fail
-	return b.Bytes(), stderr
-}
 
 // ChildEnv is set (to 1) in the environment of every process orchestrate
 // launches (agents under orchestrate run, reviewers, synthesis, gate
@@ -271,54 +131,6 @@ type HookOutput struct {
 	Decision      string `json:"decision,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	SystemMessage string `json:"systemMessage,omitempty"`
-}
-
-// Limits on a Stop hook's input: it is a small JSON object, and a hook
-// must never hang on a stdin that does not end.
-const (
-	MaxHookInput     = 1 << 20
-	HookInputTimeout = 10 * time.Second
-)
-
-// ReadHookInput reads and parses a Stop hook's input: at most MaxHookInput
-// bytes, ending within timeout.
-func ReadHookInput(r io.Reader, timeout time.Duration) (HookInput, error) {
-	type read struct {
-		data []byte
-		err  error
-	}
-	done := make(chan read, 1)
-	go func() {
-		data, err := io.ReadAll(io.LimitReader(r, MaxHookInput+1))
-		done <- read{data, err}
-	}()
-	var got read
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case got = <-done:
-	case <-t.C:
-		return HookInput{}, fmt.Errorf("stdin did not end within %s", timeout)
-	}
-	if got.err != nil {
-		return HookInput{}, fmt.Errorf("reading stdin: %w", got.err)
-	}
-	if len(got.data) > MaxHookInput {
-		return HookInput{}, fmt.Errorf("input larger than %d bytes", MaxHookInput)
-	}
-	data := bytes.TrimSpace(got.data)
-	if len(data) == 0 || data[0] != '{' {
-		return HookInput{}, fmt.Errorf("input is not a JSON object")
-	}
-	var in HookInput
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&in); err != nil {
-		return HookInput{}, fmt.Errorf("malformed JSON input: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return HookInput{}, fmt.Errorf("malformed JSON input: more after the object")
-	}
-	return in, nil
 }
 
 // SessionKey is the value of an issue's Session field for a session ID.

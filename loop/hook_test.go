@@ -4,52 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 )
-
-func TestReadHookInput(t *testing.T) {
-	in, err := ReadHookInput(strings.NewReader(`{"session_id":"abc","transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":"Stop","stop_hook_active":true,"extra":1}`), time.Second)
-	want := HookInput{SessionID: "abc", TranscriptPath: "/t.jsonl", Cwd: "/repo", HookEventName: "Stop", StopHookActive: true}
-	if err != nil || !reflect.DeepEqual(in, want) {
-		t.Errorf("ReadHookInput = %+v, %v; want %+v", in, err, want)
-	}
-	for _, tc := range []struct{ input, err string }{
-		{"", "not a JSON object"},
-		{"null", "not a JSON object"},
-		{`"abc"`, "not a JSON object"},
-		{`{"session_id": 3}`, "malformed JSON input"},
-		{`{"session_id": "a"`, "malformed JSON input"},
-		{`{} {}`, "more after the object"},
-		{`{"cwd": "` + strings.Repeat("a", MaxHookInput) + `"}`, "input larger than"},
-	} {
-		if _, err := ReadHookInput(strings.NewReader(tc.input), time.Second); err == nil || !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("ReadHookInput(%.20q) error = %v; want one saying %q", tc.input, err, tc.err)
-		}
-	}
-}
-
-// A stdin that never ends is an error after the timeout, not a hang.
-func TestReadHookInputTimeout(t *testing.T) {
-	r, w := io.Pipe()
-	defer w.Close()
-	go w.Write([]byte(`{"session_id": "abc"`))
-	start := time.Now()
-	_, err := ReadHookInput(r, 50*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "did not end within 50ms") {
-		t.Errorf("ReadHookInput(a pipe that never ends) error = %v; want a timeout", err)
-	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("ReadHookInput took %v to time out after 50ms", took)
-	}
-}
 
 func TestSessionKey(t *testing.T) {
 	for _, tc := range []struct{ id, want string }{
@@ -141,53 +105,6 @@ func TestSessionDirName(t *testing.T) {
 	}
 }
 
-func TestHookInputAgent(t *testing.T) {
-	for _, tc := range []struct {
-		in   HookInput
-		want string
-	}{
-		{HookInput{HookEventName: "Stop"}, AgentClaude},
-		{HookInput{HookEventName: "SessionStart"}, AgentClaude},
-		{HookInput{HookEventName: "Stop", TurnID: "t"}, AgentCodex},
-		{HookInput{HookEventName: "AfterAgent"}, AgentGemini},
-		{HookInput{HookEventName: "SessionStart", Timestamp: "2026-01-28T10:00:00Z"}, AgentGemini},
-		{HookInput{HookEventName: "stop"}, AgentCursor},
-		{HookInput{HookEventName: "sessionStart"}, AgentCursor},
-		{HookInput{ConversationID: "c"}, AgentCursor},
-	} {
-		if got := tc.in.Agent(); got != tc.want {
-			t.Errorf("%+v.Agent() = %q; want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestHookAnswer(t *testing.T) {
-	block := HookOutput{Decision: "block", Reason: "fix <it>"}
-	say := HookOutput{SystemMessage: "done"}
-	for _, tc := range []struct {
-		agent      string
-		out        HookOutput
-		want, errs string
-	}{
-		{AgentClaude, block, `{"decision":"block","reason":"fix <it>"}` + "\n", ""},
-		{AgentClaude, say, `{"systemMessage":"done"}` + "\n", ""},
-		{AgentClaude, HookOutput{}, "", ""},
-		{AgentCodex, block, `{"decision":"block","reason":"fix <it>"}` + "\n", ""},
-		{AgentCodex, HookOutput{}, "", ""},
-		{AgentGemini, block, `{"decision":"deny","reason":"fix <it>"}` + "\n", ""},
-		{AgentGemini, say, `{"systemMessage":"done"}` + "\n", ""},
-		{AgentGemini, HookOutput{}, "{}\n", ""},
-		{AgentCursor, block, `{"followup_message":"fix <it>"}` + "\n", ""},
-		{AgentCursor, say, "{}\n", "done"},
-		{AgentCursor, HookOutput{}, "{}\n", ""},
-	} {
-		out, errs := HookAnswer(tc.agent, tc.out)
-		if string(out) != tc.want || errs != tc.errs {
-			t.Errorf("HookAnswer(%s, %+v) = %q, %q; want %q, %q", tc.agent, tc.out, out, errs, tc.want, tc.errs)
-		}
-	}
-}
-
 func TestIsChild(t *testing.T) {
 	for _, tc := range []struct {
 		child, run string
@@ -268,24 +185,24 @@ func FuzzReadHookInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := ReadHookInput(bytes.NewReader(data), time.Second)
+		in, err := agentcli.ReadHookInput(bytes.NewReader(data), time.Second)
 		if err != nil {
 			return
 		}
 		agent := in.Agent()
 		found := false
-		for _, a := range HookAgents {
+		for _, a := range agentcli.HookAgents {
 			found = found || a == agent
 		}
 		if !found {
-			t.Fatalf("Agent() = %q: not one of %v", agent, HookAgents)
+			t.Fatalf("Agent() = %q: not one of %v", agent, agentcli.HookAgents)
 		}
 		_ = in.Dir()
 		if d := SessionDirName(in.Session()); filepath.Base(d) != d || d == "." || d == ".." || strings.ContainsAny(d, `/\`) {
 			t.Fatalf("SessionDirName(%q) = %q: not a plain name", in.Session(), d)
 		}
-		for _, out := range []HookOutput{{}, {Decision: "block", Reason: in.Session()}, {SystemMessage: in.Cwd}} {
-			stdout, _ := HookAnswer(agent, out)
+		for _, out := range []agentcli.HookOutput{{}, {Decision: "block", Reason: in.Session()}, {SystemMessage: in.Cwd}} {
+			stdout, _ := agentcli.HookAnswer(agent, out)
 			if len(stdout) == 0 {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
@@ -42,7 +43,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	session := r.session
 	if fresh {
 		session = ""
-		if r.cfg.Agent.Session != config.SessionReported {
+		if r.cfg.Agent.Session != agentcli.SessionReported {
 			if session, err = newSessionID(); err != nil {
 				return nil, err
 			}
@@ -62,7 +63,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	}
 	actx, stop := context.WithCancel(ctx)
 	defer stop()
-	watch := newStallWatch(r.cfg.Agent.Stalls(), stop)
+	watch := newStallWatch(r.cfg.Agent.CLI().Stalls(), stop)
 	res, logErr := gate.Run(actx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now,
 		Started: noteGroup(r.held, r.res.RunID), Watch: watch.writer()}, a.Log)
 	r.watch = watch
@@ -88,7 +89,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 
 // couldNotStart returns why the agent could not work at all, when its
 // launch failed with no model turn and its output says so in the words its
-// profile knows (config.Agent.CouldNotStart): not an attempt, and nothing
+// profile knows (agentcli.Profile.CouldNotStart): not an attempt, and nothing
 // is counted; the run stops, quoting the agent.
 func (r *runner) couldNotStart(a *AgentRun) error {
 	if a.Usage != nil && (a.Usage.Turns > 0 || a.Usage.Tokens() > 0) {
@@ -97,16 +98,16 @@ func (r *runner) couldNotStart(a *AgentRun) error {
 	// A launch stopped as stalled, then the agent's own words (Claude
 	// Code's result: "API Error: Request rejected (429) · …"), then its
 	// whole output.
-	var f config.StartFailure
+	var f agentcli.StartFailure
 	var line string
 	ok := r.watch != nil && r.watch.stalled != nil
 	if ok {
 		f, line = *r.watch.stalled, r.watch.line
 	} else {
-		f, line, ok = r.cfg.Agent.CouldNotStart(a.ExitCode, r.said)
+		f, line, ok = r.cfg.Agent.CLI().CouldNotStart(a.ExitCode, r.said)
 	}
 	if !ok {
-		f, line, ok = r.cfg.Agent.CouldNotStart(a.ExitCode, a.Output)
+		f, line, ok = r.cfg.Agent.CLI().CouldNotStart(a.ExitCode, a.Output)
 	}
 	if !ok {
 		return nil
@@ -261,7 +262,7 @@ func (r *runner) launchUsage(u analytics.Usage) analytics.Usage {
 
 // launchShare is launchUsage before pricing.
 func (r *runner) launchShare(u analytics.Usage) analytics.Usage {
-	if r.cfg.Agent.Usage != config.UsageCodexJSONL || u.Session == "" {
+	if !agentcli.RunningTotals(r.cfg.Agent.Usage) || u.Session == "" {
 		return u
 	}
 	if r.totals == nil {
@@ -291,7 +292,7 @@ func priced(a *config.Agent, u analytics.Usage) analytics.Usage {
 		return u
 	}
 	input := u.InputTokens
-	if a.Usage == config.UsageCodexJSONL || a.Usage == config.UsageGeminiJSON {
+	if agentcli.CacheInInput(a.Usage) {
 		input = max(0, input-u.CacheReadTokens)
 	}
 	cost := (float64(input)*p.Input + float64(u.OutputTokens)*p.Output + float64(u.CacheReadTokens)*p.CacheRead) / 1e6

@@ -4,30 +4,30 @@ import (
 	"bytes"
 	"io"
 
-	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 )
 
 // stallWatch reads an agent's output as it comes, and stops the launch
 // when the agent says, for the Stall-th time, that it keeps waiting for
-// something that will not come (config.StartFailure.Stall: codex retrying
+// something that will not come (agentcli.StartFailure.Stall: codex retrying
 // a model API it cannot reach, for as long as it runs). A line that says
 // the agent has worked ends the watch: what happens after is an attempt
 // like any other, bounded by agent.timeout. The launch's output then says
 // why, and the run tells it apart as an agent that could not work.
 type stallWatch struct {
-	stalls  []config.StartFailure
+	stalls  []agentcli.StartFailure
 	seen    []int
 	stop    func()
 	partial []byte
 	done    bool
 	// stalled is the failure that stopped the launch, and the line that
 	// said it for the last time; nil while none did.
-	stalled *config.StartFailure
+	stalled *agentcli.StartFailure
 	line    string
 }
 
 // newStallWatch returns the watch of stalls, which calls stop once.
-func newStallWatch(stalls []config.StartFailure, stop func()) *stallWatch {
+func newStallWatch(stalls []agentcli.StartFailure, stop func()) *stallWatch {
 	return &stallWatch{stalls: stalls, seen: make([]int, len(stalls)), stop: stop}
 }
 

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/jsonsettings"
@@ -163,35 +161,9 @@ func (d *doctor) workspace(e *env) {
 	d.add("workspace", "ok", fmt.Sprintf("%s: %d gate(s), agent profile %s", d.ws, len(cfg.Gates), cfg.Agent.Profile), "")
 }
 
-// pluginID is the orchestrate plugin's ID (orchestrate@MARKETPLACE)
-// enabled in a Claude Code settings file, "" when none is.
-func pluginID(file string) string {
-	data, ok, err := fsx.ReadFile(file)
-	if err != nil || !ok {
-		return ""
-	}
-	var s struct {
-		EnabledPlugins map[string]bool `json:"enabledPlugins"`
-	}
-	if json.Unmarshal(data, &s) != nil {
-		return ""
-	}
-	var ids []string
-	for id, on := range s.EnabledPlugins {
-		if on && strings.HasPrefix(id, "orchestrate@") {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	if len(ids) == 0 {
-		return ""
-	}
-	return ids[0]
-}
-
 func (d *doctor) plugin() {
-	for _, f := range claudeSettings(d.repo, d.home) {
-		if id := pluginID(f); id != "" {
+	for _, f := range agentcli.SettingsFiles(agentcli.Claude, d.repo, d.home) {
+		if id := agentcli.PluginID(f); id != "" {
 			d.plugged = true
 			d.add("plugin", "ok", "the Claude Code plugin "+id+" is enabled in "+f, "")
 			return
@@ -205,22 +177,20 @@ func (d *doctor) plugin() {
 type agentHookFile struct {
 	agent string
 	path  string
-	file  hookFile
+	file  agentcli.Hooks
 }
 
 func (d *doctor) hookFilesToRead() []agentHookFile {
 	var out []agentHookFile
-	for _, agent := range loop.HookAgents {
-		hf, ok := hookFiles[agent]
-		if !ok {
-			continue
-		}
-		out = append(out, agentHookFile{agent, filepath.Join(d.repo, filepath.FromSlash(hf.path)), hf})
-		if agent == loop.AgentClaude {
-			out = append(out, agentHookFile{agent, filepath.Join(d.repo, ".claude", "settings.local.json"), hf})
+	for _, agent := range agentcli.HookAgents {
+		cli, _ := agentcli.Lookup(agent)
+		hf := *cli.Hooks
+		out = append(out, agentHookFile{agent, filepath.Join(d.repo, filepath.FromSlash(hf.Path)), hf})
+		if hf.Local != "" {
+			out = append(out, agentHookFile{agent, filepath.Join(d.repo, filepath.FromSlash(hf.Local)), hf})
 		}
 		if d.home != "" && d.home != d.repo {
-			out = append(out, agentHookFile{agent, filepath.Join(d.home, filepath.FromSlash(hf.path)), hf})
+			out = append(out, agentHookFile{agent, filepath.Join(d.home, filepath.FromSlash(hf.Path)), hf})
 		}
 	}
 	return out
@@ -233,7 +203,7 @@ func (d *doctor) hooks() {
 		if err != nil || !ok {
 			continue
 		}
-		found, err := jsonsettings.FindHooks(data, f.file.flat)
+		found, err := jsonsettings.FindHooks(data, f.file.Flat)
 		if err != nil {
 			d.add("hooks", "problem", f.path+": "+err.Error(), "fix the JSON, then orchestrate init --agent "+f.agent)
 			continue
@@ -247,37 +217,26 @@ func (d *doctor) hooks() {
 			d.timeout(f, h)
 		}
 	}
-	for _, agent := range loop.HookAgents {
+	for _, agent := range agentcli.HookAgents {
 		if files := stops[agent]; len(files) > 1 {
 			d.add("hooks", "problem", fmt.Sprintf("%s runs orchestrate's stop hook %d times per stop (%s)", agent, len(files), strings.Join(files, ", ")),
 				"remove orchestrate's hooks from all but one of them")
 		}
 	}
-	if len(stops[loop.AgentClaude]) > 0 && d.plugged {
-		d.add("hooks", "ok", "the plugin leaves the stop to "+stops[loop.AgentClaude][0]+": the gates run once per stop", "")
+	if len(stops[agentcli.Claude]) > 0 && d.plugged {
+		d.add("hooks", "ok", "the plugin leaves the stop to "+stops[agentcli.Claude][0]+": the gates run once per stop", "")
 	}
 	if len(stops) == 0 && d.ws != "" {
 		d.add("hooks", "note", "no agent's stop hook runs orchestrate here: only orchestrate run checks the agent's work", "claude plugin install orchestrate@orchestrate, or orchestrate init --agent claude")
 	}
 }
 
-// defaultHookTimeout is the timeout of a hook that sets none (Claude
-// Code's, Codex's and Gemini CLI's default).
-const defaultHookTimeout = 60 * time.Second
-
 // timeout checks that a stop hook's timeout covers the gates.
 func (d *doctor) timeout(f agentHookFile, h jsonsettings.Found) {
 	if d.cfg == nil {
 		return
 	}
-	got := defaultHookTimeout
-	if h.Timeout > 0 {
-		unit := time.Second
-		if f.file.millis {
-			unit = time.Millisecond
-		}
-		got = time.Duration(h.Timeout * float64(unit))
-	}
+	got := f.file.Timeout(h.Timeout)
 	if need := gatesTimeout(d.cfg); got < need {
 		d.add("timeout", "problem", fmt.Sprintf("%s's stop hook in %s may run %s, the gates %s: it would be killed before they end", f.agent, f.path, got, need),
 			"orchestrate init --agent "+f.agent+" (raises it)")
@@ -287,18 +246,12 @@ func (d *doctor) timeout(f agentHookFile, h jsonsettings.Found) {
 }
 
 func (d *doctor) allowed() {
-	if d.cfg == nil || d.cfg.Agent.Profile != config.ProfileClaude {
+	if d.cfg == nil || d.cfg.Agent.Profile != agentcli.Claude {
 		return
 	}
-	rules, ok := allowedToolsRules(d.cfg.Agent.Command)
+	missing, ok := agentcli.DisallowedChecks(d.cfg.Agent.Command, config.CheckCommands(d.cfg.Gates))
 	if !ok {
 		return
-	}
-	var missing []string
-	for _, c := range config.CheckCommands(d.cfg.Gates) {
-		if !slices.ContainsFunc(rules, func(r string) bool { return bashRuleAllows(r, c) }) {
-			missing = append(missing, c)
-		}
 	}
 	if len(missing) == 0 {
 		d.add("allowed", "ok", "the agent command's --allowedTools allow every command gate", "")
@@ -306,84 +259,4 @@ func (d *doctor) allowed() {
 	}
 	d.add("allowed", "problem", fmt.Sprintf("the agent command's --allowedTools do not allow the gate command(s) %q: the agent cannot run them headless", missing),
 		"add a rule such as \"Bash("+strings.Fields(missing[0])[0]+" *)\" to agent.command in config.yaml, or delete agent.command to use the profile's")
-}
-
-// allowedToolsRules returns the rules after --allowedTools in a command
-// line, unquoted; ok is false when it has none.
-func allowedToolsRules(command string) (rules []string, ok bool) {
-	words := shellWords(command)
-	for i, w := range words {
-		if w != "--allowedTools" && w != "--allowed-tools" {
-			continue
-		}
-		ok = true
-		for _, r := range words[i+1:] {
-			if strings.HasPrefix(r, "-") {
-				break
-			}
-			for _, part := range strings.Split(r, ",") {
-				if part = strings.TrimSpace(part); part != "" {
-					rules = append(rules, part)
-				}
-			}
-		}
-	}
-	return rules, ok
-}
-
-// bashRuleAllows reports whether a Claude Code permission rule allows a
-// shell command: Bash, Bash(CMD) exactly, Bash(PREFIX *) or Bash(PREFIX:*)
-// the prefix alone or followed by more words.
-func bashRuleAllows(rule, command string) bool {
-	if rule == "Bash" {
-		return true
-	}
-	inner, ok := strings.CutPrefix(rule, "Bash(")
-	if !ok || !strings.HasSuffix(inner, ")") {
-		return false
-	}
-	inner = strings.TrimSuffix(inner, ")")
-	command = strings.Join(strings.Fields(command), " ")
-	for _, wild := range []string{" *", ":*"} {
-		if prefix, ok := strings.CutSuffix(inner, wild); ok {
-			return command == prefix || strings.HasPrefix(command, prefix+" ")
-		}
-	}
-	return command == strings.Join(strings.Fields(inner), " ")
-}
-
-// shellWords splits a command line into words as sh would, for quotes
-// and backslashes; nothing is expanded.
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	in, quote := false, byte(0)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == '\'':
-			cur.WriteByte(c)
-		case quote == 0 && (c == '\'' || c == '"'):
-			quote, in = c, true
-		case c == '\\' && quote != '\'' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			in = true
-		case quote == 0 && (c == ' ' || c == '\t' || c == '\n'):
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
@@ -106,7 +107,7 @@ error is a message and an allowed stop); 2 usage.
 
 func runHook(e *env, args []string) error {
 	fs := e.flags("hook")
-	agent := fs.String("agent", "", "the agent whose hook this is: "+strings.Join(loop.HookAgents, ", "))
+	agent := fs.String("agent", "", "the agent whose hook this is: "+strings.Join(agentcli.HookAgents, ", "))
 	plugin := fs.Bool("plugin", false, "called by the Claude Code plugin: do nothing where the settings hold orchestrate's hook already")
 	pos, err := e.parse(fs, args)
 	if err != nil {
@@ -115,8 +116,8 @@ func runHook(e *env, args []string) error {
 	if len(pos) != 1 || (pos[0] != "stop" && pos[0] != "session-start") {
 		return usageError("hook", "hook needs stop or session-start")
 	}
-	if *agent != "" && !slices.Contains(loop.HookAgents, *agent) {
-		return usageError("hook", "--agent %q: want one of %s", *agent, strings.Join(loop.HookAgents, ", "))
+	if *agent != "" && !slices.Contains(agentcli.HookAgents, *agent) {
+		return usageError("hook", "--agent %q: want one of %s", *agent, strings.Join(agentcli.HookAgents, ", "))
 	}
 	h := &hookCall{e: e, agent: *agent, name: "hook " + pos[0], sub: pos[0], plugin: *plugin}
 	if pos[0] == "stop" {
@@ -128,7 +129,7 @@ func runHook(e *env, args []string) error {
 		return e.printJSON(map[string]any{"hookSpecificOutput": map[string]string{
 			"hookEventName": "SessionStart", "additionalContext": h.context}})
 	}
-	out, msg := loop.HookAnswer(h.agent, h.out)
+	out, msg := agentcli.HookAnswer(h.agent, agentcli.HookOutput(h.out))
 	if msg != "" {
 		fmt.Fprintln(e.stderr, msg)
 	}
@@ -157,8 +158,8 @@ func (h *hookCall) allow(format string, args ...any) {
 
 // read reads the input and finds the workspace; "" when the hook has
 // nothing to do (h.out then says why, if anything).
-func (h *hookCall) read(event string, want func(loop.HookInput) bool) (loop.HookInput, string) {
-	in, err := loop.ReadHookInput(h.e.stdin, loop.HookInputTimeout)
+func (h *hookCall) read(event string, want func(agentcli.HookInput) bool) (agentcli.HookInput, string) {
+	in, err := agentcli.ReadHookInput(h.e.stdin, agentcli.HookInputTimeout)
 	if err != nil {
 		h.allow("%v; the agent may stop", err)
 		return in, ""
@@ -174,7 +175,7 @@ func (h *hookCall) read(event string, want func(loop.HookInput) bool) (loop.Hook
 		return in, h.e.dir
 	}
 	var projects []string
-	for _, v := range loop.ProjectDirEnv(h.agent) {
+	for _, v := range agentcli.ProjectDirEnv(h.agent) {
 		projects = append(projects, os.Getenv(v))
 	}
 	cwd := in.Dir()
@@ -206,7 +207,7 @@ func (h *hookCall) child() bool {
 	if !loop.IsChild(os.Getenv) {
 		return false
 	}
-	_, _ = loop.ReadHookInput(h.e.stdin, loop.HookInputTimeout)
+	_, _ = agentcli.ReadHookInput(h.e.stdin, agentcli.HookInputTimeout)
 	return true
 }
 
@@ -214,11 +215,11 @@ func (h *hookCall) stop() {
 	if h.child() {
 		return
 	}
-	in, dir := h.read("Stop", loop.HookInput.IsStop)
+	in, dir := h.read("Stop", agentcli.HookInput.IsStop)
 	if dir == "" {
 		return
 	}
-	if h.agent == loop.AgentCursor && in.Status != "" && in.Status != "completed" {
+	if h.agent == agentcli.Cursor && in.Status != "" && in.Status != "completed" {
 		h.allow("the agent's turn ended %s, not completed; the gates did not run", in.Status)
 		return
 	}
@@ -229,7 +230,7 @@ func (h *hookCall) stop() {
 	if h.tree != "" {
 		ws = ws.InTree(h.tree) // a linked worktree's: its gates run there
 	}
-	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session(), loop.StopInput{AgentFixes: loop.LastAssistantText(in.TranscriptPath)})
+	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session(), loop.StopInput{AgentFixes: agentcli.LastAssistantText(in.TranscriptPath)})
 	// The page is made when the agent stops, not at each stop the loop
 	// blocks: an agent that keeps failing pays nothing for it.
 	if err != nil || res.Outcome != loop.HookBlocked {
@@ -246,7 +247,7 @@ func (h *hookCall) sessionStart() {
 	if h.child() {
 		return
 	}
-	in, dir := h.read("SessionStart", loop.HookInput.IsSessionStart)
+	in, dir := h.read("SessionStart", agentcli.HookInput.IsSessionStart)
 	if dir == "" {
 		return
 	}
@@ -255,7 +256,7 @@ func (h *hookCall) sessionStart() {
 		h.allow("%v", err)
 		return
 	}
-	if in.Source == "compact" && (h.agent == loop.AgentClaude || h.agent == loop.AgentCodex) {
+	if in.Source == "compact" && (h.agent == agentcli.Claude || h.agent == agentcli.Codex) {
 		// After a compaction the agent keeps its open issues in mind.
 		text, err := ws.SessionContext(in.Session())
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate"
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -79,7 +80,7 @@ func runInit(e *env, args []string) error {
 		return err
 	}
 	if *claude {
-		agents.add(loop.AgentClaude)
+		agents.add(agentcli.Claude)
 	}
 	// Everything that can be refused is checked before anything is written.
 	if err := checkLinkedWorkspace(e.dir); err != nil {
@@ -97,7 +98,7 @@ func runInit(e *env, args []string) error {
 		return err
 	}
 	defer unlock()
-	profile := config.ProfileClaude
+	profile := agentcli.Claude
 	if len(agents) > 0 {
 		profile = agents[0] // the first agent named is the one run drives
 	}
@@ -122,8 +123,8 @@ func runInit(e *env, args []string) error {
 		written, kept = append(written, w...), append(kept, k...)
 		warnings = append(warnings, s.warnings...)
 		line := fmt.Sprintf("%s: the stop hook's timeout is %s (the gates' timeouts and a minute)", s.agent, s.timeout)
-		if s.file.note != "" {
-			line += "; " + s.file.note
+		if s.file.Note != "" {
+			line += "; " + s.file.Note
 		}
 		timeouts = append(timeouts, line)
 	}
@@ -176,7 +177,7 @@ func writeExample(e *env, profile string) (written, kept []string, err error) {
 // orchestrate run drives it, with its profile's commands.
 func planAgents(ws loop.Workspace, agents []string) (setups []*agentSetup, notes []string, err error) {
 	for _, a := range agents {
-		if _, hooks := hookFiles[a]; !hooks {
+		if cli, _ := agentcli.Lookup(a); cli.Hooks == nil {
 			notes = append(notes, a+": no hooks to install (it has no hook that runs when it stops): orchestrate run drives it")
 			continue
 		}
@@ -197,7 +198,7 @@ func (a *agentList) String() string { return strings.Join(*a, ",") }
 func (a *agentList) Set(v string) error {
 	for _, name := range strings.Split(v, ",") {
 		name = strings.TrimSpace(name)
-		if _, ok := config.LookupProfile(name); !ok || name == config.ProfileCustom {
+		if _, ok := agentcli.Lookup(name); !ok || name == agentcli.Custom {
 			return fmt.Errorf("no agent %q: want one of %s", name, strings.Join(agentNames(), ", "))
 		}
 		a.add(name)
@@ -226,14 +227,14 @@ func withDefaultGates(cfg []byte, repo string) []byte {
 // another profile's replace the claude lines, with what they let the agent do.
 func withAgentCommands(cfg []byte, path, repo, profile string) []byte {
 	c, problems := config.ParseIn(path, cfg, repo)
-	p, ok := config.LookupProfile(profile)
+	p, ok := agentcli.Lookup(profile)
 	if len(problems) > 0 || !ok || p.Command == "" {
 		return cfg
 	}
-	claude, _ := config.LookupProfile(config.ProfileClaude)
+	claude, _ := agentcli.Lookup(agentcli.Claude)
 	plain, plainResume := claude.AgentCommands(nil)
 	command, resume := p.AgentCommands(config.CheckCommands(c.Gates))
-	if profile == config.ProfileClaude {
+	if profile == agentcli.Claude {
 		cfg = bytes.Replace(cfg, []byte("command: '"+plain+"'\n"), []byte("command: '"+command+"'\n"), 1)
 		return bytes.Replace(cfg, []byte("resume_command: '"+plainResume+"'\n"), []byte("resume_command: '"+resume+"'\n"), 1)
 	}
@@ -244,7 +245,7 @@ func withAgentCommands(cfg []byte, path, repo, profile string) []byte {
 	}
 	end += len("resume_command: '" + plainResume + "'\n")
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "  profile: %s   # %s\n", profile, strings.Join(config.Profiles, " | "))
+	fmt.Fprintf(&b, "  profile: %s   # %s\n", profile, strings.Join(agentcli.Profiles, " | "))
 	fmt.Fprintf(&b, "  # The %s profile's commands, written out for you to narrow or widen. It\n", profile)
 	for _, line := range wrap(p.Permissions+".", 72) {
 		fmt.Fprintf(&b, "  # %s\n", line)

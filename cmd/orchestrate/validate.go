@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
@@ -251,7 +252,7 @@ func explainGates(e *env, file string, cfg *config.Config, ok bool) {
 	session := "none: every loop starts a fresh agent"
 	switch {
 	case cfg.Agent.ResumeCommand == "":
-	case cfg.Agent.Session == config.SessionReported:
+	case cfg.Agent.Session == agentcli.SessionReported:
 		session = "the one the agent reports, resumed by resume_command"
 	default:
 		session = "a UUID orchestrate chooses, resumed by resume_command"

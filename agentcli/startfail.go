@@ -1,4 +1,4 @@
-package config
+package agentcli
 
 import (
 	"regexp"
@@ -34,37 +34,6 @@ var startFailures = []StartFailure{
 		What: "the agent could not reach its model API", Fix: "check the network (and any proxy or base URL setting), then run again"},
 }
 
-// profileStartFailures are each profile's own.
-var profileStartFailures = map[string][]StartFailure{
-	ProfileGemini: {
-		{Code: 55, Match: `not running in a trusted directory`,
-			What: "Gemini CLI does not trust this folder",
-			Fix:  "trusting a folder is your decision: run gemini here once and trust it, or, for a repository you trust, set GEMINI_CLI_TRUST_WORKSPACE=true or add --skip-trust to agent.command"},
-		{Code: 41, What: "Gemini CLI has no authentication method set up",
-			Fix: "set GEMINI_API_KEY and choose it in ~/.gemini/settings.json (security.auth.selectedType: gemini-api-key), or sign in by running gemini once"},
-	},
-	ProfileCodex: {
-		{Match: `not inside a trusted directory`,
-			What: "Codex does not trust this folder",
-			Fix:  "trust the project in codex (run it here once), or add --skip-git-repo-check to agent.command"},
-		// Codex cannot reach its model API: it says so every few seconds
-		// ({"type":"error","message":"Reconnecting... waiting for
-		// network (Connection failed: …)"}) and never exits.
-		{Match: `reconnecting\.\.\. waiting for network`, Stall: 3, Until: `"type":"turn\.completed"`,
-			What: "codex could not reach its model API (it was stopped after 3 reconnects)",
-			Fix:  "check the network and the model provider's base_url in $CODEX_HOME/config.toml, then run again"},
-	},
-	ProfileOpencode: {
-		// opencode retries on its own for about a minute and a half, then
-		// says it once ({"type":"error",…,"message":"Cannot connect to
-		// API: Unable to connect. …","isRetryable":true}) and ends, its
-		// exit code saying nothing: the line itself stops the launch.
-		{Match: `cannot connect to api`, Stall: 1, Until: `"type":"step_finish"`,
-			What: "opencode could not reach its model API (it was stopped)",
-			Fix:  "check the network and the provider's baseURL in opencode's config, then run again"},
-	},
-}
-
 var startRE sync.Map // Match → *regexp.Regexp
 
 func (f StartFailure) re() *regexp.Regexp { return compiledRE(f.Match) }
@@ -87,11 +56,11 @@ func (f StartFailure) Worked(line []byte) bool {
 	return f.Until != "" && compiledRE(f.Until).Match(line)
 }
 
-// Stalls are the start failures of a's profile that an agent says while it
-// keeps waiting (see StartFailure.Stall).
-func (a Agent) Stalls() []StartFailure {
+// Stalls are the start failures of the profile that its agent says while
+// it keeps waiting (see StartFailure.Stall).
+func (p Profile) Stalls() []StartFailure {
 	var out []StartFailure
-	for _, f := range profileStartFailures[a.Profile] {
+	for _, f := range p.failures {
 		if f.Stall > 0 {
 			out = append(out, f)
 		}
@@ -101,14 +70,15 @@ func (a Agent) Stalls() []StartFailure {
 
 // CouldNotStart reports whether an agent's failed launch (exit code, and
 // the head and tail of its output) says it could not work at all, and how
-// (see StartFailure), with the line of the output that says so. A launch
-// that exited 0 worked. The caller also makes sure the agent reported no
-// model turn.
-func (a Agent) CouldNotStart(code int, output string) (f StartFailure, line string, ok bool) {
+// (see StartFailure), with the line of the output that says so: in the
+// words of the profile's CLI, then in those of every agent. A launch that
+// exited 0 worked. The caller also makes sure the agent reported no model
+// turn.
+func (p Profile) CouldNotStart(code int, output string) (f StartFailure, line string, ok bool) {
 	if code == 0 {
 		return StartFailure{}, "", false
 	}
-	for _, f := range append(append([]StartFailure(nil), profileStartFailures[a.Profile]...), startFailures...) {
+	for _, f := range append(append([]StartFailure(nil), p.failures...), startFailures...) {
 		if f.Code != 0 && f.Code != code {
 			continue
 		}

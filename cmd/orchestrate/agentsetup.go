@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/jsonsettings"
@@ -18,35 +18,11 @@ import (
 	"github.com/orchestrate-dev/orchestrate/prompts"
 )
 
-// hookFile is how an agent keeps its hooks: the file, its shape, the
-// events of a session's start and of its stop, and the unit of a hook's
-// timeout.
-type hookFile struct {
-	path       string // relative to the repository
-	flat       bool   // Cursor: hooks.EVENT is a list of hooks, not of groups of them
-	startEvent string
-	stopEvent  string
-	millis     bool // the timeout in milliseconds (Gemini CLI), not seconds
-	loopLimit  bool // Cursor: loop_limit bounds the follow-ups of a stop
-	note       string
-}
-
-var hookFiles = map[string]hookFile{
-	loop.AgentClaude: {path: ".claude/settings.json", startEvent: "SessionStart", stopEvent: "Stop"},
-	loop.AgentCodex: {path: ".codex/hooks.json", startEvent: "SessionStart", stopEvent: "Stop",
-		note: "codex runs a project's hooks only when it trusts both the project and the hooks: " +
-			"the project (trust it when codex asks, run codex exec --trust once here, or add [projects.\"<this folder>\"] trust_level = \"trusted\" to $CODEX_HOME/config.toml) " +
-			"and the hooks themselves (review and trust them with /hooks in codex, again after every change to .codex/hooks.json; " +
-			"from a script, codex app-server's hooks/list and config/batchWrite, as docs/hooks.md shows)"},
-	loop.AgentGemini: {path: ".gemini/settings.json", startEvent: "SessionStart", stopEvent: "AfterAgent", millis: true},
-	loop.AgentCursor: {path: ".cursor/hooks.json", flat: true, startEvent: "sessionStart", stopEvent: "stop", loopLimit: true},
-}
-
 // hookCommand is the command of an agent's hook: hook stop or hook
 // session-start, with --agent but for Claude Code's.
 func hookCommand(agent, sub string) string {
 	c := "orchestrate hook " + sub
-	if agent != loop.AgentClaude {
+	if agent != agentcli.Claude {
 		c += " --agent " + agent
 	}
 	return c
@@ -99,7 +75,7 @@ func gatesTimeout(cfg *config.Config) time.Duration {
 // hooks file when the hooks are not there as they should be.
 type agentSetup struct {
 	agent    string
-	file     hookFile
+	file     agentcli.Hooks
 	repo     string
 	old      []byte // the hooks file as it is ("{}" when there is none)
 	files    []plannedFile
@@ -115,13 +91,13 @@ type plannedFile struct {
 // planAgent plans an agent's setup in the workspace's repository; a hooks
 // file it cannot merge with is an error, and nothing is written.
 func planAgent(ws loop.Workspace, agent string) (*agentSetup, error) {
-	hf, ok := hookFiles[agent]
-	if !ok {
+	cli, ok := agentcli.Lookup(agent)
+	if !ok || cli.Hooks == nil {
 		return nil, fmt.Errorf("no such agent %q", agent)
 	}
-	s := &agentSetup{agent: agent, file: hf, repo: ws.Root()}
-	if agent == loop.AgentClaude {
-		p := filepath.Join(s.repo, ".claude", "commands", "orchestrate.md")
+	s := &agentSetup{agent: agent, file: *cli.Hooks, repo: ws.Root()}
+	if cli.Hooks.SlashCommand != "" {
+		p := filepath.Join(s.repo, filepath.FromSlash(cli.Hooks.SlashCommand))
 		f := plannedFile{path: p}
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 			text, err := prompts.Load(ws.Path(loop.PromptsDir), "commands/orchestrate.md")
@@ -151,7 +127,7 @@ func planAgent(ws loop.Workspace, agent string) (*agentSetup, error) {
 }
 
 func (s *agentSetup) settingsPath() string {
-	return filepath.Join(s.repo, filepath.FromSlash(s.file.path))
+	return filepath.Join(s.repo, filepath.FromSlash(s.file.Path))
 }
 
 // finish works out the stop hook's timeout from the workspace's config
@@ -183,26 +159,18 @@ func (s *agentSetup) finish(ws loop.Workspace) error {
 	return nil
 }
 
-// units is a duration in the hooks file's unit, rounded up.
-func (s *agentSetup) units(d time.Duration) int {
-	if s.file.millis {
-		return int(math.Ceil(float64(d) / float64(time.Millisecond)))
-	}
-	return int(math.Ceil(d.Seconds()))
-}
-
 // merge adds the agent's two hooks to its hooks file, keeping every other
 // key and hook in its order; a hook of ours that is there already gets
 // the timeout (and Cursor's loop_limit) if its own is smaller or missing.
 func (s *agentSetup) merge(timeout time.Duration, loopLimit int) ([]byte, bool, error) {
-	stop := jsonsettings.Hook{Event: s.file.stopEvent, Sub: "stop", Command: hookCommand(s.agent, "stop"),
-		Nums: []jsonsettings.Number{{Key: "timeout", Min: s.units(timeout)}}}
-	if s.file.loopLimit {
+	stop := jsonsettings.Hook{Event: s.file.StopEvent, Sub: "stop", Command: hookCommand(s.agent, "stop"),
+		Nums: []jsonsettings.Number{{Key: "timeout", Min: s.file.Units(timeout)}}}
+	if s.file.LoopLimit {
 		stop.Nums = append(stop.Nums, jsonsettings.Number{Key: "loop_limit", Min: loopLimit})
 	}
-	start := jsonsettings.Hook{Event: s.file.startEvent, Sub: "session-start", Command: hookCommand(s.agent, "session-start"),
-		Nums: []jsonsettings.Number{{Key: "timeout", Min: s.units(sessionStartTimeout)}}}
-	return jsonsettings.MergeHooks(s.old, s.file.flat, []jsonsettings.Hook{start, stop})
+	start := jsonsettings.Hook{Event: s.file.StartEvent, Sub: "session-start", Command: hookCommand(s.agent, "session-start"),
+		Nums: []jsonsettings.Number{{Key: "timeout", Min: s.file.Units(sessionStartTimeout)}}}
+	return jsonsettings.MergeHooks(s.old, s.file.Flat, []jsonsettings.Hook{start, stop})
 }
 
 // apply writes what was planned.
@@ -226,8 +194,8 @@ func (s *agentSetup) apply() (written, kept []string, err error) {
 // agentNames lists the agents init --agent knows, sorted.
 func agentNames() []string {
 	var names []string
-	for _, n := range config.Profiles {
-		if n != config.ProfileCustom {
+	for _, n := range agentcli.Profiles {
+		if n != agentcli.Custom {
 			names = append(names, n)
 		}
 	}

@@ -1,4 +1,4 @@
-package loop
+package agentcli
 
 import (
 	"os"
