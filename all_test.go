@@ -473,3 +473,22 @@ func TestAgentCLIsKnownOnce(t *testing.T) {
 		})
 	})
 }
+
+// TestWhereThingsLive: docs/development.md's table of where things live
+// gives every package of floors, on its floor.
+func TestWhereThingsLive(t *testing.T) {
+	data, err := os.ReadFile("docs/development.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "## Where things live")
+	if !ok {
+		t.Fatal("docs/development.md has no section \"Where things live\"")
+	}
+	for dir, floor := range floors {
+		row := fmt.Sprintf("| %d | `%s` |", floor, dir)
+		if !strings.Contains(table, row) {
+			t.Errorf("docs/development.md's where things live has no row %q", row)
+		}
+	}
+}
