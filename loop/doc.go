@@ -90,6 +90,9 @@
 //     against it, under every driver (waitingFor); a halted issue's
 //     evidence is never rewritten: a different failure of its gate files
 //     an issue of its own.
+//   - checked.go: a check's gates that all passed outside a Stop hook (an
+//     agent's gates call through the MCP server) spare the Stop hook a
+//     second run on the same tree (RecordChecked, unchanged).
 //   - batch.go: a Stop hook's one write of the queue: the records of its
 //     failing gates, the issues it files and resolves and the session's
 //     retry, each made in memory as its own write would have made it,

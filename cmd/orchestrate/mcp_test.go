@@ -400,3 +400,66 @@ func TestMCPCancelKillsGates(t *testing.T) {
 	var st mcpStatus
 	call(t, cs, "status", nil, &st)
 }
+
+// TestMCPGatesSpareTheStop: an agent that ran every gate mid-turn through
+// the server, and passed, stops at once on the same tree: its Stop hook
+// does not run the gates again; once the tree changes, it does.
+func TestMCPGatesSpareTheStop(t *testing.T) {
+	root := t.TempDir()
+	gitRun(t, root, "init", "-q")
+	runs := filepath.Join(t.TempDir(), "runs")
+	ws, _ := claimWorkspace(t, root, 0)
+	config := "gates:\n  - name: unit\n    command: 'echo run >> " + runs + "; if grep -q fail code.go; then echo want 4; exit 1; fi'\n"
+	for name, data := range map[string]string{".orchestrator/config.yaml": config, "code.go": "package code\n"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitRun(t, root, "add", ".")
+	gitRun(t, root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "init")
+	hook := func(input string) string {
+		cmd := exec.Command(orchestrateBin(t), "hook", "--agent", "claude", strings.Fields(input)[0])
+		cmd.Dir, cmd.Stdin = root, strings.NewReader(strings.SplitN(input, " ", 2)[1])
+		cmd.Env = append(os.Environ(), "ORCHESTRATE_NO_BACKGROUND=1", "CLAUDE_PROJECT_DIR="+root)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("hook %s: %v\n%s", input, err, out)
+		}
+		return string(out)
+	}
+	gateRuns := func() int {
+		data, _ := os.ReadFile(runs)
+		return strings.Count(string(data), "run\n")
+	}
+	hook(`session-start {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"}`)
+	// The agent works: a change, checked mid-turn, then a fix, checked.
+	cs, _ := mcpServe(t, ws)
+	os.WriteFile(filepath.Join(root, "code.go"), []byte("package code // fail\n"), 0o644)
+	var g mcpGates
+	call(t, cs, "gates", map[string]any{}, &g)
+	if g.Passed {
+		t.Fatalf("gates on a failing change: %+v", g)
+	}
+	os.WriteFile(filepath.Join(root, "code.go"), []byte("package code // fixed\n"), 0o644)
+	call(t, cs, "gates", map[string]any{}, &g)
+	if !g.Passed || gateRuns() != 2 {
+		t.Fatalf("gates on the fix: %+v, %d runs", g, gateRuns())
+	}
+	// Its stop passes at once: the gates do not run again.
+	if out := hook(`stop {"session_id": "s1", "hook_event_name": "Stop"}`); out != "" || gateRuns() != 2 {
+		t.Errorf("the stop after a passing check: %q, %d gate runs, want none more", out, gateRuns())
+	}
+	// A change since: the stop runs the gates.
+	os.WriteFile(filepath.Join(root, "code.go"), []byte("package code // fixed again\n"), 0o644)
+	hook(`stop {"session_id": "s1", "hook_event_name": "Stop"}`)
+	if gateRuns() != 3 {
+		t.Errorf("the stop after a change: %d gate runs, want 3", gateRuns())
+	}
+	// Only a check of every gate counts: one of some does not.
+	os.WriteFile(filepath.Join(root, "code.go"), []byte("package code // once more\n"), 0o644)
+	call(t, cs, "gates", map[string]any{"names": []string{"unit"}}, &g)
+	hook(`stop {"session_id": "s1", "hook_event_name": "Stop"}`)
+	if gateRuns() != 5 {
+		t.Errorf("the stop after a check of named gates: %d gate runs, want 5", gateRuns())
+	}
+}

@@ -46,7 +46,7 @@ type mcpGates struct {
 
 func addWriteTools(s *mcp.Server, e *env) {
 	addTool(s, e, &mcp.Tool{Name: "gates", Annotations: writes,
-		Description: "Run the quality gates of config.yaml now (all, or those named) and get each one's result, and the feedback on failure. record: false (the default) changes no issue and no history row; record: true records as orchestrate gate does. Cancelling the call kills the gates."},
+		Description: "Run the quality gates of config.yaml now (all, or those named) and get each one's result, and the feedback on failure. record: false (the default) changes no issue and no history row; record: true records as orchestrate gate does. Cancelling the call kills the gates. When every gate passes, a stop on the same tree does not run them again."},
 		true, mcpGatesTool)
 	addTool(s, e, &mcp.Tool{Name: "issue_add", Annotations: writes,
 		Description: "File an issue in the queue (orchestrate issue add). With details (a failure's output), an open issue with the same failure signature gets it recorded instead."},
@@ -85,6 +85,13 @@ func mcpGatesTool(e *env, in mcpGatesArgs) (mcpGates, error) {
 		return mcpGates{}, err
 	}
 	ev := gr.Evaluation
+	if ev.Passed && len(in.Names) == 0 {
+		// Every gate passed on this tree: a Stop hook that finds it
+		// unchanged lets the agent stop without running them again.
+		if err := e.ws().RecordChecked(e.ctx, e.now(), "gates passed (mcp)"); err != nil {
+			e.notify("recording where the gates passed: " + err.Error())
+		}
+	}
 	out := mcpGates{Passed: ev.Passed, Recorded: in.Record, Results: []mcpGateResult{}, Warnings: nonNil(ev.Warnings),
 		Resolved: nonNil(gr.Resolved), Feedback: gr.Feedback, Artifacts: gr.Dir, AwaitingApproval: []awaitingJSON{}}
 	for i := range ev.Results {
