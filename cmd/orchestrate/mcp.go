@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 )
@@ -56,7 +61,9 @@ func runMCP(e *env, args []string) error {
 	if !ok {
 		in = io.NopCloser(e.stdin)
 	}
-	err := newMCPServer(e).Run(e.ctx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{e.stdout}})
+	s := newMCPServer(e)
+	atRest() // what making the server's tools left behind
+	err := s.Run(e.ctx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{e.stdout}})
 	if err != nil && (e.ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
 		return nil // the client went away, or the command was interrupted
 	}
@@ -101,23 +108,89 @@ var (
 // after a call that succeeded, as the command of the same name does.
 func addTool[In, Out any](s *mcp.Server, e *env, t *mcp.Tool, refresh bool, h func(ce *env, in In) (Out, error)) {
 	mcp.AddTool(s, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (_ *mcp.CallToolResult, out Out, err error) {
-		ce := *e
-		ce.ctx, ce.stdin, ce.stdout, ce.json = ctx, strings.NewReader(""), io.Discard, true
-		defer func() {
-			if p := recover(); p != nil {
-				fmt.Fprintf(e.stderr, "orchestrate: mcp: tool %s: panic: %v\n", t.Name, p)
-				err = fmt.Errorf("internal error in %s: %v", t.Name, p)
+		err = e.serve(ctx, t.Name, func(ce *env) (err error) {
+			out, err = h(ce, in)
+			if err == nil && refresh {
+				refreshAnalytics(ce.ws())
 			}
-			if err != nil {
-				err = errors.New(textclean.Line(err.Error()))
-			}
-		}()
-		out, err = h(&ce, in)
-		if err == nil && refresh {
-			refreshAnalytics(ce.ws())
-		}
+			return err
+		})
 		return nil, out, err
 	})
+}
+
+// serve runs a tool call's work f with a copy of e for the call. A panic
+// is an error, and an error's message is clean text.
+func (e *env) serve(ctx context.Context, name string, f func(ce *env) error) (err error) {
+	ce := *e
+	ce.ctx, ce.stdin, ce.stdout, ce.json = ctx, strings.NewReader(""), io.Discard, true
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(e.stderr, "orchestrate: mcp: tool %s: panic: %v\n", name, p)
+			err = fmt.Errorf("internal error in %s: %v", name, p)
+		}
+		if err != nil {
+			err = errors.New(textclean.Line(err.Error()))
+		}
+	}()
+	defer atRest()
+	return f(&ce)
+}
+
+// addJSONTool adds a tool that reads and whose handler writes its result's
+// JSON itself, as the command writes it for --json: a large result is not
+// decoded, encoded again and checked against its schema (Out's, which the
+// client sees) as addTool's are. It takes no arguments.
+func addJSONTool[Out any](s *mcp.Server, e *env, t *mcp.Tool, h func(ce *env) ([]byte, error)) {
+	out, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(err)
+	}
+	t.InputSchema, t.OutputSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`), out
+	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var data []byte
+		err := e.serve(ctx, t.Name, func(ce *env) (err error) {
+			var args map[string]any
+			if len(req.Params.Arguments) > 0 && json.Unmarshal(req.Params.Arguments, &args) != nil {
+				return fmt.Errorf("validating \"arguments\": not an object")
+			}
+			if len(args) > 0 {
+				return fmt.Errorf("validating \"arguments\": %s takes no arguments", t.Name)
+			}
+			data, err = h(ce)
+			return err
+		})
+		res := &mcp.CallToolResult{}
+		if err != nil {
+			res.SetError(err)
+			return res, nil
+		}
+		res.StructuredContent, res.Content = json.RawMessage(data), []mcp.Content{&mcp.TextContent{Text: string(data)}}
+		return res, nil
+	})
+}
+
+// restAfter is how long the server waits with no call before it gives
+// its free memory back to the system.
+const restAfter = 500 * time.Millisecond
+
+// rest is the timer of atRest.
+var rest struct {
+	sync.Mutex
+	timer *time.Timer
+}
+
+// atRest gives the heap's free memory back to the system once the server
+// has had no call for restAfter: a server at rest between an agent's
+// calls holds little, whatever its last call read.
+func atRest() {
+	rest.Lock()
+	defer rest.Unlock()
+	if rest.timer == nil {
+		rest.timer = time.AfterFunc(restAfter, debug.FreeOSMemory)
+		return
+	}
+	rest.timer.Reset(restAfter)
 }
 
 // fence makes the call's changes to issue id carry the caller's claim at

@@ -17,6 +17,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/prompts"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
 )
 
 // mcpIssue is an issue as status --json and issue show --json print it:
@@ -41,11 +42,11 @@ type mcpClaim struct {
 
 // mcpStatus is the status tool's result.
 type mcpStatus struct {
-	Session  map[string]any `json:"session" jsonschema:"session_state.md's fields, typed"`
-	Issues   []mcpIssue     `json:"issues"`
+	Session  map[string]any `json:"session,omitempty" jsonschema:"session_state.md's fields, typed"`
+	Issues   []mcpIssue     `json:"issues,omitempty"`
 	Counts   map[string]int `json:"counts" jsonschema:"the number of issues of each status"`
 	Claims   []mcpClaim     `json:"claims"`
-	Problems []string       `json:"problems,omitempty" jsonschema:"what is malformed in the files, as file:line: message"`
+	Problems []string       `json:"problems" jsonschema:"what is malformed in the files, as file:line: message"`
 }
 
 // mcpHistory is the history_summary tool's result: history.csv's headline
@@ -71,9 +72,9 @@ type mcpIssueArgs struct {
 }
 
 func addReadTools(s *mcp.Server, e *env) {
-	addTool(s, e, &mcp.Tool{Name: "status", Annotations: readOnly,
+	addJSONTool[mcpStatus](s, e, &mcp.Tool{Name: "status", Annotations: readOnly,
 		Description: "The queue's issues (status, fields), the claims on them, the counts by status, and the session state: what orchestrate status --json shows."},
-		false, mcpStatusTool)
+		mcpStatusTool)
 	addTool(s, e, &mcp.Tool{Name: "issue_show", Annotations: readOnly,
 		Description: "One issue with its fields and sections (Summary, Failure Details with the failing output, …): what orchestrate issue show ID --json shows."},
 		false, mcpIssueShow)
@@ -82,23 +83,33 @@ func addReadTools(s *mcp.Server, e *env) {
 		false, mcpHistorySummary)
 }
 
-func mcpStatusTool(e *env, _ mcpNoArgs) (mcpStatus, error) {
+// mcpStatusTool writes status --json's object, with the counts, the
+// claims and the problems after its session and issues.
+func mcpStatusTool(e *env) ([]byte, error) {
 	ws := e.ws()
 	if err := ws.Exists(); err != nil {
-		return mcpStatus{}, err
+		return nil, err
 	}
 	q, st, err := loadStatus(ws)
 	if err != nil {
-		return mcpStatus{}, err
+		return nil, err
 	}
 	var b bytes.Buffer
 	if err := writeStatusJSON(&b, st, q); err != nil {
-		return mcpStatus{}, err
+		return nil, err
 	}
-	out := mcpStatus{Counts: map[string]int{}, Claims: []mcpClaim{}}
-	if err := json.Unmarshal(b.Bytes(), &out); err != nil {
-		return mcpStatus{}, err
+	rest, err := json.Marshal(statusRest(e, ws, q, st))
+	if err != nil {
+		return nil, err
 	}
+	head := bytes.TrimRight(b.Bytes(), "}\n")
+	return append(append(append(head, ",\n  "...), rest[1:len(rest)-1]...), "\n}\n"...), nil
+}
+
+// statusRest is what the status tool shows beyond status --json: the
+// counts, the claims, the problems.
+func statusRest(e *env, ws loop.Workspace, q *queue.Queue, st *session.State) mcpStatus {
+	out := mcpStatus{Counts: map[string]int{}, Claims: []mcpClaim{}, Problems: []string{}}
 	now := e.now()
 	for _, is := range q.Issues {
 		out.Counts[is.Status()]++
@@ -113,7 +124,7 @@ func mcpStatusTool(e *env, _ mcpNoArgs) (mcpStatus, error) {
 	for _, p := range st.Problems {
 		out.Problems = append(out.Problems, p.Format(ws.Path(loop.StateFile)))
 	}
-	return out, nil
+	return out
 }
 
 func rfc3339(t time.Time) string {
