@@ -93,11 +93,11 @@ func newMCPServer(e *env) *mcp.Server {
 // mcpInstructions tell a client's model what the server is for.
 const mcpInstructions = `orchestrate keeps the fix-and-retry loop honest: quality gates check the work, failures are issues in .orchestrator/issue_queue.md with retry limits. Call gates to check your work before you stop (record: false only reports); fix what its structured results say. Use claim, record_failure and resolve when you share the queue with other agents, and pass your claim's epoch with every change to an issue you hold.`
 
-// readOnly and writes are the annotations of the tools that read and of
+// mcpReadOnly and mcpWrites are the annotations of the tools that read and of
 // those that write.
 var (
-	readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
-	writes   = &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)}
+	mcpReadOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
+	mcpWrites   = &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)}
 )
 
 // addTool adds a tool whose handler works with a copy of e for the call:

@@ -72,13 +72,13 @@ type mcpIssueArgs struct {
 }
 
 func addReadTools(s *mcp.Server, e *env) {
-	addJSONTool[mcpStatus](s, e, &mcp.Tool{Name: "status", Annotations: readOnly,
+	addJSONTool[mcpStatus](s, e, &mcp.Tool{Name: "status", Annotations: mcpReadOnly,
 		Description: "The queue's issues (status, fields), the claims on them, the counts by status, and the session state: what orchestrate status --json shows."},
 		mcpStatusTool)
-	addTool(s, e, &mcp.Tool{Name: "issue_show", Annotations: readOnly,
+	addTool(s, e, &mcp.Tool{Name: "issue_show", Annotations: mcpReadOnly,
 		Description: "One issue with its fields and sections (Summary, Failure Details with the failing output, …): what orchestrate issue show ID --json shows."},
 		false, mcpIssueShow)
-	addTool(s, e, &mcp.Tool{Name: "history_summary", Annotations: readOnly,
+	addTool(s, e, &mcp.Tool{Name: "history_summary", Annotations: mcpReadOnly,
 		Description: "history.csv's headline numbers, as the analytics page shows them: issues filed, fixed by the loop, fix rate, attempts to pass."},
 		false, mcpHistorySummary)
 }

@@ -45,31 +45,31 @@ type mcpGates struct {
 }
 
 func addWriteTools(s *mcp.Server, e *env) {
-	addTool(s, e, &mcp.Tool{Name: "gates", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "gates", Annotations: mcpWrites,
 		Description: "Run the quality gates of config.yaml now (all, or those named) and get each one's result, and the feedback on failure. record: false (the default) changes no issue and no history row; record: true records as orchestrate gate does. Cancelling the call kills the gates. When every gate passes, a stop on the same tree does not run them again."},
 		true, mcpGatesTool)
-	addTool(s, e, &mcp.Tool{Name: "issue_add", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "issue_add", Annotations: mcpWrites,
 		Description: "File an issue in the queue (orchestrate issue add). With details (a failure's output), an open issue with the same failure signature gets it recorded instead."},
 		true, mcpIssueAdd)
-	addTool(s, e, &mcp.Tool{Name: "claim", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "claim", Annotations: mcpWrites,
 		Description: "Claim the next ready issue for the caller (orchestrate claim --next): highest priority, then oldest; one you hold comes back; claimed is false when none is ready. With id, claim that issue (orchestrate claim ID; force takes it from its holder)."},
 		false, mcpClaimTool)
-	addTool(s, e, &mcp.Tool{Name: "claim_renew", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "claim_renew", Annotations: mcpWrites,
 		Description: "Extend the caller's claim of an issue (orchestrate renew ID --epoch N)."},
 		false, mcpRenew)
-	addTool(s, e, &mcp.Tool{Name: "claim_release", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "claim_release", Annotations: mcpWrites,
 		Description: "End a claim of an issue (orchestrate release ID [--epoch N])."},
 		false, mcpRelease)
-	addTool(s, e, &mcp.Tool{Name: "record_failure", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "record_failure", Annotations: mcpWrites,
 		Description: "Record a failed verification's output against an issue (orchestrate record ID): its signature, the repeat count, a halt on identical failures."},
 		false, mcpRecord)
-	addTool(s, e, &mcp.Tool{Name: "resolve", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "resolve", Annotations: mcpWrites,
 		Description: "Resolve an issue (orchestrate issue resolve ID)."},
 		true, mcpResolve)
-	addTool(s, e, &mcp.Tool{Name: "decide", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "decide", Annotations: mcpWrites,
 		Description: "The choice on an issue whose retries are spent: retry (counts back to 0, pending), skip (skipped), or abort (stop the orchestrate run in progress): orchestrate issue retry, issue skip, abort."},
 		true, mcpDecide)
-	addTool(s, e, &mcp.Tool{Name: "approve", Annotations: writes,
+	addTool(s, e, &mcp.Tool{Name: "approve", Annotations: mcpWrites,
 		Description: "A person's word on a human gate's approval request, the caller being that person: approve (the gate passes on its next run), or reject with a comment (it fails, with the comment as feedback): orchestrate approve, reject."},
 		true, mcpApprove)
 }
