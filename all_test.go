@@ -1,9 +1,11 @@
 package orchestrate_test
 
 // Tests of the repository itself, as golang.org/x/vuln's all_test.go has:
-// the packages' layering, and the size of each function.
+// the packages' layering, the size of each function, and the one package
+// that starts git.
 
 import (
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -24,12 +26,12 @@ const module = "github.com/orchestrate-dev/orchestrate"
 // module's root, "internal/" for every package under internal/) on a floor.
 // A package imports only packages on its own floor or below: the files and
 // their formats at the bottom, the gates above them, the loop above the
-// gates, and the command at the top. A package missing here fails
+// gates, the pool of agents above the loop, and the command at the top. A package missing here fails
 // TestLayers: give it its floor.
 var floors = map[string]int{
 	// 0: leaves, importing no package of the module.
 	".":          0, // the files orchestrate ships (the example .orchestrator/)
-	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings, file problems
+	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings, file problems, running git
 	"signature/": 0, // failure signatures
 	"findings/":  0, // findings parsed from tools' output
 	"worktree/":  0, // an issue's git worktree: made, merged back, removed
@@ -41,13 +43,17 @@ var floors = map[string]int{
 	"analytics/": 1,
 	// 2: running the quality gates.
 	"gate/": 2,
-	// 2: the claims of several agents on the queue.
-	"claim/": 2,
+	// 2: the claims of several agents on the queue, and what machines
+	// share on a git remote (the claims, the queue, the histories, the work).
+	"claim/":  2,
+	"remote/": 2,
 	// 3: the loop: records, checks, runs, hooks, watch.
 	"loop/": 3,
-	// 4: the command, and the tests that drive it from outside.
-	"cmd/orchestrate/": 4,
-	"e2e/":             4,
+	// 4: several agents at once: the pool, the merge train.
+	"pool/": 4,
+	// 5: the command, and the tests that drive it from outside.
+	"cmd/orchestrate/": 5,
+	"e2e/":             5,
 }
 
 // floorOf returns the floor of the package in directory dir, or false.
@@ -224,7 +230,7 @@ func TestFindCycle(t *testing.T) {
 }
 
 func TestFloorOf(t *testing.T) {
-	for dir, want := range map[string]int{".": 0, "internal/fsx": 0, "queue": 1, "gate": 2, "loop": 3, "cmd/orchestrate": 4} {
+	for dir, want := range map[string]int{".": 0, "internal/fsx": 0, "queue": 1, "gate": 2, "loop": 3, "pool": 4, "cmd/orchestrate": 5} {
 		if got, ok := floorOf(dir); !ok || got != want {
 			t.Errorf("floorOf(%q) = %d, %v; want %d", dir, got, ok, want)
 		}
@@ -347,4 +353,89 @@ func TestFunctionSize(t *testing.T) {
 	if n < 100 {
 		t.Fatalf("read %d functions; is the test run from the module's root?", n)
 	}
+}
+
+// maxFileLines is the most lines a file outside tests may have.
+const maxFileLines = 800
+
+// TestFileSize: no file outside tests is over maxFileLines lines.
+func TestFileSize(t *testing.T) {
+	n := 0
+	sourceFiles(t, false, parser.PackageClauseOnly, func(_ *token.FileSet, _, path string, _ *ast.File) {
+		n++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Count(data, []byte("\n"))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			lines++
+		}
+		if lines > maxFileLines {
+			t.Errorf("%s is %d lines (at most %d): split it by concept", path, lines, maxFileLines)
+		}
+	})
+	if n < 100 {
+		t.Fatalf("read %d files; is the test run from the module's root?", n)
+	}
+}
+
+// TestGitOneHome holds git to one package: no non-test file outside
+// internal/git starts it (exec.Command, exec.CommandContext or
+// exec.LookPath with "git"), so that every git command runs with that
+// package's environment, timeouts and errors.
+func TestGitOneHome(t *testing.T) {
+	home := 0
+	sourceFiles(t, false, 0, func(fset *token.FileSet, dir, path string, f *ast.File) {
+		for _, call := range gitCalls(f) {
+			if dir == "internal/git" {
+				home++
+				continue
+			}
+			t.Errorf("%s: starts git: run it through internal/git", fset.Position(call.Pos()))
+		}
+	})
+	if home == 0 {
+		t.Fatal("found no start of git in internal/git: the test no longer sees one")
+	}
+}
+
+// gitCalls returns the calls of f that start git: os/exec's Command,
+// CommandContext or LookPath with the literal "git" among their arguments.
+func gitCalls(f *ast.File) []*ast.CallExpr {
+	execName := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == "os/exec" {
+			execName = "exec"
+			if imp.Name != nil {
+				execName = imp.Name.Name
+			}
+		}
+	}
+	if execName == "" {
+		return nil
+	}
+	var calls []*ast.CallExpr
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || !slices.Contains([]string{"Command", "CommandContext", "LookPath"}, sel.Sel.Name) {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != execName {
+			return true
+		}
+		for _, arg := range call.Args {
+			if lit, ok := arg.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, _ := strconv.Unquote(lit.Value); s == "git" {
+					calls = append(calls, call)
+				}
+			}
+		}
+		return true
+	})
+	return calls
 }

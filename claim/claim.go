@@ -31,6 +31,14 @@ type Lease struct {
 	Until  time.Time `json:"until"`  // Lease-Until; zero when none
 }
 
+// DefaultLease is how long a claim lasts unless renewed, when its holder
+// asks for no other length.
+const DefaultLease = 10 * time.Minute
+
+// MinLease is the shortest lease run --agents gives its agents' claims:
+// they renew them every third of it.
+const MinLease = 3 * time.Second
+
 // Of reads an issue's lease. A bad epoch or time reads as none (0, zero):
 // the queue's validation reports it with its line.
 func Of(is *queue.Issue) Lease {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // Agents on many machines, with the real CLI: two clones of one bare

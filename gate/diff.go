@@ -8,10 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/git"
 )
 
 // Diff writes the change under review in the repository at root to w: what
@@ -83,37 +84,21 @@ func pathspecs(excluded []string) []string {
 	return paths
 }
 
-// gitIn runs git in a directory.
+// gitIn runs git in a directory. A command is bounded by ctx alone: a
+// diff reads every tracked file, and its length grows with the tree.
 type gitIn struct {
 	ctx context.Context
 	dir string
 }
 
 // run runs git with args, env added to the environment and its stdout to
-// out. Its error says which git command failed with the first line of what
-// git said.
+// out. Its error is a *git.Error: the command and what git said.
 func (g gitIn) run(env []string, out io.Writer, args ...string) error {
-	cmd := exec.CommandContext(g.ctx, "git", args...)
-	cmd.Dir = g.dir
-	cmd.Env = append(os.Environ(), env...)
-	stderr := &limitedBuffer{max: 4 << 10}
-	cmd.Stdout, cmd.Stderr = out, stderr
-	err := cmd.Run()
-	if err == nil {
-		return nil
-	}
-	msg := strings.TrimSpace(strings.TrimPrefix(string(stderr.buf), "fatal: "))
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	if msg == "" || errors.Is(err, exec.ErrNotFound) {
-		msg = err.Error()
-	}
-	sub := args[0]
-	for i := 0; i+2 < len(args) && args[i] == "-c"; i += 2 {
-		sub = args[i+2]
-	}
-	return fmt.Errorf("git %s: %s", sub, msg)
+	return g.runner(env).Run(g.ctx, nil, out, args...)
+}
+
+func (g gitIn) runner(env []string) git.Runner {
+	return git.Runner{Dir: g.dir, Env: env, Timeout: git.NoTimeout}
 }
 
 // copyIndex copies the repository's index, for git to write in place of
@@ -151,15 +136,11 @@ func (g gitIn) notIgnored(env []string, paths []string) []string {
 	}
 	// One record per path, in order: source, line, pattern, path; the
 	// pattern empty when none matched, "!…" when one un-ignores the path.
-	var out bytes.Buffer
-	cmd := exec.CommandContext(g.ctx, "git", "check-ignore", "--stdin", "-z", "--verbose", "--non-matching")
-	cmd.Dir, cmd.Env = g.dir, append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
+	out, err := g.runner(env).Input(g.ctx, strings.Join(paths, "\x00")+"\x00", "check-ignore", "--stdin", "-z", "--verbose", "--non-matching")
+	if err != nil {
 		return paths // exit 1: none is ignored
 	}
-	fields := strings.Split(out.String(), "\x00")
+	fields := strings.Split(out, "\x00")
 	if len(fields) < 4*len(paths) {
 		return paths
 	}
@@ -178,13 +159,11 @@ func (g gitIn) headOrEmptyTree() (string, error) {
 	if g.run(nil, io.Discard, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") == nil {
 		return "HEAD", nil
 	}
-	var empty bytes.Buffer
-	cmd := exec.CommandContext(g.ctx, "git", "hash-object", "-t", "tree", "--stdin")
-	cmd.Dir, cmd.Stdout = g.dir, &empty
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git hash-object: %v", err)
+	empty, err := g.runner(nil).Input(g.ctx, "", "hash-object", "-t", "tree", "--stdin")
+	if err != nil {
+		return "", err
 	}
-	return strings.TrimSpace(empty.String()), nil
+	return strings.TrimSpace(empty), nil
 }
 
 // distrustStat makes git compare every file of the index at path by

@@ -58,6 +58,11 @@ type Added struct {
 // AddIssue files a new issue, or records its failure against the open
 // issue that has the same signature.
 func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Added, error) {
+	return w.addIssue(ctx, direct{w}, now, ni)
+}
+
+// addIssue is AddIssue through tx.
+func (w Workspace) addIssue(ctx context.Context, tx queueTx, now time.Time, ni NewIssue) (Added, error) {
 	for k, v := range ni.Fields {
 		if err := queue.CheckValue(k, v); err != nil {
 			return Added{}, err
@@ -92,13 +97,8 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 		counted = f.Class() != signature.Infra && !signature.Empty(normalized)
 	}
 
-	unlock, err := w.Lock(ctx)
-	if err != nil {
-		return Added{}, err
-	}
-	defer unlock()
 	var a Added
-	err = w.updateQueue(func(q *queue.Queue) error {
+	err = tx.change(ctx, func(q *queue.Queue) error {
 		a = Added{Signature: sig}
 		if counted {
 			if is := openWithSignature(q, sig, fields[FieldSession]); is != nil {
@@ -116,15 +116,20 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 			a.Status, a.reason = r.Status, r.Reason
 		}
 		return nil
+	}, func() []analytics.Event {
+		if a.Deduplicated {
+			return w.afterRecord(now, *ni.Failure, normalized, a.Recorded)
+		}
+		return w.addEvents(now, ni, a)
 	})
-	if err != nil {
-		return a, err
-	}
-	if a.Deduplicated {
-		return a, w.appendHistory(w.afterRecord(now, *ni.Failure, normalized, a.Recorded)...)
-	}
+	return a, err
+}
+
+// addEvents are the history rows of a filed issue: its filing, and its
+// halt when it is stuck at once.
+func (w Workspace) addEvents(now time.Time, ni NewIssue, a Added) []analytics.Event {
 	ev := analytics.Event{Time: now, RunID: w.runID(), Event: analytics.EventIssueAdd, IssueID: a.ID,
-		Signature: sig, Detail: ni.Sections[queue.SectionSummary]}
+		Signature: a.Signature, Detail: ni.Sections[queue.SectionSummary]}
 	if ni.Failure != nil {
 		ev.Gate, ev.ExitCode = ni.Failure.Gate, ni.Failure.ExitCode
 	}
@@ -132,7 +137,7 @@ func (w Workspace) AddIssue(ctx context.Context, now time.Time, ni NewIssue) (Ad
 	if a.Status == queue.StatusStuck && a.reason != "" {
 		events = append(events, analytics.Event{Time: now, RunID: ev.RunID, Event: analytics.EventHalt, IssueID: a.ID, Detail: a.reason})
 	}
-	return a, w.appendHistory(events...)
+	return events
 }
 
 // openWithSignature returns the first issue not resolved or skipped whose

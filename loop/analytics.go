@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // analytics.html is made from the whole history, which grows without end,

@@ -7,6 +7,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // Claimed is an issue and its claim.
@@ -18,9 +19,6 @@ type Claimed struct {
 	Remote string `json:"remote,omitempty"`
 	Ref    string `json:"ref,omitempty"`
 }
-
-// DefaultLease is how long a claim lasts unless renewed.
-const DefaultLease = 10 * time.Minute
 
 // claimable says whether an issue is work an agent may claim: open
 // (pending or in_progress), not waiting for a person (halted, stuck,
@@ -39,10 +37,44 @@ func claimable(humanGates map[string]bool) func(*queue.Issue) bool {
 	}
 }
 
-// ClaimNext finds the next ready issue and claims it for holder, in one
-// step under the lock (see claim.Next); nil when none is ready. skip, if
-// not nil, leaves out the issues it is true for.
-func (w Workspace) ClaimNext(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
+// Claims are the claims of agents on the issues of a workspace's queue:
+// kept in the queue (see claim), or on a git remote and mirrored into the
+// queue (see remote.go). Each step runs under the workspace's lock, and
+// notes in the history a claim that changed hands.
+type Claims interface {
+	// Next finds the next ready issue and claims it for holder; nil when
+	// none is ready. skip, if not nil, leaves out the issues it is true
+	// for.
+	Next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error)
+	// Claim claims issue id for holder (force: whoever holds it now).
+	Claim(ctx context.Context, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error)
+	// Renew extends holder's claim of id at epoch.
+	Renew(ctx context.Context, now time.Time, id, holder string, epoch int, ttl time.Duration) (Claimed, error)
+	// Release ends the claim of id held at epoch; epoch 0 ends any (a
+	// person's release). The Claimed returned is the claim that ended.
+	Release(ctx context.Context, now time.Time, id string, epoch int) (Claimed, error)
+	// Fenced returns the claims as the holder of issue id's claim at
+	// epoch changes them (see Workspace.Fenced).
+	Fenced(id string, epoch int) Claims
+}
+
+// Claims returns the workspace's claims: on the git remote r, or in the
+// queue alone when r is nil.
+func (w Workspace) Claims(r *remote.Remote) Claims {
+	if r == nil {
+		return localClaims{w}
+	}
+	return remoteClaims{w: w, released: w, r: r}
+}
+
+// localClaims are the claims kept in the queue, for agents on one
+// machine.
+type localClaims struct{ w Workspace }
+
+// Next finds the next ready issue and claims it for holder, in one step
+// under the lock (see claim.Next).
+func (c localClaims) Next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
+	w := c.w
 	claimable, err := w.openToClaim()
 	if err != nil {
 		return nil, err
@@ -76,29 +108,35 @@ func without(open, skip func(*queue.Issue) bool) func(*queue.Issue) bool {
 	return func(is *queue.Issue) bool { return open(is) && !skip(is) }
 }
 
-// chooseOpen is how many open issues the first look of ClaimNext reads.
+// chooseOpen is how many open issues the first look of Next reads.
 const chooseOpen = 16
 
 // Claim claims issue id for holder (force: whoever holds it now).
-func (w Workspace) Claim(ctx context.Context, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error) {
-	return w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
+func (c localClaims) Claim(ctx context.Context, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error) {
+	return c.w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
 		return claim.Take(is, holder, now, ttl, force)
 	})
 }
 
 // Renew extends holder's claim of id at epoch.
-func (w Workspace) Renew(ctx context.Context, now time.Time, id, holder string, epoch int, ttl time.Duration) (Claimed, error) {
-	return w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
+func (c localClaims) Renew(ctx context.Context, now time.Time, id, holder string, epoch int, ttl time.Duration) (Claimed, error) {
+	return c.w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
 		return claim.Renew(is, holder, epoch, now, ttl)
 	})
 }
 
 // Release ends the claim of id held at epoch; epoch 0 ends any (a
 // person's release). The Claimed returned is the claim that ended.
-func (w Workspace) Release(ctx context.Context, now time.Time, id string, epoch int) (Claimed, error) {
-	return w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
+func (c localClaims) Release(ctx context.Context, now time.Time, id string, epoch int) (Claimed, error) {
+	return c.w.claimOne(ctx, now, id, func(is *queue.Issue) (claim.Lease, error) {
 		return claim.Release(is, epoch)
 	})
+}
+
+// Fenced returns the claims as the holder of issue id's claim at epoch
+// changes them: each step refused once the claim was taken over.
+func (c localClaims) Fenced(id string, epoch int) Claims {
+	return localClaims{c.w.Fenced(id, epoch)}
 }
 
 func (w Workspace) claimOne(ctx context.Context, now time.Time, id string, fn func(*queue.Issue) (claim.Lease, error)) (Claimed, error) {

@@ -51,10 +51,25 @@
 //   - human.go: human gates: an approval request per gate and diff, given or
 //     rejected by a person (decideHuman, requestApproval, Approve, Reject,
 //     WaitApprovals).
-//   - run.go: the loop (Run): the prompt and the agent, the gates, then the
-//     check decides whether to loop again; the sentinel before each loop
-//     (stopBefore); the same agent or a fresh one (fresh); on_exhaustion
-//     (exhausted); one run at a time (TryRunLock).
+//   - run.go: the loop (Run, RunScope): the prompt and the agent, the
+//     gates, then the check decides whether to loop again; the sentinel
+//     before each loop (stopBefore); the same agent or a fresh one
+//     (fresh); on_exhaustion (exhausted); one run at a time (TryRunLock,
+//     StartRun).
+//   - launch.go: one launch of the agent (launch): its prompt
+//     (writePrompt) and environment (agentEnv); an agent that could not
+//     work at all, which counts for nothing (couldNotStart); what it
+//     reported, and its usage, priced by agent.prices when it reported no
+//     cost (takeReport, priced).
+//   - report.go: what a run reports: each step as it happens (Step), each
+//     launch (AgentRun), its end (RunResult), and what each of several
+//     agents did (Worked).
+//   - scope.go: what a run's loop works on, and how its passing work
+//     lands (Scope, Loop): for Run's one agent, the workspace's task or
+//     open issues, its work committed (oneAgent); for each of several
+//     agents, its claimed issue, its work on the merge train (package
+//     pool). What package pool asks of a workspace besides (Warn,
+//     AppendHistory, CheckFence, RecordClaimed, Claimable).
 //   - git.go: the files a loop changed, for the next prompt, and the stash
 //     on_exhaustion keeps (filesChanged, stashExhausted).
 //   - commit.go: on_success: commit, the agent's work committed when every
@@ -81,43 +96,40 @@
 //     (wouldRetry).
 //   - advisory.go: the advisory gates that failed while the blocking ones
 //     passed, told to the person (AdvisoryMessage).
-//   - hook.go: an agent's Stop hook (StopHook): the gates with the
-//     session's own issues, attempts counted as check counts them
-//     (retrySession), blocking with the feedback or saying why the agent may
-//     stop (retryHook); a session that changed nothing stops at once
-//     (readBaseline, treeState); a failure whose signature belongs to an
-//     issue that waits for a person is not filed again, nor recorded
-//     against it, under every driver (waitingFor); a halted issue's
-//     evidence is never rewritten: a different failure of its gate files
-//     an issue of its own.
+//   - hook.go: what an agent's hook gets and where it stands: its input
+//     and the agents' protocols (ReadHookInput, HookAnswer), the workspace
+//     it works on (FindWorkspace), and a session's baseline, where it began
+//     or where its gates last passed, so that a session that changed
+//     nothing stops at once (SessionStart, readBaseline, treeState).
+//   - stophook.go: an agent's Stop hook (StopHook): the gates with the
+//     session's own issues, their changes of the queue one batch
+//     (gatesHook), attempts counted as check counts them (retrySession),
+//     blocking with the feedback or saying why the agent may stop
+//     (retryHook); a failure whose signature belongs to an issue that
+//     waits for a person is not filed again, nor recorded against it,
+//     under every driver (waitingFor); a halted issue's evidence is never
+//     rewritten: a different failure of its gate files an issue of its
+//     own.
 //   - checked.go: a check's gates that all passed outside a Stop hook (an
 //     agent's gates call through the MCP server) spare the Stop hook a
 //     second run on the same tree (RecordChecked, unchanged).
-//   - batch.go: a Stop hook's one write of the queue: the records of its
-//     failing gates, the issues it files and resolves and the session's
-//     retry, each made in memory as its own write would have made it,
-//     under the lock from the gates' end to the write, their history rows
-//     after it (queueBatch, beginBatch, endBatch).
-//   - agents.go: several agents at once (RunAgents): each claims an issue
-//     and works in its worktree with the one-agent loop, for that issue
-//     alone: its failures recorded against it, and retried by its own
-//     check, as the gates and the check do for a claimed issue; its passing
-//     work merged back (mergeBack); a killed run's worktrees cleaned or
-//     kept (cleanLeft, tidy).
-//   - train.go: the merge queue as a merge train: each car rebased onto
-//     the one before it and checked at once, the branch fast-forwarded in
-//     order, a failed car's followers put back without its work (train).
-//   - landing.go: where the train lands the work, a branch here or on a
-//     remote the machines share (localBranch, remoteBranch).
-//   - claims.go: claims under the lock (ClaimNext, Claim, Renew, Release),
-//     their history rows, and the fence every change of a holder carries
+//   - batch.go: where the steps that file, record, resolve and retry read
+//     and change the queue (queueTx): a command's own lock, read and write
+//     for each change (direct); a Stop hook's one write of the queue, its
+//     batch, begun once its gates ran and committed before its baseline:
+//     the records of its failing gates, the issues it files and resolves
+//     and the session's retry, each made in memory as its own write would
+//     have made it, under the lock from the gates' end to the write, their
+//     history rows after it (batch, beginBatch, commit).
+//   - claims.go: the claims (Claims): kept in the queue, under the lock
+//     (localClaims), or on a remote, chosen once by whether one is given;
+//     their history rows; and the fence every change of a holder carries
 //     (Fenced).
 //   - remote.go: claims on a git remote, for agents on several machines
-//     (ClaimNextOn, ClaimOn, RenewOn, ReleaseOn): the remote's ref is the
-//     claim, mirrored into the queue (mirror); a ref that holds no record
-//     orchestrate wrote skipped and said (noteBad); clocks seen apart stop
-//     the claims (ClaimNextOn, ClaimOn) and are said by a renewal or a
-//     release (changeOn).
+//     (remoteClaims): the remote's ref is the claim, mirrored into the
+//     queue (mirror); a ref that holds no record orchestrate wrote skipped
+//     and said (noteBad); clocks seen apart stop the claims (Next, Claim)
+//     and are said by a renewal or a release (changeOn).
 //   - remotequeue.go: the queue shared through the remote, merged with
 //     this machine's before each claim, launch and release, this
 //     machine's history shared beside it as its host's, every other

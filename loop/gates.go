@@ -15,6 +15,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
@@ -122,18 +123,17 @@ type GateOptions struct {
 // that awaits approval files an approval request (see TypeApproval), or
 // brings the open one up to date; a rejected one fails with the person's
 // comment and its request is closed.
-func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (gr *GateRun, err error) {
-	// The rows of the issues the gates file, record and resolve go to the
-	// history with the gates' own, in one append (one sync) at the end.
-	// Each comes after the write of the queue it tells of, as before.
-	direct := w
-	var held []analytics.Event
-	w.rows = &held
-	defer func() {
-		if herr := direct.appendHeld(ctx, held); err == nil {
-			err = herr
-		}
-	}()
+func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateOptions) (*GateRun, error) {
+	s, err := w.evaluateGates(ctx, now, opt)
+	if err != nil {
+		return nil, err
+	}
+	return s.gr, s.finish(ctx, direct{w})
+}
+
+// evaluateGates runs the gates, the first half of RunGates: nothing is
+// filed, recorded or resolved yet (see gateStep.finish).
+func (w Workspace) evaluateGates(ctx context.Context, now func() time.Time, opt GateOptions) (*gateStep, error) {
 	cfg, err := w.Config()
 	if err != nil {
 		return nil, err
@@ -143,31 +143,42 @@ func (w Workspace) RunGates(ctx context.Context, now func() time.Time, opt GateO
 		return nil, err
 	}
 	run := w.runID()
-	if gr, err = w.newGateRun(run, opt.Dir); err != nil {
+	gr, err := w.newGateRun(run, opt.Dir)
+	if err != nil {
 		return nil, err
 	}
 	humans, err := w.evaluate(ctx, now, cfg, gates, gr, opt)
 	if err != nil {
 		return nil, err
 	}
-	// A Stop hook's batch begins once the gates ran: what they file,
-	// record and resolve is one write of the queue, under the lock.
-	if err := w.beginBatch(ctx); err != nil {
-		return gr, err
-	}
-	s := gateStep{w: w, now: now, cfg: cfg, opt: opt, gr: gr, run: run, humans: humans,
-		feedbackBefore: w.lastFeedback(), sigs: map[string]string{}}
-	events, err := s.recordResults(ctx)
-	if err != nil {
-		return gr, err
-	}
-	held = append(held, events...)
-	return gr, s.writeArtifacts()
+	return &gateStep{w: w, now: now, cfg: cfg, opt: opt, gr: gr, run: run, humans: humans, sigs: map[string]string{}}, nil
 }
 
-// appendHeld writes the history rows RunGates held, under the lock: also
-// when ctx ended, since an interrupted step still says what it did.
-func (w Workspace) appendHeld(ctx context.Context, held []analytics.Event) error {
+// finish files, records or resolves each gate's issue through tx, and
+// writes the artifacts, the second half of RunGates. The rows of the
+// issues it files, records and resolves go to the history with the gates'
+// own, through tx, in one append (one sync) at the end: also when ctx
+// ended, since an interrupted step still says what it did. Each comes
+// after the write of the queue it tells of, as before.
+func (s *gateStep) finish(ctx context.Context, tx queueTx) (err error) {
+	var held []analytics.Event
+	s.tx = heldRows{queueTx: tx, rows: &held}
+	defer func() {
+		if herr := appendHeld(ctx, tx, held); err == nil {
+			err = herr
+		}
+	}()
+	s.feedbackBefore = s.w.lastFeedback()
+	events, err := s.recordResults(ctx)
+	if err != nil {
+		return err
+	}
+	held = append(held, events...)
+	return s.writeArtifacts()
+}
+
+// appendHeld gives tx the history rows a gateStep held.
+func appendHeld(ctx context.Context, tx queueTx, held []analytics.Event) error {
 	if len(held) == 0 {
 		return nil
 	}
@@ -176,7 +187,7 @@ func (w Workspace) appendHeld(ctx context.Context, held []analytics.Event) error
 	slices.SortStableFunc(held, func(a, b analytics.Event) int { return a.Time.Compare(b.Time) })
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	return w.withLock(hctx, func() error { return w.appendHistory(held...) })
+	return tx.history(hctx, held...)
 }
 
 // newGateRun makes the GateRun of an evaluation and its artifacts'
@@ -225,7 +236,8 @@ func (w Workspace) evaluate(ctx context.Context, now func() time.Time, cfg *conf
 // gateStep is one RunGates after the evaluation: what filing, recording
 // and resolving each gate's issues, and writing the artifacts, need.
 type gateStep struct {
-	w      Workspace // its history rows held (Workspace.rows)
+	w      Workspace
+	tx     queueTx // its history rows held (heldRows)
 	now    func() time.Time
 	cfg    *config.Config
 	opt    GateOptions
@@ -280,7 +292,7 @@ func (s *gateStep) recordResults(ctx context.Context) ([]analytics.Event, error)
 // recordClaimed records the blocking gates' failures against the claimed
 // issue (see GateOptions.Issue and Workspace.recordClaimedFailure).
 func (s *gateStep) recordClaimed(ctx context.Context) error {
-	return s.w.recordClaimedFailure(ctx, s.now(), s.opt.Issue, s.gr, s.sigs)
+	return s.w.recordClaimed(ctx, s.tx, s.now(), s.opt.Issue, s.gr, s.sigs)
 }
 
 // recordClaimedFailure records the blocking gates' failures of gr against
@@ -289,6 +301,11 @@ func (s *gateStep) recordClaimed(ctx context.Context) error {
 // attempt. It notes the issue of each failed gate in gr.Issues (and its
 // signature in sigs, when given).
 func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
+	return w.recordClaimed(ctx, direct{w}, now, id, gr, sigs)
+}
+
+// recordClaimed is recordClaimedFailure through tx.
+func (w Workspace) recordClaimed(ctx context.Context, tx queueTx, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
 	failed := slices.DeleteFunc(gr.Evaluation.Failures(), func(r gate.Result) bool { return reviewerError(&r) })
 	if len(failed) == 0 {
 		return nil
@@ -310,7 +327,7 @@ func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id s
 		}
 		f = Failure{Output: out.Bytes(), ExitCode: code}
 	}
-	rec, err := w.Record(ctx, now, id, f)
+	rec, err := w.record(ctx, tx, now, id, f)
 	if err != nil {
 		return err
 	}
@@ -343,15 +360,15 @@ func gateEvent(now time.Time, run string, r *gate.Result, h *human) analytics.Ev
 // record files, records or resolves the issue of one gate's result (h is
 // the gate's, if human) and notes it in gr and in e, its history row.
 func (s *gateStep) record(ctx context.Context, r *gate.Result, h *human, e *analytics.Event) error {
-	w, gr := s.w, s.gr
+	w, tx, gr := s.w, s.tx, s.gr
 	if h != nil && h.approval.State == gate.ApprovalRejected && r.Outcome == gate.Fail {
-		if err := w.closeRejection(ctx, h.approval.Ref); err != nil {
+		if err := w.closeRejection(ctx, tx, h.approval.Ref); err != nil {
 			return err
 		}
 	}
 	switch {
 	case r.Outcome == gate.AwaitingApproval && h != nil:
-		id, err := w.requestApproval(ctx, s.now(), s.cfg, h, s.feedbackBefore, s.opt.Tag)
+		id, err := w.requestApproval(ctx, tx, s.now(), s.cfg, h, s.feedbackBefore, s.opt.Tag)
 		if err != nil {
 			return err
 		}
@@ -364,11 +381,11 @@ func (s *gateStep) record(ctx context.Context, r *gate.Result, h *human, e *anal
 		return s.recordFailure(ctx, r, e)
 	case r.Passed():
 		if h != nil && h.approval.State == gate.ApprovalGiven && h.approval.Ref != "" {
-			if err := w.settleApproval(ctx, h.approval.Ref); err != nil {
+			if err := w.settleApproval(ctx, tx, h.approval.Ref); err != nil {
 				return err
 			}
 		}
-		ids, err := w.resolveGateIssues(ctx, s.now(), r.Name(), s.opt.Tag)
+		ids, err := w.resolveGateIssues(ctx, tx, s.now(), r.Name(), s.opt.Tag)
 		if err != nil {
 			return err
 		}
@@ -384,12 +401,12 @@ func (s *gateStep) record(ctx context.Context, r *gate.Result, h *human, e *anal
 // the gate's open issue; a failure whose signature belongs to an issue
 // waiting for a person is only named in gr.Waiting, whatever the driver.
 func (s *gateStep) recordFailure(ctx context.Context, r *gate.Result, e *analytics.Event) error {
-	if ref, sig := s.w.waitingFor(s.cfg, r); ref.ID != "" {
+	if ref, sig := s.w.waitingFor(s.tx, s.cfg, r); ref.ID != "" {
 		s.gr.Waiting[r.Name()] = ref
 		e.IssueID, e.Signature = ref.ID, sig
 		return nil
 	}
-	a, err := s.w.fileGateFailure(ctx, s.now(), s.cfg, r, s.opt.Tag)
+	a, err := s.w.fileGateFailure(ctx, s.tx, s.now(), s.cfg, r, s.opt.Tag)
 	if err != nil {
 		return err
 	}
@@ -420,7 +437,7 @@ func (s *gateStep) writeArtifacts() error {
 	if gr.Failed() {
 		data := gate.NewFeedback(ev, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
-			Signatures: s.sigs, Tried: w.tried(gr),
+			Signatures: s.sigs, Tried: tried(s.tx, gr),
 		})
 		var err error
 		if gr.Feedback, err = gate.RenderFeedback(w.Path(PromptsDir), data); err != nil {
@@ -488,11 +505,35 @@ func selectGates(cfg *config.Config, names []string) ([]config.Gate, error) {
 	for _, n := range names {
 		g, ok := cfg.Gate(n)
 		if !ok {
-			return nil, fmt.Errorf("no gate named %q in config.yaml", n)
+			return nil, &UnknownGateError{Name: n, Known: gateNames(cfg.Gates)}
 		}
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// UnknownGateError is a gate asked for by a name that config.yaml does not
+// give a gate: a mistake of the command line.
+type UnknownGateError struct {
+	Name  string   // the name asked for
+	Known []string // the gates' names, in config.yaml's order
+}
+
+func (e *UnknownGateError) Error() string {
+	msg := fmt.Sprintf("no gate named %q in config.yaml", e.Name)
+	if s := suggest.Closest(e.Name, e.Known); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	return msg + " (its gates: " + strings.Join(e.Known, ", ") + ")"
+}
+
+// gateNames returns the names of gates, in their order.
+func gateNames(gates []config.Gate) []string {
+	names := make([]string, len(gates))
+	for i, g := range gates {
+		names[i] = g.Name
+	}
+	return names
 }
 
 // exitCodeOf is the exit code a result stands for: a timeout is 124, as
@@ -506,16 +547,16 @@ func exitCodeOf(r *gate.Result) int {
 
 // fileGateFailure files a gate's failure as an issue, or records it against
 // the open issue the gate filed before.
-func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
+func (w Workspace) fileGateFailure(ctx context.Context, tx queueTx, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
 	f, findings := gateFailure(r)
 	f.Summary = gateSummary(r)
-	if id := w.openGateIssue(r.Name(), tag); id != "" {
-		rec, err := w.Record(ctx, now, id, f)
+	if id := openGateIssue(tx, r.Name(), tag); id != "" {
+		rec, err := w.record(ctx, tx, now, id, f)
 		if err != nil {
 			return Added{}, err
 		}
 		if findings != "" {
-			err = w.updateIssue(ctx, id, func(is *queue.Issue) error {
+			err = w.changeIssue(ctx, tx, id, func(is *queue.Issue) error {
 				is.SetSection(SectionReviewFindings, findings)
 				return nil
 			}, nil)
@@ -550,7 +591,7 @@ func (w Workspace) fileGateFailure(ctx context.Context, now time.Time, cfg *conf
 	if fix := suggestedFix(r.Gate.Hints); fix != "" {
 		sections[queue.SectionSuggestedFix] = fix
 	}
-	return w.AddIssue(ctx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
+	return w.addIssue(ctx, tx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
 }
 
 // gateSummary is the Summary of a gate's issue: the gate and the cause of
@@ -597,8 +638,8 @@ const SectionReviewFindings = "Review Findings"
 // same tags), or "". A halted issue is not one: its evidence (signature,
 // repeat count) is what a person is to look at, and a different failure
 // of the gate is an issue of its own (the same one is waitingFor's).
-func (w Workspace) openGateIssue(name string, tag map[string]string) string {
-	q, err := w.loadQueue()
+func openGateIssue(tx queueTx, name string, tag map[string]string) string {
+	q, err := tx.load()
 	if err != nil {
 		return ""
 	}
@@ -618,15 +659,15 @@ func open(is *queue.Issue) bool {
 // resolveGateIssues resolves the open issues a gate filed (with the same
 // tags), now that it passed: stuck ones too, since what a person was to
 // look at is fixed.
-func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name string, tag map[string]string) ([]string, error) {
-	q, err := w.loadQueue()
+func (w Workspace) resolveGateIssues(ctx context.Context, tx queueTx, now time.Time, name string, tag map[string]string) ([]string, error) {
+	q, err := tx.load()
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
 	for _, is := range q.Issues {
 		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) {
-			if _, err := w.Resolve(ctx, now, is.ID, false); err != nil {
+			if _, err := w.resolve(ctx, tx, now, is.ID, false); err != nil {
 				return ids, err
 			}
 			ids = append(ids, is.ID)
@@ -635,33 +676,57 @@ func (w Workspace) resolveGateIssues(ctx context.Context, now time.Time, name st
 	return ids, nil
 }
 
+// resolutionsIn describes the issues the gates resolved, read through tx,
+// for the SUCCEEDED messages.
+func resolutionsIn(tx queueTx, resolved []string) []Resolution {
+	if len(resolved) == 0 {
+		return nil
+	}
+	q, err := tx.load()
+	if err != nil {
+		return nil
+	}
+	var out []Resolution
+	for _, id := range resolved {
+		if is := q.Issue(id); is != nil {
+			out = append(out, Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)})
+		}
+	}
+	return out
+}
+
 // attemptOf returns, for the feedback, the fix attempt that comes next,
 // the fix attempts allowed (Max-Retries), and whether none is left: from
-// the issue of the first failing blocking gate that has one (a gate with
-// auto_retry: false files none, and its failure counts toward no halt), or,
-// when none has, the evaluation's own count n against the first failing
+// the issues of the failing blocking gates that have one (a gate with
+// auto_retry: false files none, and its failure counts toward no halt), the
+// open one with the fewest attempts left, so that an issue halted beside
+// it does not tell the agent that no attempt is left; none is left only
+// when every one of them is stuck or out of attempts. When no failing gate
+// has an issue, the evaluation's own count n against the first failing
 // gate's limit. When none fails, the limit is that of the gate that failed
 // last in the cycle's earlier attempts.
 func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attempt) (attempt, retries int, exhausted bool) {
 	n := len(prev) + 1
 	if failures := gr.Evaluation.Failures(); len(failures) > 0 {
-		r := failures[0]
+		found := false
 		for _, f := range failures {
-			if _, ok := gr.Issues[f.Name()]; ok {
-				r = f
-				break
+			a, ok := gr.Issues[f.Name()]
+			if !ok {
+				continue
+			}
+			at, rt := 1, cfg.GateMaxRetries(f.Gate)
+			if a.Recorded != nil {
+				at, rt = a.Recorded.RetryCount+1, a.Recorded.MaxRetries
+			}
+			ex := a.Status == queue.StatusStuck || at > rt
+			if better := !found || exhausted && !ex || exhausted == ex && rt-at < retries-attempt; better {
+				attempt, retries, exhausted, found = at, rt, ex, true
 			}
 		}
-		a, ok := gr.Issues[r.Name()]
-		switch {
-		case ok && a.Recorded != nil:
-			attempt, retries = a.Recorded.RetryCount+1, a.Recorded.MaxRetries
-		case ok:
-			attempt, retries = 1, cfg.GateMaxRetries(r.Gate)
-		default:
-			attempt, retries = n, cfg.GateMaxRetries(r.Gate)
+		if !found {
+			attempt, retries = n, cfg.GateMaxRetries(failures[0].Gate)
+			exhausted = attempt > retries
 		}
-		exhausted = a.Status == queue.StatusStuck || attempt > retries
 		return min(attempt, max(retries, 1)), retries, exhausted
 	}
 	for i := len(prev) - 1; i >= 0; i-- {
@@ -677,9 +742,11 @@ func (w Workspace) attemptOf(cfg *config.Config, gr *GateRun, prev []gate.Attemp
 }
 
 // tried lists, for the failing gates' issues, the signatures of their
-// recent attempts and how often each came back.
-func (w Workspace) tried(gr *GateRun) []gate.Tried {
-	q, err := w.loadQueue()
+// earlier attempts and how often each came back. This attempt's failure,
+// already recorded in its issue's recent signatures, is not one of them:
+// a failure seen once, now, was not tried before.
+func tried(tx queueTx, gr *GateRun) []gate.Tried {
+	q, err := tx.load()
 	if err != nil {
 		return nil
 	}
@@ -697,9 +764,18 @@ func (w Workspace) tried(gr *GateRun) []gate.Tried {
 			}
 			counts[s]++
 		}
+		for _, s := range order {
+			// This attempt's own, kept whole or shortened.
+			if s != "" && a.Signature != "" && (strings.HasPrefix(a.Signature, s) || strings.HasPrefix(s, a.Signature)) {
+				counts[s]--
+				break
+			}
+		}
 		seen := failuresSeen(is)
 		for _, s := range order {
-			out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
+			if counts[s] > 0 {
+				out = append(out, gate.Tried{Gate: name, Signature: s, Count: counts[s], Failure: seen[s]})
+			}
 		}
 	}
 	return out

@@ -53,3 +53,62 @@ func TestFeedbackAttemptFromIssue(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedbackAttemptOfOpenIssue: with two failing gates, each with its
+// issue, one stuck and one at its second attempt of ten, the feedback
+// counts the open one's attempt and never says that no attempt is left;
+// it says so only when both are stuck. The order of the gates in
+// config.yaml does not matter.
+func TestFeedbackAttemptOfOpenIssue(t *testing.T) {
+	const (
+		gateA = "  - name: a\n    command: 'echo \"a: got 1, want 2\"; exit 1'\n"
+		gateB = "  - name: b\n    command: 'echo \"b: got 3, want 4\"; exit 1'\n"
+	)
+	for _, tc := range []struct {
+		name, gates, statusB, want string
+	}{
+		{"stuck first", gateA + gateB, "in_progress", "(attempt 2/10)"},
+		{"stuck last", gateB + gateA, "in_progress", "(attempt 2/10)"},
+		{"both stuck", gateA + gateB, "stuck", "(no attempt left)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := ruleWorkspace(t, "gates:\n"+tc.gates, "# Queue\n\n"+
+				issueText("ISSUE-20241213-001", "Status", "stuck", "Auto-Retry", "true",
+					"Retry-Count", "2", "Max-Retries", "10", "Gate", "a", "Failure-Signature", sigOf("a"), "Signature-Repeat-Count", "1")+
+				issueText("ISSUE-20241213-002", "Status", tc.statusB, "Auto-Retry", "true",
+					"Retry-Count", "1", "Max-Retries", "10", "Gate", "b", "Failure-Signature", sigOf("b"), "Signature-Repeat-Count", "1"))
+			now := func() time.Time { return ruleNow }
+			gr, err := w.RunGates(context.Background(), now, GateOptions{Previous: []gate.Attempt{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gr.Issues["a"].ID != "ISSUE-20241213-001" || gr.Issues["b"].ID != "ISSUE-20241213-002" {
+				t.Fatalf("the failures went to %+v; want one issue each", gr.Issues)
+			}
+			head, _, _ := strings.Cut(gr.Feedback, "\n")
+			if !strings.Contains(head, tc.want) {
+				t.Errorf("feedback's first line %q; want %s", head, tc.want)
+			}
+			if left := strings.Contains(gr.Feedback, "No attempt is left"); left != (tc.want == "(no attempt left)") {
+				t.Errorf("feedback says no attempt is left: %v; want %v:\n%s", left, !left, gr.Feedback)
+			}
+		})
+	}
+}
+
+// TestFeedbackTriedOnlyEarlier: the first failure of a gate is not told as
+// already tried; the same failure again is, once; a third time, twice.
+func TestFeedbackTriedOnlyEarlier(t *testing.T) {
+	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'echo \"unit: got 3, want 4\"; exit 1'\n", "# Queue\n")
+	now := func() time.Time { return ruleNow }
+	for i, want := range []string{"", "1 time)", "2 times)"} {
+		gr, err := w.RunGates(context.Background(), now, GateOptions{Previous: []gate.Attempt{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tried := strings.Contains(gr.Feedback, "Already tried")
+		if tried != (want != "") || want != "" && !strings.Contains(gr.Feedback, want) {
+			t.Errorf("failure %d: already tried %v, want %q:\n%s", i+1, tried, want, gr.Feedback)
+		}
+	}
+}

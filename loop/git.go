@@ -1,33 +1,17 @@
 package loop
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/git"
 )
 
-// gitTimeout bounds each git command: they are local and quick.
-const gitTimeout = 30 * time.Second
-
-// git runs git in the workspace's repository and returns its stdout.
+// git runs git in the workspace's repository and returns its stdout. Its
+// commands are local and quick: git.DefaultTimeout bounds each.
 func (w Workspace) git(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", w.Root()}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
-	}
-	return out.String(), nil
+	return git.In(w.Root()).Output(ctx, args...)
 }
 
 // inGit reports whether the repository is a git work tree (and git is

@@ -266,7 +266,7 @@ func fenced(text string) string {
 // requestApproval files the approval request of a human gate that awaits
 // one, or brings the open request up to date (the diff, the feedback).
 // It returns the request's ID.
-func (w Workspace) requestApproval(ctx context.Context, now time.Time, cfg *config.Config, h *human, feedback string, tag map[string]string) (string, error) {
+func (w Workspace) requestApproval(ctx context.Context, tx queueTx, now time.Time, cfg *config.Config, h *human, feedback string, tag map[string]string) (string, error) {
 	g := h.gate
 	sections := map[string]string{SectionDiffSummary: fenced(h.stat)}
 	if feedback != "" {
@@ -275,13 +275,8 @@ func (w Workspace) requestApproval(ctx context.Context, now time.Time, cfg *conf
 	if len(h.matching) > 0 {
 		sections[SectionMatchingIssues] = "- " + strings.Join(h.matching, "\n- ")
 	}
-	unlock, err := w.Lock(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
 	id := h.request
-	err = w.updateQueue(func(q *queue.Queue) error {
+	err := tx.change(ctx, func(q *queue.Queue) error {
 		if h.request != "" {
 			is := q.Issue(h.request)
 			if is == nil {
@@ -323,21 +318,23 @@ func (w Workspace) requestApproval(ctx context.Context, now time.Time, cfg *conf
 			"By hand: set Approved to true (or Status to resolved) to approve; set Approved to false and write a ### %[2]s section to reject.", id, SectionComment)
 		q.Add(now, fields, sections)
 		return nil
+	}, func() []analytics.Event {
+		if h.request != "" {
+			return nil
+		}
+		return []analytics.Event{{Time: now, RunID: w.runID(), Event: EventApproval, IssueID: id, Gate: g.Name,
+			Outcome: "requested", Detail: h.approval.Note}}
 	})
 	if err != nil {
 		return "", err
 	}
-	if h.request != "" {
-		return id, nil
-	}
-	return id, w.appendHistory(analytics.Event{Time: now, RunID: w.runID(), Event: EventApproval, IssueID: id, Gate: g.Name,
-		Outcome: "requested", Detail: h.approval.Note})
+	return id, nil
 }
 
 // closeRejection closes a rejected request once the gate failed on it: the
 // rejection went to the agent, and a new request follows.
-func (w Workspace) closeRejection(ctx context.Context, id string) error {
-	return w.updateIssue(ctx, id, func(is *queue.Issue) error {
+func (w Workspace) closeRejection(ctx context.Context, tx queueTx, id string) error {
+	return w.changeIssue(ctx, tx, id, func(is *queue.Issue) error {
 		is.Set(queue.FieldStatus, queue.StatusResolved)
 		return nil
 	}, nil)
@@ -345,8 +342,8 @@ func (w Workspace) closeRejection(ctx context.Context, id string) error {
 
 // settleApproval marks an approved request resolved, when a person set only
 // Approved: true.
-func (w Workspace) settleApproval(ctx context.Context, id string) error {
-	return w.updateIssue(ctx, id, func(is *queue.Issue) error {
+func (w Workspace) settleApproval(ctx context.Context, tx queueTx, id string) error {
+	return w.changeIssue(ctx, tx, id, func(is *queue.Issue) error {
 		if approvalState(is) == gate.ApprovalGiven {
 			is.Set(queue.FieldStatus, queue.StatusResolved)
 		}

@@ -22,22 +22,18 @@ func (e *NoIssueError) Error() string { return fmt.Sprintf("no issue %s in %s", 
 // updateIssue runs fn on one issue under the workspace's lock, then
 // appends the events then returns, if any, to the history.
 func (w Workspace) updateIssue(ctx context.Context, id string, fn func(*queue.Issue) error, then func() []analytics.Event) error {
-	unlock, err := w.Lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	err = w.updateQueue(func(q *queue.Queue) error {
+	return w.changeIssue(ctx, direct{w}, id, fn, then)
+}
+
+// changeIssue is updateIssue through tx.
+func (w Workspace) changeIssue(ctx context.Context, tx queueTx, id string, fn func(*queue.Issue) error, then func() []analytics.Event) error {
+	return tx.change(ctx, func(q *queue.Queue) error {
 		is := q.Issue(id)
 		if is == nil {
 			return &NoIssueError{Path: w.Path(QueueFile), ID: id}
 		}
 		return fn(is)
-	})
-	if err != nil || then == nil {
-		return err
-	}
-	return w.appendHistory(then()...)
+	}, then)
 }
 
 // Change is one field an edit changed.
@@ -89,9 +85,14 @@ type Resolution struct {
 // own fix. Resolved by the holder of its claim (Fenced), the claim ends in
 // the same write.
 func (w Workspace) Resolve(ctx context.Context, now time.Time, id string, manual bool) (Resolution, error) {
+	return w.resolve(ctx, direct{w}, now, id, manual)
+}
+
+// resolve is Resolve through tx.
+func (w Workspace) resolve(ctx context.Context, tx queueTx, now time.Time, id string, manual bool) (Resolution, error) {
 	var r Resolution
 	var released claim.Lease
-	err := w.updateIssue(ctx, id, func(is *queue.Issue) error {
+	err := w.changeIssue(ctx, tx, id, func(is *queue.Issue) error {
 		r = Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)}
 		if v, ok := is.Get(queue.FieldCreated); ok {
 			r.Created, _ = time.Parse(time.RFC3339, v)

@@ -297,8 +297,11 @@ func TestLockHeldWaits(t *testing.T) {
 			_, err := w.Record(ctx, ruleNow, "ISSUE-20241213-001", Failure{Output: []byte("x")})
 			return err
 		}},
-		{"a Stop hook's retry", func(ctx context.Context) error {
-			_, _, err := w.retrySession(ctx, ruleNow, []string{"ISSUE-20241213-001"})
+		{"a Stop hook's batch", func(ctx context.Context) error {
+			b, err := w.beginBatch(ctx)
+			if err == nil {
+				b.unlock()
+			}
 			return err
 		}},
 		{"issue retry", func(ctx context.Context) error { return w.Retry(ctx, ruleNow, "ISSUE-20241213-001") }},

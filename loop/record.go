@@ -142,30 +142,27 @@ type Recorded struct {
 // infrastructure failure (a timeout, a kill by a signal) or an output that
 // normalizes to nothing is retried but counts toward no halt.
 func (w Workspace) Record(ctx context.Context, now time.Time, id string, f Failure) (Recorded, error) {
+	return w.record(ctx, direct{w}, now, id, f)
+}
+
+// record is Record through tx.
+func (w Workspace) record(ctx context.Context, tx queueTx, now time.Time, id string, f Failure) (Recorded, error) {
 	cfg, err := w.Config()
 	if err != nil {
 		return Recorded{}, err
 	}
 	sig, normalized := w.Signature(f)
 	f.headlines = w.headlines(f.Output)
-	unlock, err := w.Lock(ctx)
-	if err != nil {
-		return Recorded{}, err
-	}
-	defer unlock()
 	var r Recorded
-	err = w.updateQueue(func(q *queue.Queue) error {
+	err = tx.change(ctx, func(q *queue.Queue) error {
 		is := q.Issue(id)
 		if is == nil {
 			return &NoIssueError{Path: w.Path(QueueFile), ID: id}
 		}
 		r = applyFailure(is, cfg, f, sig, normalized)
 		return nil
-	})
-	if err != nil {
-		return r, err
-	}
-	return r, w.appendHistory(w.afterRecord(now, f, normalized, &r)...)
+	}, func() []analytics.Event { return w.afterRecord(now, f, normalized, &r) })
+	return r, err
 }
 
 // afterRecord keeps the normalized text of a recorded failure in
@@ -357,15 +354,6 @@ func (w Workspace) appendHistory(events ...analytics.Event) error {
 			}
 		}
 	}
-	if w.rows != nil {
-		*w.rows = append(*w.rows, events...)
-		return nil
-	}
-	if w.batching() {
-		// After the queue's one write (endBatch).
-		w.batch.rows = append(w.batch.rows, events...)
-		return nil
-	}
 	// The command's own write is done: what follows may warn, never fail
 	// it (see Notify).
 	if err := analytics.AppendHistory(w.Path(HistoryFile), events...); err != nil {
@@ -377,13 +365,8 @@ func (w Workspace) appendHistory(events ...analytics.Event) error {
 // loadQueue reads the queue. A Stop hook's workspace reads only the
 // pieces of it that hold its session's key (queue.LoadSome), as every
 // issue it looks at is tagged with it: its cost does not grow with the
-// other issues. In a batch (see queueBatch), it reads the queue as the
-// batch's changes leave it, with the pieces updateQueue reads: its readers
-// keep to the session's issues by their Session field.
+// other issues.
 func (w Workspace) loadQueue() (*queue.Queue, error) {
-	if w.batching() {
-		return w.batch.b.Queue(), nil
-	}
 	if w.session != "" {
 		return queue.LoadSome(w.Path(QueueFile), w.session)
 	}
@@ -396,23 +379,25 @@ func (w Workspace) loadQueue() (*queue.Queue, error) {
 // (queue.UpdateSome): a problem in another issue does not stop it.
 //
 // A workspace a claim's holder uses (Fenced) changes nothing once the
-// claim was taken over. In a batch (see queueBatch), the change is made
-// in memory, and written with the batch's others at its end.
+// claim was taken over.
 func (w Workspace) updateQueue(fn func(*queue.Queue) error) error {
-	if w.fence != nil {
-		inner := fn
-		fn = func(q *queue.Queue) error {
-			if err := w.fence.check(q); err != nil {
-				return err
-			}
-			return inner(q)
-		}
-	}
-	if w.batching() {
-		return w.batch.b.Update(fn)
-	}
+	fn = w.fenced(fn)
 	if w.session != "" {
 		return queue.UpdateSome(w.Path(QueueFile), w.queueNeedles(), fn)
 	}
 	return queue.Update(w.Path(QueueFile), fn)
+}
+
+// fenced is fn, after a check that the claim the workspace's writes carry
+// (Fenced), if any, still holds.
+func (w Workspace) fenced(fn func(*queue.Queue) error) func(*queue.Queue) error {
+	if w.fence == nil {
+		return fn
+	}
+	return func(q *queue.Queue) error {
+		if err := w.fence.check(q); err != nil {
+			return err
+		}
+		return fn(q)
+	}
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // The claims on a git remote (see package remote), for agents on several
@@ -25,16 +25,27 @@ import (
 // remote.Margin (remote.SkewError) stop the claims, which judge leases by
 // this machine's clock; a renewal or a release goes on, and says so.
 
-// ClaimNextOn finds the next ready issue and claims it for holder on the
-// remote r: the claims are fetched (one round trip) and mirrored into the
-// queue; the first issue ready (see ClaimNext), or the one holder holds, is
+// remoteClaims are the claims on the git remote r, mirrored into w's
+// queue.
+type remoteClaims struct {
+	w Workspace
+	// released is the workspace a release is made in: w, but for a
+	// holder's claims (Fenced), w without the holder's fence.
+	released Workspace
+	r        *remote.Remote
+}
+
+// Next finds the next ready issue and claims it for holder on the remote:
+// the claims are fetched (one round trip) and mirrored into the queue; the
+// first issue ready (see localClaims.Next), or the one holder holds, is
 // claimed with a compare-and-swap push (one round trip); a push lost to
 // another machine tries the next issue, and when every one was lost the
 // claims are fetched again. nil when none is ready; skip, if set, leaves
 // issues out. A record whose times show the clocks apart refuses the
 // claim (a remote.SkewError); an open issue whose ref holds no record
 // orchestrate wrote is skipped, and Notify told so.
-func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
+func (c remoteClaims) Next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
+	w, r := c.w, c.r
 	open, err := w.openToClaim()
 	if err != nil {
 		return nil, err
@@ -69,7 +80,7 @@ func (w Workspace) ClaimNextOn(ctx context.Context, r *remote.Remote, now time.T
 	return got, err
 }
 
-// nextRounds is how many times ClaimNextOn fetches the claims when every
+// nextRounds is how many times Next fetches the claims when every
 // push it made was lost to another machine's.
 const nextRounds = 10
 
@@ -115,11 +126,11 @@ func claimFirst(ctx context.Context, r *remote.Remote, q *queue.Queue, recs map[
 	return nil, claim.Lease{}, lost
 }
 
-// ClaimOn claims issue id for holder on the remote r (force: whoever holds
-// it now), and mirrors the claim into the queue. A record whose times
-// show the clocks apart refuses the claim (a remote.SkewError).
-func (w Workspace) ClaimOn(ctx context.Context, r *remote.Remote, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error) {
-	return w.changeOn(ctx, r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
+// Claim claims issue id for holder on the remote (force: whoever holds it
+// now), and mirrors the claim into the queue. A record whose times show
+// the clocks apart refuses the claim (a remote.SkewError).
+func (c remoteClaims) Claim(ctx context.Context, now time.Time, id, holder string, ttl time.Duration, force bool) (Claimed, error) {
+	return c.w.changeOn(ctx, c.r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
 		if rec.Skew != nil {
 			return rec.Lease, rec.Skew
 		}
@@ -127,32 +138,40 @@ func (w Workspace) ClaimOn(ctx context.Context, r *remote.Remote, now time.Time,
 	})
 }
 
-// RenewOn extends holder's claim of id at epoch on the remote r. A claim
+// Renew extends holder's claim of id at epoch on the remote. A claim
 // taken over there is refused with a claim.FencedError.
-func (w Workspace) RenewOn(ctx context.Context, r *remote.Remote, now time.Time, id, holder string, epoch int, ttl time.Duration) (Claimed, error) {
-	return w.changeOn(ctx, r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
+func (c remoteClaims) Renew(ctx context.Context, now time.Time, id, holder string, epoch int, ttl time.Duration) (Claimed, error) {
+	return c.w.changeOn(ctx, c.r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
 		return onRemote(rec, is).Renewed(id, holder, epoch, now, ttl)
 	})
 }
 
-// ReleaseOn ends the claim of id held at epoch on the remote r; epoch 0
-// ends any (a person's release). The Claimed returned is the claim that
-// ended.
+// Release ends the claim of id held at epoch on the remote; epoch 0 ends
+// any (a person's release). The Claimed returned is the claim that ended.
 //
 // The released record stays on the remote, with no holder and the epoch
 // of the claim that ended, rather than the ref being deleted: the epoch
 // is the fencing token, and a deleted ref would start the next holder at
 // epoch 1 again, where an old holder's writes would pass for its.
-func (w Workspace) ReleaseOn(ctx context.Context, r *remote.Remote, now time.Time, id string, epoch int) (Claimed, error) {
+func (c remoteClaims) Release(ctx context.Context, now time.Time, id string, epoch int) (Claimed, error) {
 	var ended claim.Lease
-	c, err := w.changeOn(ctx, r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
+	got, err := c.released.changeOn(ctx, c.r, now, id, func(rec remote.Record, is *queue.Issue) (claim.Lease, error) {
 		ended = onRemote(rec, is)
 		return ended.Released(id, epoch)
 	})
 	if err == nil {
-		c.Lease = ended
+		got.Lease = ended
 	}
-	return c, err
+	return got, err
+}
+
+// Fenced returns the claims as the holder of issue id's claim at epoch
+// changes them: a renewal is refused once the claim was taken over, in the
+// queue or on the remote. A release is refused only by the remote's
+// record: the issue's resolution may have ended the claim in the queue
+// already, and its ref is then ended at the claim's epoch.
+func (c remoteClaims) Fenced(id string, epoch int) Claims {
+	return remoteClaims{w: c.w.Fenced(id, epoch), released: c.w, r: c.r}
 }
 
 // changeOn changes issue id's claim on the remote r to what change makes

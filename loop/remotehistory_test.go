@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // uniqueRows counts the rows of the workspaces' histories as one: a row

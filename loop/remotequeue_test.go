@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // sharedClones makes a bare remote whose main holds a workspace with an

@@ -5,35 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
-	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/queue"
-)
-
-// The outcomes of a run: the outcome column of its run_end row in
-// history.csv.
-const (
-	RunPassed      = "passed"            // every blocking gate passed
-	RunNothing     = "nothing_to_retry"  // nothing to do, or auto-retry is disabled
-	RunCapReached  = "cap_reached"       // the global cap of auto-retry loops
-	RunHalted      = "halted"            // the failing issues wait for a person
-	RunAborted     = "aborted"           // orchestrate abort
-	RunInterrupted = "interrupted"       // the context ended: Ctrl-C, SIGTERM
-	RunGatesFailed = "gates_failed"      // MaxLoops reached while the check would retry
-	RunAwaiting    = "awaiting_approval" // done but for a person's approval (human.wait: exit)
-	RunError       = "error"             // an error stopped the run
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // ErrRunning is returned by Run (and TryRunLock) when another run holds the
@@ -53,73 +36,6 @@ type RunOptions struct {
 	Now      func() time.Time // the clock; nil is time.Now
 	Progress func(gate.Event) // each gate's progress, or nil
 	Step     func(Step)       // each step of the loop as it happens, or nil
-}
-
-// The kinds of Step.
-const (
-	StepLaunch    = "launch"     // an agent is about to start: Agent has its command and prompt
-	StepGatesOnly = "gates-only" // the first loop runs the gates alone: the open issues wait on a person
-	StepAgent     = "agent"      // the agent finished: Agent
-	StepGates     = "gates"      // the gates ran: Gates, Resolved
-	StepWait      = "wait"       // human gates await a decision, which the run waits for (human.wait: block): Gates
-	StepCheck     = "check"      // the auto-retry check decided: Check
-)
-
-// Step is one step of a run, reported as it happens.
-type Step struct {
-	Kind string
-	// Worker and Issue name the agent of run --agents the step is of, and
-	// its issue; "" for a single agent.
-	Worker, Issue string
-	Loop          int
-	Agent         *AgentRun
-	Gates         *GateRun
-	Resolved      []Resolution // the issues the gates resolved
-	Check         *CheckResult
-	Claim         *Claimed // StepClaim
-	Merge         string   // StepMerge: its outcome and why
-	Result        *Worked  // StepDone
-}
-
-// AgentRun is one launch of the agent.
-type AgentRun struct {
-	Loop     int           `json:"loop"`
-	Fresh    bool          `json:"fresh"` // a fresh agent, not the same one resumed
-	Command  string        `json:"command"`
-	Key      string        `json:"-"`       // the config key of the command: agent.command or agent.resume_command
-	Prompt   string        `json:"prompt"`  // the file of the prompt it was sent
-	Log      string        `json:"log"`     // the file of its whole output
-	Outcome  string        `json:"outcome"` // ok, fail, timeout, or error (could not start, canceled)
-	ExitCode int           `json:"exit_code"`
-	Reason   string        `json:"reason,omitempty"`
-	Duration time.Duration `json:"-"`
-	Output   string        `json:"-"` // the head and tail of its output
-	// Usage is what the agent reported of its session, turns, tokens and
-	// cost; nil when it reported nothing.
-	Usage *analytics.Usage `json:"usage,omitempty"`
-}
-
-// RunResult is what a run did and why it stopped.
-type RunResult struct {
-	RunID   string     `json:"run_id"`
-	Outcome string     `json:"outcome"` // one of the Run* outcomes
-	Reason  string     `json:"reason"`  // why, in a sentence
-	Loops   int        `json:"loops"`
-	Agents  []AgentRun `json:"agents"`
-	// Gates and Check are the last evaluation and the last check.
-	Gates *GateRun     `json:"-"`
-	Check *CheckResult `json:"check,omitempty"`
-	// Stuck lists the issues that wait for a person, when the run stopped
-	// for them.
-	Stuck []IssueRef `json:"stuck"`
-	// Stash is the message of the git stash entry that keeps the last
-	// attempt's changes (on_exhaustion: stash).
-	Stash string `json:"stash,omitempty"`
-	// Commit is the commit of the agent's work when the run passed
-	// (on_success: commit); NotCommitted says why there is none, and how
-	// to make it.
-	Commit       *Commit `json:"commit,omitempty"`
-	NotCommitted string  `json:"not_committed,omitempty"`
 }
 
 // TryRunLock takes the workspace's run lock, which orchestrate run holds
@@ -155,11 +71,12 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	held, cfg, err := w.startRun()
+	run, err := w.StartRun()
 	if err != nil {
 		return nil, err
 	}
-	defer held.Unlock()
+	defer run.Unlock()
+	held, cfg := run.held, run.Config
 	task := opt.Task
 	if task == "" {
 		data, _, err := fsx.ReadFileMax(w.Path(TaskFile), MaxTaskFile)
@@ -173,6 +90,7 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 		return nil, err
 	}
 	r := &runner{w: w, opt: opt, cfg: cfg, task: task, res: &RunResult{}, held: held}
+	r.scope = oneAgent{r}
 	if stop, err := r.nothingToDo(); stop || err != nil {
 		return r.res, err
 	}
@@ -190,16 +108,16 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 	}
 	r.start = w.noteStartTree(ctx, cfg)
 	res, err := r.loop(ctx)
-	return res, w.endRun(ctx, err, nil)
+	return res, w.EndRun(ctx, err, nil)
 }
 
-// endRun is what every run does last: an abort that came after its last
+// EndRun is what every run does last: an abort that came after its last
 // decision point is its own, which has ended, so none stays behind it; and
 // the report shows the run, made once, outside the workspace's lock, also
 // after an interruption: with the other hosts' histories on the remote r
 // the run shared, if any, or else those the page shows. Past the run's
 // commit point, the page is a warning, never the run's exit code.
-func (w Workspace) endRun(ctx context.Context, err error, r *remote.Remote) error {
+func (w Workspace) EndRun(ctx context.Context, err error, r *remote.Remote) error {
 	if rerr := os.Remove(w.Path(AbortFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		err = errors.Join(err, rerr)
 	}
@@ -215,12 +133,23 @@ func (w Workspace) endRun(ctx context.Context, err error, r *remote.Remote) erro
 	return err
 }
 
-// startRun takes the run lock and reads the config, which must name a
+// Started is a run begun (StartRun): the workspace's run lock, held, and
+// the config the run read.
+type Started struct {
+	held *fsx.Held // where each agent's process group is noted
+	// Config is the workspace's config, which names a gate.
+	Config *config.Config
+}
+
+// Unlock lets the run lock go.
+func (s *Started) Unlock() { s.held.Unlock() }
+
+// StartRun takes the run lock and reads the config, which must name a
 // gate: what every run begins with.
-func (w Workspace) startRun() (*fsx.Held, *config.Config, error) {
+func (w Workspace) StartRun() (*Started, error) {
 	held, err := w.runLock()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cfg, err := w.Config()
 	if err == nil {
@@ -228,9 +157,22 @@ func (w Workspace) startRun() (*fsx.Held, *config.Config, error) {
 	}
 	if err != nil {
 		held.Unlock()
-		return nil, nil, err
+		return nil, err
 	}
-	return held, cfg, nil
+	return &Started{held: held, Config: cfg}, nil
+}
+
+// RunScope runs the loop of a run begun with StartRun, on what s scopes,
+// with runID (see StartSession) for its history rows and artifacts. The
+// workspace is in a git work tree. It returns as Run does, but s.End
+// writes the run's end.
+func (w Workspace) RunScope(ctx context.Context, run *Started, runID string, opt RunOptions, s Scope) (*RunResult, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	r := &runner{w: w, opt: opt, cfg: run.Config, res: &RunResult{RunID: runID}, held: run.held, scope: s}
+	r.start.git = true
+	return r.loop(ctx)
 }
 
 type runner struct {
@@ -265,17 +207,16 @@ type runner struct {
 	// launchUsage).
 	totals map[string]analytics.Usage
 
-	// agent, when set, is the claim, worktree and merge queue of one of
-	// several agents (RunAgents): the loop works on its issue alone, in
-	// its worktree, and merges its work back when the gates pass.
-	agent *agentCtx
+	// scope is what the loop works on and how its passing work lands:
+	// the workspace's, or the claimed issue of one of several agents.
+	scope Scope
 }
 
 // artifacts is the directory under runs/ of the loop's prompts, logs and
 // gate artifacts: the run's, or for one of several agents its issue's.
 func (r *runner) artifacts() string {
-	if r.agent != nil {
-		return r.res.RunID + "-" + r.agent.claim.ID
+	if id := r.scope.Issue(); id != "" {
+		return r.res.RunID + "-" + id
 	}
 	return r.res.RunID
 }
@@ -373,15 +314,11 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		}
 		var mergeFeedback string
 		if gr.Evaluation.Passed {
-			if r.agent == nil {
-				r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved)
-				return r.end(ctx, RunPassed, "every blocking quality gate passes")
-			}
-			after, feedback, err := r.mergeBack(ctx, n)
-			if r.agent.merged != "" {
-				// Merged: done, whatever ended meanwhile (the renewal of a
+			landed, err := r.scope.Land(ctx, Loop{r, n})
+			if landed.Reason != "" {
+				// Landed: done, whatever ended meanwhile (the renewal of a
 				// claim its resolve ended, a Ctrl-C after the merge).
-				return r.end(ctx, RunPassed, "its gates pass, and it is merged into "+r.agent.branch)
+				return r.end(ctx, RunPassed, landed.Reason)
 			}
 			if ctx.Err() != nil {
 				return r.interrupted(ctx)
@@ -389,10 +326,10 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			if err != nil {
 				return r.fail(ctx, err)
 			}
-			if after != nil {
-				gr = after // the gates failed after the rebase
+			if landed.Gates != nil {
+				gr = landed.Gates // the gates failed as it landed
 			}
-			mergeFeedback = feedback
+			mergeFeedback = landed.Feedback
 		}
 		r.remember(n, a, gr)
 		if mergeFeedback != "" {
@@ -456,8 +393,8 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 	}
 	var chk CheckResult
 	var err error
-	if r.agent != nil {
-		chk, err = r.w.CheckIssue(ctx, r.opt.Now(), r.agent.claim.ID)
+	if id := r.scope.Issue(); id != "" {
+		chk, err = r.w.CheckIssue(ctx, r.opt.Now(), id)
 	} else {
 		chk, err = r.w.Check(ctx, r.opt.Now())
 	}
@@ -496,8 +433,8 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 // last words are the fixes the attempt checks.
 func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 	opt := GateOptions{Progress: r.opt.Progress, Previous: r.attempts}
-	if r.agent != nil {
-		opt.Dir, opt.Issue = r.artifacts(), r.agent.claim.ID
+	if id := r.scope.Issue(); id != "" {
+		opt.Dir, opt.Issue = r.artifacts(), id
 	}
 	if r.attempts == nil {
 		opt.Previous = []gate.Attempt{} // a run's fix cycle starts with it
@@ -552,325 +489,6 @@ func (r *runner) fresh(n int) bool {
 	return r.sameFailures >= r.cfg.Retry.FreshAfterFailures
 }
 
-// launch builds loop n's prompt and runs the agent with it.
-func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
-	fresh := r.fresh(n)
-	if fresh {
-		r.sameFailures = 0
-	}
-	if r.agent != nil && r.agent.share != nil {
-		// The retry this launch spends is published first: a machine that
-		// takes the issue over counts it.
-		if err := r.agent.share(ctx); err != nil {
-			return nil, err
-		}
-	}
-	r.launched++
-	c := r.callOf(n, fresh)
-	a, err := r.writePrompt(ctx, n, c)
-	if err != nil {
-		return nil, err
-	}
-	env, err := r.agentEnv(n, a, c)
-	if err != nil {
-		return nil, err
-	}
-	r.step(Step{Kind: StepLaunch, Loop: n, Agent: a})
-
-	// A fresh agent gets a session of its own: one orchestrate chooses, or
-	// the one it will report.
-	session := r.session
-	if fresh {
-		session = ""
-		if r.cfg.Agent.Session != config.SessionReported {
-			if session, err = newSessionID(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	env[config.EnvSessionID] = session
-
-	// The agent runs as a gate does (sh -c, its own process group, killed
-	// whole at its timeout or when ctx ends), with the prompt file as its
-	// standard input. ORCHESTRATE_CHILD tells orchestrate's own hooks in it
-	// that the run runs the gates itself.
-	g := config.Gate{
-		Name:    "agent",
-		Command: "exec <\"$ORCHESTRATE_PROMPT_FILE\"\n" + c.command,
-		Timeout: r.cfg.Agent.Timeout,
-		Env:     env,
-	}
-	actx, stop := context.WithCancel(ctx)
-	defer stop()
-	watch := newStallWatch(r.cfg.Agent.Stalls(), stop)
-	res, logErr := gate.Run(actx, g, gate.Options{RepoRoot: r.w.Root(), Output: r.cfg.Output, Now: r.opt.Now,
-		Started: noteGroup(r.held, r.res.RunID), Watch: watch.writer()}, a.Log)
-	r.watch = watch
-	if logErr != nil {
-		a.Log = ""
-	}
-	a.ExitCode, a.Duration, a.Output, a.Reason = res.ExitCode, res.Duration, res.Output, res.Reason()
-	a.Outcome = agentOutcome(res.Outcome)
-	if res.Outcome == gate.Pass {
-		a.Reason = ""
-	}
-	a.Key = c.key
-	r.noteLeft(ctx)
-	if r.agent != nil && r.agent.keep != nil {
-		// What it did, for the machine that takes the issue over.
-		if err := r.agent.keep(ctx); err != nil {
-			r.w.warn(fmt.Errorf("keeping the work of %s on the remote: %w", r.agent.claim.ID, err))
-		}
-	}
-	r.takeReport(a, res.Output, session)
-	r.res.Agents = append(r.res.Agents, *a)
-	if err := r.history(ctx, r.agentEvents(n, a, c)...); err != nil {
-		return a, err
-	}
-	r.step(Step{Kind: StepAgent, Loop: n, Agent: a})
-	return a, nil
-}
-
-// couldNotStart returns why the agent could not work at all, when its
-// launch failed with no model turn and its output says so in the words its
-// profile knows (config.Agent.CouldNotStart): not an attempt, and nothing
-// is counted; the run stops, quoting the agent.
-func (r *runner) couldNotStart(a *AgentRun) error {
-	if a.Usage != nil && (a.Usage.Turns > 0 || a.Usage.Tokens() > 0) {
-		return nil // it worked, then failed: an attempt like any other
-	}
-	// A launch stopped as stalled, then the agent's own words (Claude
-	// Code's result: "API Error: Request rejected (429) · …"), then its
-	// whole output.
-	var f config.StartFailure
-	var line string
-	ok := r.watch != nil && r.watch.stalled != nil
-	if ok {
-		f, line = *r.watch.stalled, r.watch.line
-	} else {
-		f, line, ok = r.cfg.Agent.CouldNotStart(a.ExitCode, r.said)
-	}
-	if !ok {
-		f, line, ok = r.cfg.Agent.CouldNotStart(a.ExitCode, a.Output)
-	}
-	if !ok {
-		return nil
-	}
-	line = textclean.Line(line)
-	if r := []rune(line); len(r) > 200 {
-		line = string(r[:199]) + "…"
-	}
-	return fmt.Errorf("the agent could not work: %s (exit %d: %q; all of it in %s): %s; nothing was counted", f.What, a.ExitCode, line, a.Log, f.Fix)
-}
-
-// agentCall is how a loop calls the agent: the prompt it renders, the
-// command, how the history names the call, and the command's config key.
-type agentCall struct {
-	fresh                     bool
-	prompt, command, how, key string
-}
-
-// callOf says how loop n calls the agent: a fresh one with the first
-// prompt, or the continue prompt after the first loop, or the one before
-// resumed.
-func (r *runner) callOf(n int, fresh bool) agentCall {
-	c := agentCall{fresh: fresh, prompt: PromptAgent, command: r.cfg.Agent.Command, how: "fresh", key: "agent.command"}
-	switch {
-	case !fresh:
-		c.prompt, c.command, c.how, c.key = PromptResume, r.cfg.Agent.ResumeCommand, "resumed", "agent.resume_command"
-	case n > 1:
-		c.prompt = PromptContinue
-	}
-	return c
-}
-
-// writePrompt renders loop n's prompt into runs/<run-id>/prompt-<n>.md
-// and returns the agent run it starts.
-func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun, error) {
-	q, err := queue.Load(r.w.Path(QueueFile))
-	if err != nil {
-		return nil, err
-	}
-	d := PromptData{
-		Task: r.task, Loop: n, MaxLoops: r.opt.MaxLoops, Fresh: c.fresh,
-		Workspace: filepath.Base(r.w.Dir), Issues: r.issues(q),
-		Feedback: r.feedback, WorkSummary: r.summary, Attempts: r.tried,
-	}
-	d.Title = titleOf(r.task, d.Issues)
-	for _, g := range r.cfg.Gates {
-		d.Gates = append(d.Gates, g.Name)
-	}
-	if c.prompt == PromptContinue && r.start.git {
-		d.FilesChanged = r.w.filesChanged(ctx)
-	}
-	if c.prompt == PromptResume {
-		r.resumeState(ctx, &d)
-	}
-	text, err := r.w.renderPrompt(c.prompt, d)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := r.w.RunDir(r.artifacts())
-	if err != nil {
-		return nil, err
-	}
-	r.w.noteSupervisor(dir)
-	a := &AgentRun{
-		Loop: n, Fresh: c.fresh, Command: c.command,
-		Prompt: filepath.Join(dir, fmt.Sprintf("prompt-%d.md", n)),
-		Log:    filepath.Join(dir, fmt.Sprintf("agent-%d.log", n)),
-	}
-	if err := fsx.WriteFile(a.Prompt, []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-// agentEnv is the agent's environment but for its session
-// (config.EnvSessionID): where its prompt and workspace are, which run
-// and loop it is.
-func (r *runner) agentEnv(n int, a *AgentRun, c agentCall) (map[string]string, error) {
-	promptAbs, err := filepath.Abs(a.Prompt)
-	if err != nil {
-		return nil, err
-	}
-	wsAbs, err := filepath.Abs(r.w.Dir)
-	if err != nil {
-		return nil, err
-	}
-	env := map[string]string{
-		"ORCHESTRATE_PROMPT_FILE": promptAbs,
-		"ORCHESTRATE_RUN_ID":      r.res.RunID,
-		"ORCHESTRATE_LOOP":        strconv.Itoa(n),
-		"ORCHESTRATE_AGENT":       c.how,
-		"ORCHESTRATOR_DIR":        wsAbs,
-		gate.EnvChild:             "1",
-	}
-	if a := r.agent; a != nil {
-		// Its claim, carried by every change it makes; its own temporary
-		// files; its own port, when the config asks for ports.
-		env["ORCHESTRATE_CLAIM"] = a.claim.ID + ":" + strconv.Itoa(a.claim.Epoch)
-		env["ORCHESTRATE_AGENT_NAME"] = a.name
-		env["TMPDIR"] = a.repo.TempDir(a.claim.ID)
-		if base := r.cfg.Agents.PortBase; base > 0 {
-			env["PORT"] = strconv.Itoa(base + a.index())
-		}
-	}
-	return env, nil
-}
-
-// issues are the issues loop's prompt names: the open ones, or the
-// claimed one of one of several agents.
-func (r *runner) issues(q *queue.Queue) []PromptIssue {
-	all := openIssues(q, r.cfg.Retry.MaxRetries)
-	if r.agent == nil {
-		return all
-	}
-	return slices.DeleteFunc(all, func(p PromptIssue) bool { return p.ID != r.agent.claim.ID })
-}
-
-// agentOutcome is an agent run's outcome for the history.
-func agentOutcome(o gate.Outcome) string {
-	switch o {
-	case gate.Pass:
-		return "ok"
-	case gate.Fail:
-		return analytics.OutcomeFail
-	case gate.TimedOut:
-		return analytics.OutcomeTimeout
-	}
-	return analytics.OutcomeError
-}
-
-// takeReport keeps what the agent reported (its output, or the log when
-// kept): its last words for the next prompt, the session a resume
-// continues (the one it reported, else the one it was given), and its
-// usage.
-func (r *runner) takeReport(a *AgentRun, output, session string) {
-	rep := ParseAgentOutput(r.cfg.Agent.Usage, agentOutput(a.Log, output))
-	r.summary, r.said = workSummary(output), rep.Result
-	if rep.Result != "" {
-		r.summary = workSummary(rep.Result)
-	}
-	r.session = session
-	if rep.Usage.Session != "" {
-		r.session = rep.Usage.Session
-	}
-	if !rep.Usage.Zero() {
-		if rep.Usage.Session == "" {
-			rep.Usage.Session = r.session
-		}
-		u := r.launchUsage(rep.Usage)
-		a.Usage = &u
-	}
-}
-
-// launchUsage is what one launch used, from what the agent reported. Codex
-// reports a resumed thread's running totals: this launch's share is what
-// they grew by since the thread's last launch.
-func (r *runner) launchUsage(u analytics.Usage) analytics.Usage {
-	return priced(&r.cfg.Agent, r.launchShare(u))
-}
-
-// launchShare is launchUsage before pricing.
-func (r *runner) launchShare(u analytics.Usage) analytics.Usage {
-	if r.cfg.Agent.Usage != config.UsageCodexJSONL || u.Session == "" {
-		return u
-	}
-	if r.totals == nil {
-		r.totals = map[string]analytics.Usage{}
-	}
-	prev, seen := r.totals[u.Session]
-	r.totals[u.Session] = u
-	if !seen || u.InputTokens < prev.InputTokens || u.OutputTokens < prev.OutputTokens || u.CacheReadTokens < prev.CacheReadTokens {
-		return u // a thread of its own, or totals that did not grow: as reported
-	}
-	u.InputTokens -= prev.InputTokens
-	u.OutputTokens -= prev.OutputTokens
-	u.CacheReadTokens -= prev.CacheReadTokens
-	return u
-}
-
-// priced prices the tokens of a launch whose agent reported tokens but no
-// cost, with agent.prices (the launch's model's entry, or the default);
-// Priced names the entry. Codex and Gemini count cached tokens within the
-// input tokens; the others apart.
-func priced(a *config.Agent, u analytics.Usage) analytics.Usage {
-	if u.CostUSD != 0 || u.Tokens() == 0 {
-		return u
-	}
-	p, from, ok := a.PriceOf(u.Model)
-	if !ok {
-		return u
-	}
-	input := u.InputTokens
-	if a.Usage == config.UsageCodexJSONL || a.Usage == config.UsageGeminiJSON {
-		input = max(0, input-u.CacheReadTokens)
-	}
-	cost := (float64(input)*p.Input + float64(u.OutputTokens)*p.Output + float64(u.CacheReadTokens)*p.CacheRead) / 1e6
-	// To a millionth of a dollar: no float noise in the history.
-	u.CostUSD, u.Priced = math.Round(cost*1e6)/1e6, from
-	return u
-}
-
-// agentEvents are the history rows of loop n's agent run: the run, and
-// its usage when it reported some.
-func (r *runner) agentEvents(n int, a *AgentRun, c agentCall) []analytics.Event {
-	ev := analytics.Event{
-		Time: r.opt.Now(), RunID: r.res.RunID, Loop: n, Event: analytics.EventAgent, Attempt: n,
-		Outcome: a.Outcome, DurationMS: a.Duration.Milliseconds(), Detail: c.how + ": " + c.command,
-	}
-	if a.ExitCode >= 0 {
-		ev.ExitCode = &a.ExitCode
-	}
-	events := []analytics.Event{ev}
-	if a.Usage != nil {
-		events = append(events, analytics.Event{Time: ev.Time, RunID: ev.RunID, Loop: n, Event: analytics.EventUsage,
-			Attempt: n, Detail: analytics.FormatUsage(*a.Usage)})
-	}
-	return events
-}
-
 // remember keeps what a failed loop tried, for the next prompts. a is nil
 // for a loop that ran the gates only.
 func (r *runner) remember(n int, a *AgentRun, gr *GateRun) {
@@ -920,17 +538,11 @@ func (r *runner) exhausted(ctx context.Context, gr *GateRun, chk CheckResult) {
 	r.res.Stash = msg
 }
 
-// aborted reports whether orchestrate abort asked the run to stop, taking
-// its marker away.
+// aborted reports whether orchestrate abort asked the run to stop. Its
+// scope's End takes the marker away, or leaves it to the other agents.
 func (r *runner) aborted() bool {
-	if _, err := os.Stat(r.w.Path(AbortFile)); err != nil {
-		return false
-	}
-	if r.agent == nil {
-		// Several agents each see it; RunAgents takes it away at its end.
-		_ = os.Remove(r.w.Path(AbortFile))
-	}
-	return true
+	_, err := os.Stat(r.w.Path(AbortFile))
+	return err == nil
 }
 
 func (r *runner) step(s Step) {
@@ -950,16 +562,7 @@ func (r *runner) history(ctx context.Context, events ...analytics.Event) error {
 // end records why the run stopped.
 func (r *runner) end(ctx context.Context, outcome, reason string) (*RunResult, error) {
 	r.res.Outcome, r.res.Reason = outcome, reason
-	if r.agent != nil {
-		return r.res, nil // RunAgents writes the run's one run_end row
-	}
-	detail := reason
-	if r.res.Stash != "" {
-		detail += "; stash: " + r.res.Stash
-	}
-	err := r.history(ctx, analytics.Event{Time: r.opt.Now(), RunID: r.res.RunID, Loop: r.res.Loops,
-		Event: analytics.EventRunEnd, Outcome: outcome, Detail: detail})
-	return r.res, err
+	return r.res, r.scope.End(ctx, Loop{r, r.res.Loops}, outcome, reason)
 }
 
 func (r *runner) interrupted(ctx context.Context) (*RunResult, error) {
@@ -974,20 +577,7 @@ func (r *runner) fail(ctx context.Context, err error) (*RunResult, error) {
 // resolutions describes the issues the gates resolved, for the SUCCEEDED
 // messages.
 func (w Workspace) resolutions(resolved []string) []Resolution {
-	if len(resolved) == 0 {
-		return nil
-	}
-	q, err := w.loadQueue()
-	if err != nil {
-		return nil
-	}
-	var out []Resolution
-	for _, id := range resolved {
-		if is := q.Issue(id); is != nil {
-			out = append(out, Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)})
-		}
-	}
-	return out
+	return resolutionsIn(direct{w}, resolved)
 }
 
 // Abort asks the run in progress to stop at its next decision point (before

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 )
 
@@ -67,14 +66,6 @@ type Workspace struct {
 	// root, when set, is the tree the gates run in and failures are signed
 	// against: an agent's worktree (see Root).
 	root string
-
-	// rows, when set, holds the history rows appended, for a step that
-	// writes them all with one append at its end (RunGates).
-	rows *[]analytics.Event
-
-	// batch, when set, makes the changes to the queue of a Stop hook's
-	// gates and retry in one write (see queueBatch).
-	batch *queueBatch
 }
 
 // Path returns the path of a file of the workspace.
@@ -116,12 +107,7 @@ var tempKinds = []string{QueueFile, StateFile, AnalyticsFile, AnalyticsStampFile
 // timeout (LockTimeoutEnv) passes. After a second of waiting, Notify hears
 // who holds it. Once it holds the lock, it removes the temporary files a
 // crashed command left, and completes a check that a crash interrupted.
-// In a Stop hook's batch, which holds the lock from its beginning to its
-// end (see queueBatch), it returns at once.
 func (w Workspace) Lock(ctx context.Context) (func(), error) {
-	if w.batching() {
-		return func() {}, nil // the batch holds it until its end
-	}
 	if err := w.mustExist(); err != nil {
 		return nil, err
 	}

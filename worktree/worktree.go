@@ -5,8 +5,8 @@
 // where agent CLIs refuse to edit files (Claude Code: "a sensitive file").
 // It makes them, merges them back (Rebase, then Advance: a fast-forward by
 // compare-and-swap), removes them with every process under them, and finds
-// what a killed run left. It runs git, and imports no package of the
-// module.
+// what a killed run left. It runs git through internal/git, and imports
+// no other package of the module.
 package worktree
 
 import (
@@ -17,11 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/orchestrate-dev/orchestrate/internal/git"
 )
 
 // BranchPrefix starts the branch of every issue's worktree.
@@ -46,10 +47,10 @@ var ErrNotRepo = errors.New("not a git repository")
 // Open finds the repository of dir. A linked worktree's repository is its
 // main worktree's.
 func Open(ctx context.Context, dir string) (*Repo, error) {
-	if _, err := exec.LookPath("git"); err != nil {
+	if !git.Installed() {
 		return nil, fmt.Errorf("%w: git is not installed (it is needed to run several agents, each in its own worktree)", ErrNotRepo)
 	}
-	out, err := git(ctx, dir, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
+	out, err := gitIn(dir).Output(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (several agents work in git worktrees: run git init, and commit)", dir, ErrNotRepo)
 	}
@@ -179,7 +180,7 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 		return nil, err
 	}
 	if checkout {
-		if _, err := git(ctx, t.Dir, "reset", "--quiet", "--hard"); err != nil {
+		if _, err := gitIn(t.Dir).Output(ctx, "reset", "--quiet", "--hard"); err != nil {
 			return nil, err
 		}
 	}
@@ -204,7 +205,7 @@ func recoverTree(ctx context.Context, dir string) {
 	gitdir = strings.TrimSpace(gitdir)
 	// Its lock files (index.lock, HEAD.lock, …), and its branch's.
 	locks, _ := filepath.Glob(filepath.Join(gitdir, "*.lock"))
-	if branch, err := git(ctx, dir, "symbolic-ref", "-q", "HEAD"); err == nil {
+	if branch, err := gitIn(dir).Output(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
 		if common, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
 			c := strings.TrimSpace(string(common))
 			if !filepath.IsAbs(c) {
@@ -218,7 +219,7 @@ func recoverTree(ctx context.Context, dir string) {
 	}
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(gitdir, d)); err == nil {
-			git(ctx, dir, "rebase", "--abort")
+			gitIn(dir).Output(ctx, "rebase", "--abort")
 			break
 		}
 	}
@@ -244,17 +245,17 @@ func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
 // with message, and returns the new commit; "" when there was nothing to
 // commit.
 func (t *Tree) Commit(ctx context.Context, message string) (string, error) {
-	if _, err := git(ctx, t.Dir, "add", "-A"); err != nil {
+	if _, err := gitIn(t.Dir).Output(ctx, "add", "-A"); err != nil {
 		return "", err
 	}
-	if _, err := git(ctx, t.Dir, "diff", "--cached", "--quiet"); err == nil {
+	if _, err := gitIn(t.Dir).Output(ctx, "diff", "--cached", "--quiet"); err == nil {
 		return "", nil
 	}
-	if _, err := git(ctx, t.Dir, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
+	if _, err := gitIn(t.Dir).Output(ctx, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
 		"commit", "--quiet", "--no-verify", "-m", message); err != nil {
 		return "", err
 	}
-	out, err := git(ctx, t.Dir, "rev-parse", "HEAD")
+	out, err := gitIn(t.Dir).Output(ctx, "rev-parse", "HEAD")
 	return strings.TrimSpace(out), err
 }
 
@@ -289,13 +290,13 @@ func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
 	} else {
 		args = append(args, onto)
 	}
-	_, err := git(ctx, t.Dir, args...)
+	_, err := gitIn(t.Dir).Output(ctx, args...)
 	if err == nil {
 		return nil
 	}
-	out, _ := git(ctx, t.Dir, "diff", "--name-only", "--diff-filter=U")
+	out, _ := gitIn(t.Dir).Output(ctx, "diff", "--name-only", "--diff-filter=U")
 	files := strings.Fields(out)
-	git(ctx, t.Dir, "rebase", "--abort")
+	gitIn(t.Dir).Output(ctx, "rebase", "--abort")
 	if len(files) == 0 {
 		return err
 	}
@@ -314,37 +315,37 @@ func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
 // the branch stays as it was. label names the work in the markers.
 func (t *Tree) Reapply(ctx context.Context, onto, upstream, label string) ([]string, error) {
 	ident := []string{"-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost"}
-	out, err := git(ctx, t.Dir, "rev-parse", "--verify", "HEAD^{commit}")
+	out, err := gitIn(t.Dir).Output(ctx, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return nil, err
 	}
 	head, base := strings.TrimSpace(out), upstream
 	if base == "" {
-		if out, err = git(ctx, t.Dir, "merge-base", head, onto); err != nil {
+		if out, err = gitIn(t.Dir).Output(ctx, "merge-base", head, onto); err != nil {
 			return nil, err
 		}
 		base = strings.TrimSpace(out)
 	}
 	// The work as one commit on base, whose change is base..head.
-	if out, err = git(ctx, t.Dir, append(ident, "commit-tree", head+"^{tree}", "-p", base, "-m", label)...); err != nil {
+	if out, err = gitIn(t.Dir).Output(ctx, append(ident, "commit-tree", head+"^{tree}", "-p", base, "-m", label)...); err != nil {
 		return nil, err
 	}
 	work := strings.TrimSpace(out)
-	if _, err := git(ctx, t.Dir, "reset", "--quiet", "--hard", onto); err != nil {
+	if _, err := gitIn(t.Dir).Output(ctx, "reset", "--quiet", "--hard", onto); err != nil {
 		return nil, err
 	}
-	_, pickErr := git(ctx, t.Dir, append(ident, "cherry-pick", "--no-commit", work)...)
-	out, _ = git(ctx, t.Dir, "diff", "--name-only", "--diff-filter=U")
+	_, pickErr := gitIn(t.Dir).Output(ctx, append(ident, "cherry-pick", "--no-commit", work)...)
+	out, _ = gitIn(t.Dir).Output(ctx, "diff", "--name-only", "--diff-filter=U")
 	files := strings.Fields(out)
-	git(ctx, t.Dir, "cherry-pick", "--quit")
+	gitIn(t.Dir).Output(ctx, "cherry-pick", "--quit")
 	if pickErr != nil && len(files) == 0 {
-		git(ctx, t.Dir, "reset", "--quiet", "--hard", head)
+		gitIn(t.Dir).Output(ctx, "reset", "--quiet", "--hard", head)
 		return nil, pickErr
 	}
 	// Nothing staged: the work is the worktree's changes, as an agent
 	// leaves its own.
-	if _, err := git(ctx, t.Dir, "reset", "--quiet"); err != nil {
-		git(ctx, t.Dir, "reset", "--quiet", "--hard", head)
+	if _, err := gitIn(t.Dir).Output(ctx, "reset", "--quiet"); err != nil {
+		gitIn(t.Dir).Output(ctx, "reset", "--quiet", "--hard", head)
 		return nil, err
 	}
 	slices.Sort(files)
@@ -363,17 +364,17 @@ func (t *Tree) Snapshot(ctx context.Context, message string) (string, error) {
 	f.Close()
 	defer os.Remove(f.Name())
 	index := []string{"GIT_INDEX_FILE=" + f.Name()}
-	if _, err := gitEnv(ctx, t.Dir, index, "read-tree", "HEAD"); err != nil {
+	if _, err := gitIn(t.Dir, index...).Output(ctx, "read-tree", "HEAD"); err != nil {
 		return "", err
 	}
-	if _, err := gitEnv(ctx, t.Dir, index, "add", "-A"); err != nil {
+	if _, err := gitIn(t.Dir, index...).Output(ctx, "add", "-A"); err != nil {
 		return "", err
 	}
-	tree, err := gitEnv(ctx, t.Dir, index, "write-tree")
+	tree, err := gitIn(t.Dir, index...).Output(ctx, "write-tree")
 	if err != nil {
 		return "", err
 	}
-	out, err := git(ctx, t.Dir, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
+	out, err := gitIn(t.Dir).Output(ctx, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
 		"commit-tree", strings.TrimSpace(tree), "-p", "HEAD", "-m", message)
 	return strings.TrimSpace(out), err
 }
@@ -498,7 +499,7 @@ func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
 		dir := filepath.Join(r.Dir(), issue)
 		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
 			l.Dir = dir
-			if st, err := git(ctx, dir, "status", "--porcelain", "--untracked-files=all"); err == nil && strings.TrimSpace(st) != "" {
+			if st, err := gitIn(dir).Output(ctx, "status", "--porcelain", "--untracked-files=all"); err == nil && strings.TrimSpace(st) != "" {
 				l.Unmerged = "uncommitted changes"
 			}
 		}
@@ -514,38 +515,13 @@ func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
 }
 
 func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
-	return git(ctx, r.Root, args...)
+	return gitIn(r.Root).Output(ctx, args...)
 }
 
-// git runs git in dir and returns its standard output; its error says the
-// command and what git printed.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	return gitEnv(ctx, dir, nil, args...)
-}
-
-// gitEnv is git with env added to the environment.
-func gitEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	// No optional locks: a git status of ours never takes the index lock
-	// an agent's git add in the same worktree needs.
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0"), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), firstLine(msg))
-	}
-	return out.String(), nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+// gitIn runs git in dir, with env added to the environment. A command
+// is bounded by ctx alone: a checkout's length grows with the tree.
+func gitIn(dir string, env ...string) git.Runner {
+	return git.Runner{Dir: dir, Env: env, Timeout: git.NoTimeout}
 }
 
 // Checkouts returns the roots of every checkout of the repository whose

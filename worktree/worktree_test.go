@@ -29,7 +29,7 @@ func repo(t *testing.T) *Repo {
 
 func run(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := git(context.Background(), dir, append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	out, err := gitIn(dir).Output(context.Background(), append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

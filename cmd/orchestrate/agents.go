@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/pool"
 )
 
 // taskList is a repeatable --task.
@@ -29,12 +31,12 @@ func (t *taskList) Set(v string) error {
 
 // runAgents is orchestrate run --agents N: N agents at once, each on the
 // issue it claimed, in its own worktree, merged back in order.
-func runAgents(e *env, opt loop.AgentsOptions) error {
+func runAgents(e *env, opt pool.Options) error {
 	v := newAgentsView(e.stdout, stdoutIsTerminal(e), opt.Agents)
 	if !e.json {
 		opt.Step, opt.AgentProgress = v.step, v.progress
 	}
-	res, err := e.ws().RunAgents(e.ctx, opt)
+	res, err := pool.Run(e.ctx, e.ws(), opt)
 	v.close()
 	if err != nil && res == nil {
 		return err
@@ -50,7 +52,7 @@ func runAgents(e *env, opt loop.AgentsOptions) error {
 			}
 		}
 		if perr := e.printJSON(struct {
-			*loop.AgentsResult
+			*pool.Result
 			ExitCode int `json:"exit_code"`
 		}{res, code}); perr != nil {
 			return perr
@@ -71,7 +73,11 @@ func runAgents(e *env, opt loop.AgentsOptions) error {
 }
 
 func stdoutIsTerminal(e *env) bool {
-	f, ok := e.stdout.(*os.File)
+	w := e.stdout
+	if c, ok := w.(*countingWriter); ok {
+		w = c.w
+	}
+	f, ok := w.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
@@ -247,7 +253,7 @@ func gatesLine(s loop.Step) string {
 	return "fail: " + strings.Join(names, ", ")
 }
 
-func (v *agentsView) end(res *loop.AgentsResult) {
+func (v *agentsView) end(res *pool.Result) {
 	v.close()
 	fmt.Fprintln(v.w)
 	for _, l := range res.Left {

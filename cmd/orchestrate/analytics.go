@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 var analyticsCmd = &command{

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // ClaimEnv names the environment variable that gives the claim a
@@ -100,7 +100,7 @@ var releaseCmd = &command{name: "release", summary: "end a claim of an issue", u
 
 // claimFlags adds the flags of the claim commands.
 func claimFlags(fs *flag.FlagSet) (as *string, lease *time.Duration) {
-	return fs.String("as", defaultHolder(), ""), fs.Duration("lease", loop.DefaultLease, "")
+	return fs.String("as", defaultHolder(), ""), fs.Duration("lease", claim.DefaultLease, "")
 }
 
 // defaultHolder is the name a claim is for without --as: $ORCHESTRATE_AGENT,
@@ -158,18 +158,11 @@ func runClaim(e *env, args []string) error {
 		return err
 	}
 	var c *loop.Claimed
-	switch w := e.ws(); {
-	case *next && r != nil:
-		c, err = w.ClaimNextOn(e.ctx, r, e.now(), holder, *lease, nil)
-	case *next:
-		c, err = w.ClaimNext(e.ctx, e.now(), holder, *lease, nil)
-	default:
+	if claims := e.ws().Claims(r); *next {
+		c, err = claims.Next(e.ctx, e.now(), holder, *lease, nil)
+	} else {
 		var got loop.Claimed
-		if r != nil {
-			got, err = w.ClaimOn(e.ctx, r, e.now(), pos[0], holder, *lease, *force)
-		} else {
-			got, err = w.Claim(e.ctx, e.now(), pos[0], holder, *lease, *force)
-		}
+		got, err = claims.Claim(e.ctx, e.now(), pos[0], holder, *lease, *force)
 		c = &got
 	}
 	if err != nil {
@@ -201,12 +194,7 @@ func runRenew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var c loop.Claimed
-	if r != nil {
-		c, err = e.ws().RenewOn(e.ctx, r, e.now(), pos[0], holder, *epoch, *lease)
-	} else {
-		c, err = e.ws().Renew(e.ctx, e.now(), pos[0], holder, *epoch, *lease)
-	}
+	c, err := e.ws().Claims(r).Renew(e.ctx, e.now(), pos[0], holder, *epoch, *lease)
 	if err != nil {
 		return claimError(err)
 	}
@@ -228,12 +216,7 @@ func runRelease(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var c loop.Claimed
-	if r != nil {
-		c, err = e.ws().ReleaseOn(e.ctx, r, e.now(), pos[0], *epoch)
-	} else {
-		c, err = e.ws().Release(e.ctx, e.now(), pos[0], *epoch)
-	}
+	c, err := e.ws().Claims(r).Release(e.ctx, e.now(), pos[0], *epoch)
 	if err != nil {
 		return claimError(err)
 	}

@@ -382,3 +382,18 @@ func checkAfterKills(t *testing.T, trial int, root, ws, data string) {
 		t.Errorf("trial %d: processes left in the worktrees: %v", trial, pids)
 	}
 }
+
+// TestLeaseFloor: run --agents takes a lease of claim.MinLease, 3s, and
+// refuses one just under it.
+func TestLeaseFloor(t *testing.T) {
+	if claim.MinLease != 3*time.Second {
+		t.Errorf("claim.MinLease = %v; want 3s", claim.MinLease)
+	}
+	if err := checkAgentFlags(2, 3*time.Second, nil); err != nil {
+		t.Errorf("checkAgentFlags(2, 3s) = %v; want nil", err)
+	}
+	err := checkAgentFlags(2, 3*time.Second-time.Millisecond, nil)
+	if want := "--lease 2.999s: want 3s or more"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("checkAgentFlags(2, 2.999s) = %v; want %q", err, want)
+	}
+}

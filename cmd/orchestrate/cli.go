@@ -22,8 +22,9 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 
-	dir  string // the workspace directory
-	json bool   // --json
+	dir     string // the workspace directory
+	json    bool   // --json
+	command string // the command's name, once it is known
 
 	// tree is the linked git worktree the workspace was found through (a
 	// command run in it): the gates run there.
@@ -103,7 +104,18 @@ func lookup(name string) *command {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, dir: loop.DefaultDir}
+	out := &countingWriter{w: stdout}
+	e := &env{ctx: ctx, stdin: stdin, stdout: out, stderr: stderr, dir: loop.DefaultDir}
+	err := e.runCommand(args)
+	if (e.json || asksJSON(args)) && err != nil && out.n == 0 && !protocolOut[e.command] {
+		printOutcomeJSON(stdout, err)
+	}
+	return err
+}
+
+// runCommand runs the command that args name, after the global flags.
+func (e *env) runCommand(args []string) error {
+	stdout := e.stdout
 	dirGiven := false
 	if v := os.Getenv("ORCHESTRATOR_DIR"); v != "" {
 		e.dir, dirGiven = v, true
@@ -128,18 +140,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case a == "--version" || a == "-version":
 			return printVersion(e)
 		default:
-			return usageError("", "unknown flag %s", a)
+			return usageError("", "unknown flag %s%s", a, didYouMean("--"+flagName(a), globalFlags, ""))
 		}
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, mainUsage())
+		fmt.Fprint(e.stderr, mainUsage())
 		return withCode(exitUsage, nil)
 	}
 	c := lookup(args[0])
 	if c == nil {
-		return usageError("", "unknown command %q", args[0])
+		return unknownCommand(args[0])
 	}
+	e.command = c.name
 	if commandStarts != nil {
 		commandStarts(c.name)
 	}
@@ -206,7 +219,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				fmt.Fprint(e.stdout, lookup(fs.Name()).usage)
 				return nil, withCode(exitOK, nil)
 			}
-			return nil, usageError(strings.Fields(fs.Name())[0], "%s: %v", fs.Name(), err)
+			return nil, usageError(strings.Fields(fs.Name())[0], "%s: %s", fs.Name(), flagProblem(fs, err))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -280,7 +293,7 @@ commands.
 			c = lookup(args[0])
 		}
 		if c == nil {
-			return usageError("", "unknown command %q", name)
+			return unknownCommand(name)
 		}
 		fmt.Fprint(e.stdout, c.usage)
 		return nil

@@ -188,7 +188,7 @@ func demoEpilogue(e *env, ws loop.Workspace, res *loop.RunResult) error {
 	fmt.Fprintln(e.stdout, "\n$ orchestrate status")
 	de := *e
 	de.dir = ws.Dir
-	if err := printStatus(&de, q, s); err != nil {
+	if err := printStatus(&de, q, s, termWidth(e), false); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, `

@@ -16,7 +16,7 @@ var issueCmd = &command{
 	usage: `Usage:
   orchestrate issue add [FIELD FLAGS] --summary TEXT [--details FILE|- [--exit-code N] [--gate NAME]]
   orchestrate issue show ID [--json]
-  orchestrate issue set ID FIELD=VALUE... [--epoch N]
+  orchestrate issue set ID FIELD=VALUE... [--new] [--epoch N]
   orchestrate issue retry ID     (a person's choice: counts back to 0, pending)
   orchestrate issue skip ID      (a person's choice: skipped)
   orchestrate issue resolve ID [--manual]
@@ -39,7 +39,12 @@ orchestrate record does, and its ID is printed instead of a new one.
 
 issue set changes only the cells it names; a field the issue lacks gets a
 new row in its table's own style. Field names match loosely: Auto-Retry,
-auto_retry and "auto retry" are one field.
+auto_retry and "auto retry" are one field. A name close to a field
+orchestrate knows but not it (Priorty) is refused as a typo, naming the
+field meant; --new takes it as a new field (issue add's --field too).
+Known fields take only their values: Priority critical, high, medium or
+low; Status pending, in_progress, resolved, stuck or skipped; counts whole
+numbers; flags true or false.
 
 set, retry, skip and resolve take --epoch N, the epoch of the caller's
 claim of the issue (see orchestrate help claim): the change is refused
@@ -96,6 +101,7 @@ func (f *fieldFlags) Set(v string) error {
 
 func runIssueAdd(e *env, args []string) error {
 	fs := e.flags("issue")
+	newFields := fs.Bool("new", false, "")
 	var fields fieldFlags
 	// A flag per field of the seed's format: --type, --auto-retry, …
 	named := map[string]*string{}
@@ -129,10 +135,8 @@ func runIssueAdd(e *env, args []string) error {
 	for _, f := range fields {
 		ni.Fields[f[0]] = f[1]
 	}
-	for k, v := range ni.Fields {
-		if err := queue.CheckValue(k, v); err != nil {
-			return usageError("issue", "%v", err)
-		}
+	if err := checkNewFields(ni.Fields, fields, *newFields); err != nil {
+		return err
 	}
 	if *details != "" {
 		f, err := readFailure(e, *details)
@@ -168,6 +172,23 @@ func runIssueAdd(e *env, args []string) error {
 	}
 	if a.Status == queue.StatusStuck {
 		return withCode(exitPerson, nil)
+	}
+	return nil
+}
+
+// checkNewFields refuses, as a usage error, a value a known field does not
+// take among fields, and a name of given (--field) that is a typo of a
+// known field's, unless newOK (--new).
+func checkNewFields(fields map[string]string, given fieldFlags, newOK bool) error {
+	for k, v := range fields {
+		if err := queue.CheckValue(k, v); err != nil {
+			return usageError("issue", "%v", err)
+		}
+	}
+	for _, f := range given {
+		if err := checkFieldName(f[0], newOK); err != nil {
+			return usageError("issue", "issue add: %v", err)
+		}
 	}
 	return nil
 }
@@ -230,6 +251,7 @@ func runIssueShow(e *env, args []string) error {
 func runIssueSet(e *env, args []string) error {
 	fs := e.flags("issue")
 	fence := e.epochFlag(fs)
+	newFields := fs.Bool("new", false, "")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -244,6 +266,9 @@ func runIssueSet(e *env, args []string) error {
 			return usageError("issue", "issue set: %v", err)
 		}
 		if err := queue.CheckValue(kv[len(kv)-1][0], kv[len(kv)-1][1]); err != nil {
+			return usageError("issue", "issue set: %v", err)
+		}
+		if err := checkFieldName(kv[len(kv)-1][0], *newFields); err != nil {
 			return usageError("issue", "issue set: %v", err)
 		}
 	}

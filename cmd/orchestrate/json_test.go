@@ -152,3 +152,36 @@ boom
 		t.Errorf("sections in order %v; want the file's", got)
 	}
 }
+
+// TestEveryCommandJSONOnMistake: every command but the hooks, given --json
+// and a flag it does not have, prints exactly one JSON object on stdout
+// that says the usage mistake and exit code 2.
+func TestEveryCommandJSONOnMistake(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range commands {
+		if protocolOut[c.name] {
+			continue
+		}
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), []string{"--dir", dir, c.name, "--json", "--no-such-flag"}, strings.NewReader(""), &stdout, &stderr)
+		if code, _ := codeOf(err); code != exitUsage {
+			t.Errorf("%s --json --no-such-flag: exit %d, want %d (%v)", c.name, code, exitUsage, err)
+		}
+		dec := json.NewDecoder(&stdout)
+		var got struct {
+			Outcome  string `json:"outcome"`
+			ExitCode int    `json:"exit_code"`
+			Error    string `json:"error"`
+		}
+		if err := dec.Decode(&got); err != nil {
+			t.Errorf("%s --json --no-such-flag: stdout is not a JSON object: %v", c.name, err)
+			continue
+		}
+		if dec.More() {
+			t.Errorf("%s --json --no-such-flag: more than one JSON value on stdout", c.name)
+		}
+		if got.Outcome != "usage" || got.ExitCode != exitUsage || got.Error == "" {
+			t.Errorf("%s --json --no-such-flag: %+v", c.name, got)
+		}
+	}
+}

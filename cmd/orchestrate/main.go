@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 func main() {
@@ -119,19 +120,30 @@ func usageError(cmd, format string, args ...any) error {
 }
 
 func exitCode(err error, stderr io.Writer) int {
+	code, msg := codeOf(err)
+	if msg != "" {
+		fmt.Fprintf(stderr, "orchestrate: %s\n", msg)
+	}
+	return code
+}
+
+// codeOf is the exit code err stands for, and the line to say of it ("" when
+// there is nothing more to say).
+func codeOf(err error) (int, string) {
 	if err == nil {
-		return exitOK
+		return exitOK, ""
 	}
 	code := exitError
 	var ce *codeError
 	if errors.As(err, &ce) {
 		code = ce.code
 		if ce.err == nil {
-			return code
+			return code, ""
 		}
 	} else if errors.Is(err, claim.ErrFenced) {
 		code = exitPerson // a claim taken over: its holder is to stop
+	} else if ug := (*loop.UnknownGateError)(nil); errors.As(err, &ug) {
+		code = exitUsage // a gate's name mistyped
 	}
-	fmt.Fprintf(stderr, "orchestrate: %v\n", err)
-	return code
+	return code, err.Error()
 }

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 type mcpGatesArgs struct {
@@ -182,17 +184,19 @@ func mcpFailure(e *env, output, gate string, exitCode *int) (loop.Failure, error
 }
 
 type mcpClaimArgs struct {
-	ID    string `json:"id,omitempty" jsonschema:"the issue to claim; none: the next ready one"`
-	Force bool   `json:"force,omitempty" jsonschema:"with id: take the claim from whoever holds it (a person reassigning an issue)"`
-	As    string `json:"as,omitempty" jsonschema:"the holder's name (default $ORCHESTRATE_AGENT, or agent); the claim is NAME@HOST/PID of the client"`
-	Lease string `json:"lease,omitempty" jsonschema:"the lease's length, such as 10m (the default)"`
+	ID     string `json:"id,omitempty" jsonschema:"the issue to claim; none: the next ready one"`
+	Force  bool   `json:"force,omitempty" jsonschema:"with id: take the claim from whoever holds it (a person reassigning an issue)"`
+	As     string `json:"as,omitempty" jsonschema:"the holder's name (default $ORCHESTRATE_AGENT, or agent); the claim is NAME@HOST/PID of the client"`
+	Lease  string `json:"lease,omitempty" jsonschema:"the lease's length, such as 10m (the default)"`
+	Remote string `json:"remote,omitempty" jsonschema:"the git remote that keeps the claims, for agents on several machines (claim --remote NAME)"`
 }
 
 type mcpClaimIDArgs struct {
-	ID    string `json:"id" jsonschema:"the issue's ID"`
-	Epoch int    `json:"epoch" jsonschema:"the epoch of your claim"`
-	As    string `json:"as,omitempty" jsonschema:"the holder's name (default $ORCHESTRATE_AGENT, or agent)"`
-	Lease string `json:"lease,omitempty" jsonschema:"the lease's length, such as 10m (the default)"`
+	ID     string `json:"id" jsonschema:"the issue's ID"`
+	Epoch  int    `json:"epoch" jsonschema:"the epoch of your claim"`
+	As     string `json:"as,omitempty" jsonschema:"the holder's name (default $ORCHESTRATE_AGENT, or agent)"`
+	Lease  string `json:"lease,omitempty" jsonschema:"the lease's length, such as 10m (the default)"`
+	Remote string `json:"remote,omitempty" jsonschema:"the git remote that keeps the claim"`
 }
 
 // mcpClaimed is a claim tool's result.
@@ -219,7 +223,7 @@ func holderAndLease(e *env, as, lease string) (string, time.Duration, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("as %q: want a name without spaces, @, / or |", as)
 	}
-	ttl := loop.DefaultLease
+	ttl := claim.DefaultLease
 	if lease != "" {
 		if ttl, err = time.ParseDuration(lease); err != nil || ttl <= 0 {
 			return "", 0, fmt.Errorf("lease %q: want a positive duration, such as 10m", lease)
@@ -228,8 +232,29 @@ func holderAndLease(e *env, as, lease string) (string, time.Duration, error) {
 	return holder, ttl, nil
 }
 
+// mcpClaims are the claims of the workspace, or with remote those kept
+// on that git remote, as the claim commands' --remote NAME.
+func mcpClaims(e *env, name string) (loop.Claims, error) {
+	if name == "" {
+		return e.ws().Claims(nil), nil
+	}
+	if err := checkName("remote", name); err != nil {
+		return nil, err
+	}
+	r, err := remote.New(e.ws().Root(), name)
+	if err != nil {
+		return nil, err
+	}
+	r.Clock = e.now
+	return e.ws().Claims(r), nil
+}
+
 func mcpClaimTool(e *env, in mcpClaimArgs) (mcpClaimed, error) {
 	holder, ttl, err := holderAndLease(e, in.As, in.Lease)
+	if err != nil {
+		return mcpClaimed{}, err
+	}
+	claims, err := mcpClaims(e, in.Remote)
 	if err != nil {
 		return mcpClaimed{}, err
 	}
@@ -237,13 +262,13 @@ func mcpClaimTool(e *env, in mcpClaimArgs) (mcpClaimed, error) {
 		if err := checkName("id", in.ID); err != nil {
 			return mcpClaimed{}, err
 		}
-		c, err := e.ws().Claim(e.ctx, e.now(), in.ID, holder, ttl, in.Force)
+		c, err := claims.Claim(e.ctx, e.now(), in.ID, holder, ttl, in.Force)
 		return claimedOf(c), err
 	}
 	if in.Force {
 		return mcpClaimed{}, fmt.Errorf("force takes one issue's claim: give its id")
 	}
-	c, err := e.ws().ClaimNext(e.ctx, e.now(), holder, ttl, nil)
+	c, err := claims.Next(e.ctx, e.now(), holder, ttl, nil)
 	if err != nil || c == nil {
 		return mcpClaimed{}, err
 	}
@@ -261,13 +286,18 @@ func mcpRenew(e *env, in mcpClaimIDArgs) (mcpClaimed, error) {
 	if err != nil {
 		return mcpClaimed{}, err
 	}
-	c, err := e.ws().Renew(e.ctx, e.now(), in.ID, holder, in.Epoch, ttl)
+	claims, err := mcpClaims(e, in.Remote)
+	if err != nil {
+		return mcpClaimed{}, err
+	}
+	c, err := claims.Renew(e.ctx, e.now(), in.ID, holder, in.Epoch, ttl)
 	return claimedOf(c), err
 }
 
 type mcpReleaseArgs struct {
-	ID    string `json:"id" jsonschema:"the issue's ID"`
-	Epoch int    `json:"epoch,omitempty" jsonschema:"only the claim at this epoch; none: any claim (a person's release)"`
+	ID     string `json:"id" jsonschema:"the issue's ID"`
+	Epoch  int    `json:"epoch,omitempty" jsonschema:"only the claim at this epoch; none: any claim (a person's release)"`
+	Remote string `json:"remote,omitempty" jsonschema:"the git remote that keeps the claim"`
 }
 
 func mcpRelease(e *env, in mcpReleaseArgs) (mcpClaimed, error) {
@@ -277,7 +307,11 @@ func mcpRelease(e *env, in mcpReleaseArgs) (mcpClaimed, error) {
 	if in.Epoch < 0 {
 		return mcpClaimed{}, fmt.Errorf("epoch %d: want the epoch of the claim, or none", in.Epoch)
 	}
-	c, err := e.ws().Release(e.ctx, e.now(), in.ID, in.Epoch)
+	claims, err := mcpClaims(e, in.Remote)
+	if err != nil {
+		return mcpClaimed{}, err
+	}
+	c, err := claims.Release(e.ctx, e.now(), in.ID, in.Epoch)
 	return claimedOf(c), err
 }
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // remoteMachines makes a bare repository, the remote, and n clones of it,

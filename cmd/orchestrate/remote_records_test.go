@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/claim"
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // forgeRecord writes in the repository dir a commit of msg on tree, with

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
 )
 
 // remoteProject makes a bare repository, the remote, whose main branch

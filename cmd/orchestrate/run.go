@@ -7,15 +7,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/pool"
 )
 
 var runCmd = &command{
 	name:    "run",
 	summary: "the self-driving loop: agent, gates, check, until done",
 	usage: `Usage: orchestrate run [--task TEXT | --task-file FILE] [--once | --max-loops N] [--json]
-       orchestrate run --agents N [--task TEXT]... [--lease DURATION] [--max-loops N] [--json]
+       orchestrate run --agents N [--task TEXT]... [--issue ID]... [--lease DURATION]
+                           [--remote NAME] [--max-loops N] [--json]
 
 Runs the fix-and-retry loop until it is done, halted or capped. Per loop:
 
@@ -79,7 +82,9 @@ conflict or a failure after the rebase goes back to its agent as a failure
 of its issue. The retry rules and budgets are the loop's, counted across
 agents. --lease (default 1m) is each claim's lease, renewed every third of
 it. It needs a git repository on a branch with a commit. --issue ID (one or
-more) works those issues only.
+more) works those issues only. --agents 1 (the default) without --remote
+is the one-agent loop above, in this tree; with --remote it is one agent
+of the pool, in a worktree of its own, claiming as every machine's do.
 
 With --remote NAME, the machines that run agents share the git remote NAME
 (each a clone; --agents 1 or more on each): the claims are refs there
@@ -118,7 +123,7 @@ func runRun(e *env, args []string) error {
 	once := fs.Bool("once", false, "one loop, then stop")
 	maxLoops := fs.Int("max-loops", 0, "stop after N loops")
 	agents := fs.Int("agents", 1, "agents at once, each in its own worktree")
-	lease := fs.Duration("lease", loop.DefaultAgentLease, "the lease of each agent's claim")
+	lease := fs.Duration("lease", pool.DefaultLease, "the lease of each agent's claim")
 	remoteOf := e.remoteFlag(fs)
 	var only taskList
 	fs.Var(&only, "issue", "work this issue only (with --agents or --remote)")
@@ -159,7 +164,7 @@ func runRun(e *env, args []string) error {
 		if *task != "" && len(tasks) == 0 {
 			tasks = taskList{*task} // from --task-file
 		}
-		return runAgents(e, loop.AgentsOptions{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks, Lease: *lease,
+		return runAgents(e, pool.Options{RunOptions: loop.RunOptions{MaxLoops: *maxLoops, Now: e.now}, Agents: *agents, Tasks: tasks, Lease: *lease,
 			Remote: r, Only: only})
 	}
 	opt := loop.RunOptions{Task: *task, MaxLoops: *maxLoops, Now: e.now}
@@ -193,8 +198,8 @@ func checkAgentFlags(agents int, lease time.Duration, tasks taskList) error {
 	switch {
 	case agents < 1 || agents > 64:
 		return usageError("run", "--agents %d: want 1 to 64", agents)
-	case lease < 3*time.Second:
-		return usageError("run", "--lease %v: want 3s or more (it is renewed every third of it)", lease)
+	case lease < claim.MinLease:
+		return usageError("run", "--lease %v: want %v or more (it is renewed every third of it)", lease, claim.MinLease)
 	case len(tasks) > 1 && agents == 1:
 		return usageError("run", "one --task per agent: %d tasks for --agents 1", len(tasks))
 	}

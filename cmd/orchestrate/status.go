@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -16,13 +17,17 @@ import (
 var statusCmd = &command{
 	name:    "status",
 	summary: "show the issues and the session state",
-	usage: `Usage: orchestrate status [--json]
+	usage: `Usage: orchestrate status [--wide] [--json]
 
 Prints the session state and a table of the issues: ID, status, priority,
 retries (Retry-Count/Max-Retries), the identical-failure count, whether it is
 halted, and its summary. Then the claims, if any (see orchestrate help
 claim): each claimed issue, who holds it, since and until when, its epoch,
 and whether the lease lapsed.
+
+The tables fit the terminal's width (or $COLUMNS when stdout is not a
+terminal): a summary, and a claim's holder, too long for it are cut with
+an ellipsis. --wide shows them whole (a summary's whole first line).
 
 With --json, prints one object:
   {"session": {"<field>": <value>, …},
@@ -35,6 +40,7 @@ issue object, with its sections).
 
 Examples:
   orchestrate status
+  orchestrate status --wide | less -S
   orchestrate status --json | jq '.issues[] | select(.status == "stuck") | .id'
 
 Exit codes: 0 shown, 1 error (a malformed file: its problems are printed
@@ -45,6 +51,7 @@ as file:line: message after what could be shown), 2 usage.
 
 func runStatus(e *env, args []string) error {
 	fs := e.flags("status")
+	wide := fs.Bool("wide", false, "")
 	if err := e.parseNone(fs, args); err != nil {
 		return err
 	}
@@ -61,7 +68,11 @@ func runStatus(e *env, args []string) error {
 			return err
 		}
 	} else {
-		if err := printStatus(e, q, s); err != nil {
+		width := termWidth(e)
+		if *wide {
+			width = 0
+		}
+		if err := printStatus(e, q, s, width, *wide); err != nil {
 			return err
 		}
 	}
@@ -81,7 +92,10 @@ func loadStatus(ws loop.Workspace) (*queue.Queue, *session.State, error) {
 	return q, s, nil
 }
 
-func printStatus(e *env, q *queue.Queue, s *session.State) error {
+// printStatus prints the session's line, the issues' table and the
+// claims', each table cut to width (0: no bound); wide keeps a summary's
+// whole first line, which is otherwise cut at 60 characters.
+func printStatus(e *env, q *queue.Queue, s *session.State, width int, wide bool) error {
 	run, _ := s.Get(session.RunID)
 	if run == "" {
 		run = "(none: orchestrate session start)"
@@ -114,7 +128,7 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		}
 		summary := ""
 		if sec := is.Section(queue.SectionSummary); sec != nil {
-			summary = firstLine(textclean.Text(sec.Body()), 60)
+			summary = firstLine(textclean.Text(sec.Body()), summaryLimit(wide))
 		}
 		row := []string{
 			is.ID, is.Status(), pri,
@@ -127,7 +141,10 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		}
 		rows = append(rows, row)
 	}
-	if err := renderTable(e.stdout, []string{"ID", "Status", "Priority", "Retries", "Repeats", "Halted", "Summary"}, rows); err != nil {
+	header := []string{"ID", "Status", "Priority", "Retries", "Repeats", "Halted", "Summary"}
+	// Too narrow: the Halted column goes when no issue is halted, then the
+	// summaries are cut.
+	if err := fitTable(width, header, rows, 6, 5, true).render(e.stdout); err != nil {
 		return err
 	}
 	var parts []string
@@ -142,12 +159,22 @@ func printStatus(e *env, q *queue.Queue, s *session.State) error {
 		parts = append(parts, fmt.Sprintf("%d with an unknown status", n))
 	}
 	fmt.Fprintf(e.stdout, "%s: %s\n", plural(len(q.Issues), "issue"), strings.Join(parts, ", "))
-	return printClaims(e, q)
+	return printClaims(e, q, width)
+}
+
+// summaryLimit is the most characters of a summary's first line that the
+// table shows: all with --wide, else 60.
+func summaryLimit(wide bool) int {
+	if wide {
+		return math.MaxInt
+	}
+	return 60
 }
 
 // printClaims shows who holds which issue, since and until when, at which
-// epoch, and whether the lease lapsed.
-func printClaims(e *env, q *queue.Queue) error {
+// epoch, and whether the lease lapsed, cut to width (0: no bound) in its
+// holder's column.
+func printClaims(e *env, q *queue.Queue, width int) error {
 	now := e.now()
 	var rows [][]string
 	for _, is := range q.Issues {
@@ -168,7 +195,9 @@ func printClaims(e *env, q *queue.Queue) error {
 		return nil
 	}
 	fmt.Fprintln(e.stdout)
-	return renderTable(e.stdout, []string{"Claimed", "By", "Since", "Until", "Epoch", "Lease"}, rows)
+	header := []string{"Claimed", "By", "Since", "Until", "Epoch", "Lease"}
+	// Too narrow: Since goes, then the holders are cut.
+	return fitTable(width, header, rows, 1, 2, false).render(e.stdout)
 }
 
 func stamp(t time.Time) string {

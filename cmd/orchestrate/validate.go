@@ -6,6 +6,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/internal/mdpatch"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/session"
@@ -118,10 +119,15 @@ func runValidate(e *env, args []string) error {
 	}
 	problems, issues := st.problems, len(st.queue.Issues)
 	cfg, configOK := st.config, st.configOK
+	fieldNotes := fieldWarnings(ws.Path(loop.QueueFile), st.queue)
 	if e.json {
 		out := map[string]any{"ok": len(problems) == 0, "problems": problems}
+		var warnings []string
 		if configOK && len(cfg.Gates) == 0 {
-			out["warnings"] = []string{ws.Path(loop.ConfigFile) + ": " + loop.ErrNoGates.Error() + " (gates: []): orchestrate run refuses to start"}
+			warnings = append(warnings, ws.Path(loop.ConfigFile)+": "+loop.ErrNoGates.Error()+" (gates: []): orchestrate run refuses to start")
+		}
+		if warnings = append(warnings, fieldNotes...); len(warnings) > 0 {
+			out["warnings"] = warnings
 		}
 		if *explain && configOK {
 			out["preset"], out["human_wait"], out["gates"] = cfg.Preset, cfg.Human.Wait, gatesJSON(cfg.Gates)
@@ -146,6 +152,9 @@ func runValidate(e *env, args []string) error {
 				fmt.Fprintf(e.stdout, "warning: %s: %v (gates: []): orchestrate run refuses to start; %s\n",
 					ws.Path(loop.ConfigFile), loop.ErrNoGates, loop.NoGatesAdvice)
 			}
+			for _, w := range fieldNotes {
+				fmt.Fprintf(e.stdout, "warning: %s\n", w)
+			}
 			if configOK && cfg.Agent.ResumeCommand == "" && cfg.Retry.Strategy != config.StrategyFresh {
 				fmt.Fprintf(e.stdout, "note: %s: agent.resume_command is not set: every loop starts a fresh agent (the %s profile has no resume of its own)\n",
 					ws.Path(loop.ConfigFile), cfg.Agent.Profile)
@@ -159,6 +168,27 @@ func runValidate(e *env, args []string) error {
 		return withCode(exitError, nil)
 	}
 	return nil
+}
+
+// fieldWarnings are what a person likely mistyped in the queue's fields,
+// which the queue still reads: a field named close to a known one
+// (Priorty), and a priority that is none of the four (claims take it
+// last).
+func fieldWarnings(path string, q *queue.Queue) []string {
+	var out []string
+	for _, is := range q.Issues {
+		is.EachField(func(f *queue.Field) {
+			if err := checkFieldName(f.Name, false); err != nil {
+				out = append(out, fmt.Sprintf("%s:%d: %s: field %q is not one orchestrate reads; did you mean %s?", path, f.Line, is.ID, f.Name, meantField(f.Name)))
+			}
+			if mdpatch.SameName(f.Name, queue.FieldPriority) {
+				if err := queue.CheckValue(f.Name, f.Value); err != nil {
+					out = append(out, fmt.Sprintf("%s:%d: %s: %v: claims take it after every other", path, f.Line, is.ID, err))
+				}
+			}
+		})
+	}
+	return out
 }
 
 // workspaceState is the queue and the session state as read once, with

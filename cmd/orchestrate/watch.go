@@ -184,7 +184,7 @@ func writeWatchText(e *env, out *bytes.Buffer, ws loop.Workspace, n int, changed
 		fmt.Fprintf(out, "error: %v\n", err)
 		return
 	}
-	if err := printStatus(&pe, st.queue, st.state); err != nil {
+	if err := printStatus(&pe, st.queue, st.state, termWidth(e), false); err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
 	}
 	problems, issues := st.problems, len(st.queue.Issues)

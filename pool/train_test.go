@@ -1,4 +1,4 @@
-package loop
+package pool
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/gate"
+	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
@@ -47,7 +48,7 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, name := range []string{"A", "B", "C"} {
 		c := &car{tree: trees[name]}
-		c.check = func(context.Context) (*GateRun, error) {
+		c.check = func(context.Context) (*loop.GateRun, error) {
 			<-release
 			files, _ := filepath.Glob(filepath.Join(c.tree.Dir, "*.txt"))
 			var names []string
@@ -57,9 +58,9 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 			mu.Lock()
 			seen[c.tree.Issue] = append(seen[c.tree.Issue], strings.Join(names, ","))
 			mu.Unlock()
-			return &GateRun{Evaluation: &gate.Evaluation{Passed: c.tree.Issue != "A"}}, nil
+			return &loop.GateRun{Evaluation: &gate.Evaluation{Passed: c.tree.Issue != "A"}}, nil
 		}
-		c.record = func(context.Context, *GateRun) error {
+		c.record = func(context.Context, *loop.GateRun) error {
 			mu.Lock()
 			recorded[c.tree.Issue]++
 			mu.Unlock()
@@ -149,8 +150,8 @@ func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 		cars[name] = &car{tree: tree,
-			check:  func(context.Context) (*GateRun, error) { <-release; return nil, nil },
-			record: func(context.Context, *GateRun) error { return nil }}
+			check:  func(context.Context) (*loop.GateRun, error) { <-release; return nil, nil },
+			record: func(context.Context, *loop.GateRun) error { return nil }}
 	}
 	// A moves on the branch first, so that its check runs (and waits).
 	os.WriteFile(filepath.Join(root, "other.txt"), []byte("other\n"), 0o644)

@@ -1,11 +1,11 @@
-package loop
+package pool
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/orchestrate-dev/orchestrate/claim/remote"
+	"github.com/orchestrate-dev/orchestrate/remote"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 

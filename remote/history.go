@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/internal/git"
 )
 
 // The machines' histories, shared beside the queue. QueueRef's tree holds,
@@ -65,7 +65,7 @@ func CheckHost(name string) error {
 func (r *Remote) Host(ctx context.Context) (string, error) {
 	out, err := r.git(ctx, nil, "config", "--get", HostConfig)
 	if err != nil {
-		if err.Error() == "exit status 1" {
+		if gerr := (*git.Error)(nil); errors.As(err, &gerr) && gerr.ExitCode == 1 && gerr.Stderr == "" {
 			return "", nil // exit 1, and nothing said: the key is not set
 		}
 		return "", fmt.Errorf("reading git config %s: %v", HostConfig, err)
@@ -382,13 +382,6 @@ type Histories struct {
 	cmd   *catFile
 }
 
-// SeenQueue is the commit of this clone's view of the remote's queue,
-// as its last fetch or sync left it; "" when it has none. No round trip.
-func (r *Remote) SeenQueue(ctx context.Context) (string, error) {
-	sha, err := r.git(ctx, nil, "for-each-ref", "--format=%(objectname)", r.queueSeen())
-	return strings.TrimSpace(sha), err
-}
-
 // SeenHistories lists the hosts' histories on this clone's view of the
 // remote's queue (no round trip), by host; Close ends what read them.
 func (r *Remote) SeenHistories(ctx context.Context) (*Histories, error) {
@@ -475,35 +468,23 @@ func (p *pieceReader) Read(b []byte) (int, error) {
 // catFile is a git cat-file --batch process of the repository: blobs
 // read one at a time, each whole.
 type catFile struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Reader
-	cancel context.CancelFunc
+	s   *git.Stream
+	out *bufio.Reader
 }
 
+// catFile starts the process, bounded by ctx alone: it lives as long as
+// the histories are read.
 func (r *Remote) catFile(ctx context.Context) (*catFile, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(ctx, "git", "-C", r.dir, "cat-file", "--batch")
-	in, err := cmd.StdinPipe()
+	s, err := git.Runner{Dir: r.dir, Timeout: git.NoTimeout}.Start(ctx, "cat-file", "--batch")
 	if err != nil {
-		cancel()
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		cancel()
 		return nil, fmt.Errorf("reading the histories: %w", err)
 	}
-	return &catFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), cancel: cancel}, nil
+	return &catFile{s: s, out: bufio.NewReaderSize(s.Stdout, 64<<10)}, nil
 }
 
 // blob reads the blob id.
 func (c *catFile) blob(id string) ([]byte, error) {
-	if _, err := io.WriteString(c.in, id+"\n"); err != nil {
+	if _, err := io.WriteString(c.s.Stdin, id+"\n"); err != nil {
 		return nil, fmt.Errorf("reading blob %.12s: %w", id, err)
 	}
 	head, err := c.out.ReadString('\n')
@@ -526,8 +507,5 @@ func (c *catFile) blob(id string) ([]byte, error) {
 }
 
 func (c *catFile) close() error {
-	c.in.Close()
-	err := c.cmd.Wait()
-	c.cancel()
-	return err
+	return c.s.Wait()
 }

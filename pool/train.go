@@ -1,4 +1,4 @@
-package loop
+package pool
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
@@ -48,8 +49,8 @@ type car struct {
 	// check runs the issue's gates again in its worktree, recording
 	// nothing; record records their failure against its issue; fence,
 	// just before the merge, refuses a claim that was taken over.
-	check  func(context.Context) (*GateRun, error)
-	record func(context.Context, *GateRun) error
+	check  func(context.Context) (*loop.GateRun, error)
+	record func(context.Context, *loop.GateRun) error
 	fence  func(context.Context) error
 	done   chan carResult
 
@@ -58,7 +59,7 @@ type car struct {
 	stop    func()        // ends the check under way, if any
 	running chan struct{} // closed when the check under way ends
 	checked bool          // its check for gen is in
-	gr      *GateRun      // and its result: nil when it had no need to run
+	gr      *loop.GateRun // and its result: nil when it had no need to run
 	err     error
 }
 
@@ -67,7 +68,7 @@ type carResult struct {
 	merged   string                  // the commit the branch is at with it; "" when not merged
 	conflict *worktree.ConflictError // the rebase conflicted
 	ahead    []*car                  // the cars it was put behind when it did
-	failed   *GateRun                // the gates failed after the rebase, recorded
+	failed   *loop.GateRun           // the gates failed after the rebase, recorded
 	err      error
 }
 

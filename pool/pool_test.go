@@ -1,0 +1,466 @@
+package pool
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/session"
+)
+
+// agentsRepo makes a git repository on main with one commit, its
+// workspace (ignored by git) with config, and an issue per summary.
+func agentsRepo(t *testing.T, configOf func(loop.Workspace) string, summaries ...string) loop.Workspace {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // where the worktrees go
+	gitIn(t, root, "init", "-q", "-b", "main")
+	w := loop.Workspace{Dir: filepath.Join(root, loop.DefaultDir)}
+	config := configOf(w)
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{loop.ConfigFile: config, filepath.Join("..", ".gitignore"): loop.DefaultDir + "/\n", filepath.Join("..", "shared.txt"): "base\n"} {
+		if err := os.WriteFile(w.Path(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitIn(t, root, "add", ".")
+	gitIn(t, root, "commit", "-qm", "init")
+	for _, s := range summaries {
+		if _, err := w.AddIssue(context.Background(), testNow, loop.NewIssue{
+			Fields:   map[string]string{queue.FieldAutoRetry: "true"},
+			Sections: map[string]string{queue.SectionSummary: s},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// launches counts the agent launches per issue, from the agents' own log.
+func launches(t *testing.T, w loop.Workspace) map[string]int {
+	t.Helper()
+	data, _ := os.ReadFile(filepath.Join(w.Root(), "launches"))
+	n := map[string]int{}
+	for _, id := range strings.Fields(string(data)) {
+		n[id]++
+	}
+	return n
+}
+
+// logLaunch is the start of an agent command that notes its issue in the
+// repository's launches file (outside every worktree).
+func logLaunch(w loop.Workspace) string {
+	return fmt.Sprintf(`id=${ORCHESTRATE_CLAIM%%%%:*}; echo "$id" >> %q; `, filepath.Join(w.Root(), "launches"))
+}
+
+func runAgents(t *testing.T, w loop.Workspace, n int) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), w, Options{Agents: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Four agents on four issues: each works in its own worktree, its gate
+// sees its own work only, and each is merged into main in turn; nothing is
+// left behind, every claim is released.
+func TestAgentsMergeAll(t *testing.T) {
+	trees := t.TempDir()
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		// Each agent works in a worktree of its own, not the checkout,
+		// in agents.worktrees, with a temporary directory and a port of
+		// its own.
+		return "agents:\n  port_base: 3000\n  worktrees: " + trees + "\n" +
+			"agent:\n  command: '" + logLaunch(w) + `test "$(git rev-parse --show-toplevel)" != ` + w.Root() + ` && echo "$id" > "$id.txt" && test -d "$TMPDIR" && echo "$PORT $PWD" >> ` + filepath.Join(w.Root(), "ports") + `'` + "\n" +
+			"gates:\n  - name: own\n    command: 'ls ISSUE-*.txt'\n"
+	}, "one", "two", "three", "four")
+	res := runAgents(t, w, 4)
+	ports, _ := os.ReadFile(filepath.Join(w.Root(), "ports"))
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(ports)), "\n") {
+		port, dir, _ := strings.Cut(l, " ")
+		if port < "3001" || port > "3004" || len(port) != 4 || !strings.HasPrefix(dir, trees+"/") {
+			t.Errorf("an agent ran with PORT %q in %s; want 3001 to 3004, in %s", port, dir, trees)
+		}
+		seen[port] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("the agents' ports: %q; want one each", ports)
+	}
+	if res.Outcome != loop.RunPassed || len(res.Merged) != 4 {
+		t.Fatalf("RunAgents = %s %q, merged %v", res.Outcome, res.Reason, res.Merged)
+	}
+	if got := gitIn(t, w.Root(), "rev-list", "--count", "main"); got != "5" {
+		t.Errorf("main has %s commits, want 5", got)
+	}
+	for id, n := range launches(t, w) {
+		if n != 1 {
+			t.Errorf("%s launched %d times", id, n)
+		}
+		if _, err := os.Stat(filepath.Join(w.Root(), id+".txt")); err != nil {
+			t.Errorf("%s's work is not in the checkout of main: %v", id, err)
+		}
+		is := loadIssue(t, w, id)
+		if is.Status() != queue.StatusResolved || claim.Of(is).Holder != "" || claim.Of(is).Epoch != 1 {
+			t.Errorf("%s: status %s, claim %+v", id, is.Status(), claim.Of(is))
+		}
+	}
+	if out := gitIn(t, w.Root(), "worktree", "list"); strings.Count(out, "\n") != 0 {
+		t.Errorf("worktrees left:\n%s", out)
+	}
+	if out := gitIn(t, w.Root(), "branch", "--list", "orchestrate/*"); out != "" {
+		t.Errorf("branches left: %s", out)
+	}
+	counts := map[string]int{}
+	for _, e := range historyOf(t, w) {
+		counts[e.Event+"/"+e.Outcome]++
+	}
+	for k, want := range map[string]int{"claim/": 4, "release/": 4, "merge/pass": 4, "run_end/passed": 1, "resolve/": 4, "agent/ok": 4} {
+		if counts[k] != want {
+			t.Errorf("history has %d %s rows, want %d (%v)", counts[k], k, want, counts)
+		}
+	}
+}
+
+// The seed's rules hold with several agents as with one: the same failure
+// three times halts an issue after exactly three launches (four with
+// halt_after_identical: 4); a failure that changes every time is retried
+// up to Max-Retries; the per-run cap stops every agent at exactly
+// global_cap retries.
+func TestAgentsBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		retry            string
+		issues, agents   int
+		gate             string
+		launches         int // in all
+		outcome          string
+		totalAutoRetries int
+	}{
+		{"identical-3", "halt_after_identical: 3", 2, 2, "echo same failure; exit 1", 6, loop.RunHalted, 4},
+		{"identical-4", "halt_after_identical: 4", 2, 2, "echo same failure; exit 1", 8, loop.RunHalted, 6},
+		{"max-retries-4", "max_retries: 4", 1, 2, "echo failure $(wc -l < " + "LAUNCHES" + "); exit 1", 5, loop.RunHalted, 4},
+		{"cap-5", "global_cap: 5", 4, 4, "echo failure $(wc -l < LAUNCHES); exit 1", 9, loop.RunCapReached, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var summaries []string
+			for i := 0; i < tc.issues; i++ {
+				summaries = append(summaries, fmt.Sprintf("issue %d", i))
+			}
+			w := agentsRepo(t, func(w loop.Workspace) string {
+				gate := strings.ReplaceAll(tc.gate, "LAUNCHES", filepath.Join(w.Root(), "launches"))
+				return "retry:\n  " + tc.retry + "\nagent:\n  command: '" + logLaunch(w) + "echo \"$id\" > \"$id.txt\"'\n" +
+					"gates:\n  - name: test\n    command: '" + gate + "'\n"
+			}, summaries...)
+			res := runAgents(t, w, tc.agents)
+			total := 0
+			for _, n := range launches(t, w) {
+				total += n
+			}
+			if total != tc.launches || res.Outcome != tc.outcome {
+				t.Errorf("%d launches, %s (%s); want %d, %s", total, res.Outcome, res.Reason, tc.launches, tc.outcome)
+			}
+			s, err := session.Load(w.Path(loop.StateFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.TotalAutoRetries(); got != tc.totalAutoRetries {
+				t.Errorf("total_auto_retries = %d, want %d", got, tc.totalAutoRetries)
+			}
+			// Work not merged is kept, and said where.
+			if len(res.Left) != tc.issues {
+				t.Errorf("worktrees reported: %v", res.Left)
+			}
+		})
+	}
+}
+
+// runTwoMerging runs two agents until both issues are merged, and returns
+// the result and each merge step ("ISSUE-… pass: …", "ISSUE-… fail: …").
+func runTwoMerging(t *testing.T, w loop.Workspace) (*Result, []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var merges []string
+	res, err := Run(context.Background(), w, Options{Agents: 2, RunOptions: loop.RunOptions{Step: func(s loop.Step) {
+		if s.Kind == loop.StepMerge {
+			mu.Lock()
+			merges = append(merges, s.Issue+" "+s.Merge)
+			mu.Unlock()
+		}
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != loop.RunPassed || len(res.Merged) != 2 {
+		t.Fatalf("RunAgents = %s %q; merges %q", res.Outcome, res.Reason, merges)
+	}
+	return res, merges
+}
+
+// Two agents change one line of one file: the second merge conflicts,
+// which is a failure of its issue naming the file, sent back to its agent;
+// its next attempt, rebased, merges.
+func TestAgentsConflict(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		// The first attempt of each changes shared.txt's line; a later one
+		// starts again from main, and appends instead.
+		agent := logLaunch(w) + `if [ "$ORCHESTRATE_LOOP" = 1 ]; then echo "$id" > shared.txt; else git reset -q --hard main && echo "$id" >> shared.txt; fi`
+		return "agent:\n  command: '" + agent + "'\ngates:\n  - name: test\n    command: 'grep -q ISSUE shared.txt'\n"
+	}, "first", "second")
+	res, merges := runTwoMerging(t, w)
+	loser := res.Merged[1]
+	is := loadIssue(t, w, loser)
+	if n := is.Int(queue.FieldRetryCount, 0); n != 1 {
+		t.Errorf("%s: Retry-Count %d, want 1", loser, n)
+		h, _ := os.ReadFile(w.Path(loop.HistoryFile))
+		t.Logf("merges %q\nhistory:\n%s", merges, h)
+	}
+	if got := fmt.Sprint(merges); !strings.Contains(got, loser+" fail: merge conflict rebasing onto main in shared.txt") {
+		t.Errorf("merges: %s", got)
+	}
+	var conflict analytics.Event
+	for _, e := range historyOf(t, w) {
+		if e.Event == analytics.EventRecord && e.IssueID == loser {
+			conflict = e
+		}
+	}
+	if conflict.Gate != "merge" || conflict.Signature == "" {
+		t.Errorf("the conflict's record row: %+v", conflict)
+	}
+	if data, _ := os.ReadFile(filepath.Join(w.Root(), "shared.txt")); strings.Count(string(data), "ISSUE") != 2 {
+		t.Errorf("shared.txt on main = %q", data)
+	}
+}
+
+// Two agents change one line of one file, and the loser's agent edits
+// files only, never running git (a headless agent that may run only the
+// gates' commands): its work is put onto main for it, the conflict marked
+// in the file; left there, the markers are refused at the merge, though
+// its gate passes; once it removes them, its work merges with both sides.
+func TestAgentsConflictResolvedByEdits(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		agent := logLaunch(w) + `case "$ORCHESTRATE_LOOP" in 1) echo "$id" > shared.txt ;; 2) ;; ` +
+			`*) grep -Ev "^(<<<<<<<|=======|>>>>>>>)" shared.txt > shared.tmp; mv shared.tmp shared.txt ;; esac`
+		return "agent:\n  command: '" + agent + "'\ngates:\n  - name: test\n    command: 'grep -q ISSUE shared.txt'\n"
+	}, "first", "second")
+	res, merges := runTwoMerging(t, w)
+	loser := res.Merged[1]
+	got := fmt.Sprint(merges)
+	for _, want := range []string{
+		loser + " fail: merge conflict rebasing onto main in shared.txt. Your work is now on main, not committed, with each conflict marked in its file",
+		loser + " fail: conflict markers are left in shared.txt",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("merges: %s\nwant %q", got, want)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(w.Root(), "shared.txt"))
+	if strings.Count(string(data), "ISSUE") != 2 || strings.Contains(string(data), "<<<<<<<") || strings.Contains(string(data), ">>>>>>>") {
+		t.Errorf("shared.txt on main = %q; want both issues' lines, no marker", data)
+	}
+	if n := loadIssue(t, w, loser).Int(queue.FieldRetryCount, 0); n != 2 {
+		t.Errorf("%s: Retry-Count %d, want 2", loser, n)
+	}
+}
+
+// An agent's commit that changes the workspace directory is refused at
+// merge, as a failure of its issue.
+func TestAgentsWorkspaceChangeRefused(t *testing.T) {
+	w := agentsRepo(t, func(loop.Workspace) string { return "" }, "sneaky")
+	gitIn(t, w.Root(), "rm", "-q", "--cached", ".gitignore")
+	os.Remove(filepath.Join(w.Root(), ".gitignore"))
+	gitIn(t, w.Root(), "add", loop.DefaultDir)
+	gitIn(t, w.Root(), "commit", "-qm", "track the workspace")
+	cfg := "retry:\n  max_retries: 1\nagent:\n  command: '" + logLaunch(w) + "echo hand >> " + loop.DefaultDir + "/issue_queue.md'\ngates:\n  - name: test\n    command: 'true'\n"
+	os.WriteFile(w.Path(loop.ConfigFile), []byte(cfg), 0o644)
+	gitIn(t, w.Root(), "commit", "-qam", "config")
+	res := runAgents(t, w, 2)
+	if len(res.Merged) != 0 {
+		t.Fatalf("merged %v", res.Merged)
+	}
+	q, _ := queue.Load(w.Path(loop.QueueFile))
+	is := q.Issues[0]
+	if d := is.Section(queue.SectionFailureDetails); d == nil || !strings.Contains(d.Body(), "the agent's commits change "+loop.DefaultDir+"/, which is orchestrate's: "+loop.DefaultDir+"/issue_queue.md") {
+		t.Errorf("Failure Details: %v", d)
+	}
+}
+
+// No git, or a detached HEAD: a clear error before anything starts.
+func TestAgentsNeedGit(t *testing.T) {
+	w := newTestWorkspace(t, "agent:\n  command: 'true'\ngates:\n  - name: t\n    command: 'true'\n")
+	_, err := Run(context.Background(), w, Options{Agents: 2})
+	if err == nil || !strings.Contains(err.Error(), "run --agents needs a git repository") {
+		t.Errorf("RunAgents outside git: %v", err)
+	}
+}
+
+// orchestrate abort and the sentinel stop every agent at its next decision
+// point: no agent launches again, and no new issue is claimed.
+func TestAgentsStopAtDecisionPoints(t *testing.T) {
+	for _, tc := range []struct{ file, outcome string }{{loop.AbortFile, loop.RunAborted}, {loop.SentinelFile, loop.RunNothing}} {
+		t.Run(tc.file, func(t *testing.T) {
+			w := agentsRepo(t, func(w loop.Workspace) string {
+				return "agent:\n  command: '" + logLaunch(w) + "true'\ngates:\n  - name: never\n    command: 'echo no; exit 1'\n"
+			}, "one", "two", "three")
+			var once sync.Once
+			res, err := Run(context.Background(), w, Options{Agents: 2, RunOptions: loop.RunOptions{Step: func(s loop.Step) {
+				if s.Kind == loop.StepCheck {
+					once.Do(func() { os.WriteFile(w.Path(tc.file), nil, 0o644) })
+				}
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0
+			for _, n := range launches(t, w) {
+				total += n
+			}
+			if res.Outcome != tc.outcome || total > 3 || len(res.Worked) > 2 {
+				t.Errorf("%s (%s): %d launches, %d issues worked; want %s, at most one more launch per agent, no third issue",
+					res.Outcome, res.Reason, total, len(res.Worked), tc.outcome)
+			}
+		})
+	}
+}
+
+// A claim taken over while its agent works (a person reassigns the issue):
+// the agent's next write is refused, it stops and leaves the claim to its
+// new holder; the other agents go on and merge their work.
+func TestAgentsTakeover(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		return "agent:\n  command: '" + logLaunch(w) + "echo \"$id\" > \"$id.txt\"'\ngates:\n  - name: own\n    command: 'echo failing; exit 1'\n"
+	}, "taken", "kept")
+	taken := "ISSUE-20241213-001"
+	res, err := Run(context.Background(), w, Options{Agents: 2, RunOptions: loop.RunOptions{Step: func(s loop.Step) {
+		if s.Kind == loop.StepAgent && s.Issue == taken && s.Loop == 1 {
+			if _, err := w.Claims(nil).Claim(context.Background(), time.Now(), taken, "boss", 0, true); err != nil {
+				t.Error(err)
+			}
+		}
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var took *loop.Worked
+	for i := range res.Worked {
+		if res.Worked[i].Issue == taken {
+			took = &res.Worked[i]
+		}
+	}
+	if took == nil || !took.TakenOver || len(res.Worked) != 2 {
+		t.Fatalf("worked: %+v", res.Worked)
+	}
+	is := loadIssue(t, w, taken)
+	if l := claim.Of(is); l.Holder != "boss" || l.Epoch != 2 || is.Int(queue.FieldRetryCount, 0) != 0 {
+		t.Errorf("%s: claim %+v, Retry-Count %d: the new holder's claim, and nothing of the old one's counted", taken, l, is.Int(queue.FieldRetryCount, 0))
+	}
+	if n := launches(t, w)[taken]; n != 1 {
+		t.Errorf("%s launched %d times after its takeover", taken, n)
+	}
+}
+
+// A claim taken over while its work waits in the merge queue: the train
+// asks the fence just before it merges, and that work is not merged.
+func TestAgentsTakeoverBeforeMerge(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		return "agent:\n  command: '" + logLaunch(w) + "echo \"$id\" > \"$id.txt\"'\ngates:\n  - name: own\n    command: 'ls ISSUE-*.txt'\n"
+	}, "taken")
+	taken := "ISSUE-20241213-001"
+	res, err := Run(context.Background(), w, Options{Agents: 2, RunOptions: loop.RunOptions{Step: func(s loop.Step) {
+		if s.Kind == loop.StepQueued && s.Issue == taken {
+			if _, err := w.Claims(nil).Claim(context.Background(), time.Now(), taken, "boss", 0, true); err != nil {
+				t.Error(err)
+			}
+		}
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Merged) != 0 || len(res.Worked) != 1 || !res.Worked[0].TakenOver {
+		t.Errorf("merged %v, worked %+v", res.Merged, res.Worked)
+	}
+	if got := gitIn(t, w.Root(), "rev-list", "--count", "main"); got != "1" {
+		t.Errorf("main has %s commits: work whose claim was taken over was merged", got)
+	}
+	if l := claim.Of(loadIssue(t, w, taken)); l.Holder != "boss" || l.Epoch != 2 {
+		t.Errorf("claim %+v", l)
+	}
+}
+
+// testNow is when the tests' issues are filed.
+var testNow = time.Date(2024, 12, 13, 10, 0, 0, 0, time.UTC)
+
+// newTestWorkspace is a workspace with config, outside git.
+func newTestWorkspace(t *testing.T, config string) loop.Workspace {
+	t.Helper()
+	w := loop.Workspace{Dir: filepath.Join(t.TempDir(), loop.DefaultDir)}
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.Path(loop.ConfigFile), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func loadIssue(t *testing.T, w loop.Workspace, id string) *queue.Issue {
+	t.Helper()
+	q, err := queue.Load(w.Path(loop.QueueFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := q.Issue(id)
+	if is == nil {
+		t.Fatalf("no %s in the queue", id)
+	}
+	return is
+}
+
+// historyOf reads history.csv: the text columns of each row, by the names
+// of its header.
+func historyOf(t *testing.T, w loop.Workspace) []analytics.Event {
+	t.Helper()
+	f, err := os.Open(w.Path(loop.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("history.csv: %d rows, %v", len(rows), err)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	var events []analytics.Event
+	for _, r := range rows[1:] {
+		events = append(events, analytics.Event{RunID: r[col["run_id"]], Event: r[col["event"]], IssueID: r[col["issue_id"]],
+			Gate: r[col["gate"]], Outcome: r[col["outcome"]], Signature: r[col["signature"]], Detail: r[col["detail"]]})
+	}
+	return events
+}

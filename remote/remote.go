@@ -1,0 +1,178 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/internal/git"
+)
+
+// Remote is a git remote of a repository, where the claims are kept.
+type Remote struct {
+	dir  string // a directory of the repository: where git runs
+	name string // the remote's name, as git remote lists it
+	tree string // the empty tree, once written
+
+	// Clock is this machine's clock (time.Now when nil): the time of each
+	// record pushed, and the time the records read are compared with.
+	Clock func() time.Time
+}
+
+var remoteName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$`)
+
+// New returns the remote called name of the repository that holds dir.
+// The name is a remote's (git remote add NAME URL), not a URL: this clone's
+// view of the claims is kept under a ref named after it.
+func New(dir, name string) (*Remote, error) {
+	if !remoteName.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".lock") {
+		return nil, fmt.Errorf("--remote %q: want the name of a git remote, such as origin (git remote add NAME URL)", name)
+	}
+	return &Remote{dir: dir, name: name}, nil
+}
+
+// Name is the remote's name.
+func (r *Remote) Name() string { return r.name }
+
+// now reads this machine's clock.
+func (r *Remote) now() time.Time {
+	if r.Clock != nil {
+		return r.Clock()
+	}
+	return time.Now()
+}
+
+// Check says when the remote does not exist in this repository (no round
+// trip).
+func (r *Remote) Check(ctx context.Context) error {
+	if _, err := r.git(ctx, nil, "remote", "get-url", r.name); err != nil {
+		return fmt.Errorf("there is no remote %s in this repository (git remote add %s URL)", r.name, r.name)
+	}
+	return nil
+}
+
+// ErrLost matches every LostError.
+var ErrLost = errors.New("the claim moved on the remote")
+
+// LostError is returned by Push when the claim's ref on the remote is no
+// longer the one the change was made from: another changed it meanwhile.
+type LostError struct {
+	Ref, Remote string
+	Said        string // what the remote said, if anything: ": …"
+}
+
+func (e *LostError) Error() string {
+	return fmt.Sprintf("pushing %s to %s: the claim moved on the remote meanwhile (another machine changed it)%s", e.Ref, e.Remote, e.Said)
+}
+
+func (e *LostError) Is(target error) bool { return target == ErrLost }
+
+// pushRef moves ref on the remote from the commit from ("" when there is
+// to be no ref yet) to sha, in one compare-and-swap push: a LostError
+// when the ref on the remote is not from.
+func (r *Remote) pushRef(ctx context.Context, ref, from, sha string) error {
+	out, err := r.git(ctx, nil, "push", "--porcelain", "--atomic", "--no-verify", "--force-with-lease="+ref+":"+from, r.name, sha+":"+ref)
+	if err != nil {
+		// The porcelain line of the ref: "!\tSRC:DST\t[rejected] (stale info)".
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.SplitN(line, "\t", 3); len(f) == 3 && f[0] == "!" && strings.HasSuffix(f[1], ":"+ref) {
+				reason := strings.TrimSpace(f[2])
+				switch said := remoteSaid(err); {
+				case strings.Contains(reason, "(stale info)"):
+					// The ref the remote showed is not from.
+					return &LostError{Ref: ref, Remote: r.name}
+				case strings.Contains(reason, "(atomic transaction failed)"):
+					// The remote's check, under its lock of the ref: the
+					// ref moved after it showed it, or another push held
+					// its lock.
+					return &LostError{Ref: ref, Remote: r.name, Said: said}
+				default:
+					err = errors.New("refused: " + reason + said)
+				}
+			}
+		}
+		return r.remoteError("pushing", ref, "to", err)
+	}
+	return nil
+}
+
+// remoteSaid is what the remote said in err, git's error (its "remote: "
+// lines), as ": what it said", or "".
+func remoteSaid(err error) string {
+	var gerr *git.Error
+	if !errors.As(err, &gerr) || len(gerr.RemoteSaid()) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(gerr.RemoteSaid(), "; ")
+}
+
+// remoteError is err of git doing op ("fetching") on ref from or to the
+// remote, on one line: what, where, and why (what git said). A remote that
+// does not exist is said so.
+func (r *Remote) remoteError(op, ref, prep string, err error) error {
+	if _, gerr := r.git(context.Background(), nil, "remote", "get-url", r.name); gerr != nil {
+		return fmt.Errorf("%s %s %s %s: there is no remote %s in this repository (git remote add %s URL)", op, ref, prep, r.name, r.name, r.name)
+	}
+	if gerr := (*git.Error)(nil); errors.As(err, &gerr) {
+		return fmt.Errorf("%s %s %s %s: %s", op, ref, prep, r.name, gerr.Said())
+	}
+	return fmt.Errorf("%s %s %s %s: %w", op, ref, prep, r.name, err)
+}
+
+// fetch fetches refspec from the remote; prune removes this clone's view
+// of the refs it matches that the remote no longer has. git's check of
+// what it fetched walks every worktree's HEAD, and a worktree that an
+// agent's run makes or removes meanwhile fails it ("bad object
+// worktrees/…/HEAD"): a fetch that failed while the worktrees changed is
+// made again.
+func (r *Remote) fetch(ctx context.Context, prune bool, refspec string) error {
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}
+	if prune {
+		args = append(args, "--prune")
+	}
+	args = append(args, r.name, refspec)
+	var err error
+	for range fetchTries {
+		before := r.worktrees(ctx)
+		if _, err = r.git(ctx, nil, args...); err == nil || r.worktrees(ctx) == before {
+			return err
+		}
+	}
+	return err
+}
+
+// worktrees lists the repository's worktrees, each with its HEAD: two
+// lists differ when a worktree was made or removed between them.
+func (r *Remote) worktrees(ctx context.Context) string {
+	out, _ := r.git(ctx, nil, "worktree", "list", "--porcelain")
+	return out
+}
+
+// fetchTries is how many times fetch tries, a worktree changing under it.
+const fetchTries = 5
+
+// identity is who writes orchestrate's commits on the remote, whatever
+// the clone's git config says (a CI machine has none).
+var identity = []string{"GIT_AUTHOR_NAME=orchestrate", "GIT_AUTHOR_EMAIL=orchestrate@localhost",
+	"GIT_COMMITTER_NAME=orchestrate", "GIT_COMMITTER_EMAIL=orchestrate@localhost"}
+
+func (r *Remote) git(ctx context.Context, stdin *strings.Reader, args ...string) (string, error) {
+	return r.gitEnv(ctx, nil, stdin, args...)
+}
+
+// gitEnv runs git in the repository, with env added to its environment
+// and stdin as its input (none when nil), and returns its stdout. Each
+// command may talk to the remote: it is bounded by git.NetworkTimeout.
+func (r *Remote) gitEnv(ctx context.Context, env []string, stdin *strings.Reader, args ...string) (string, error) {
+	var in io.Reader
+	if stdin != nil {
+		in = stdin
+	}
+	var out strings.Builder
+	err := git.Runner{Dir: r.dir, Env: env, Timeout: git.NetworkTimeout}.Run(ctx, in, &out, args...)
+	return out.String(), err
+}
