@@ -111,6 +111,9 @@
 //     under every driver (waitingFor); a halted issue's evidence is never
 //     rewritten: a different failure of its gate files an issue of its
 //     own.
+//   - checked.go: a check's gates that all passed outside a Stop hook (an
+//     agent's gates call through the MCP server) spare the Stop hook a
+//     second run on the same tree (RecordChecked, unchanged).
 //   - batch.go: where the steps that file, record, resolve and retry read
 //     and change the queue (queueTx): a command's own lock, read and write
 //     for each change (direct); a Stop hook's one write of the queue, its
