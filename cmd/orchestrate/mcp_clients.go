@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"github.com/orchestrate-dev/orchestrate/agentcli"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/jsonsettings"
-	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 // mcpServerName is the name the MCP server has in a client's settings.
@@ -22,9 +22,9 @@ var mcpServerSpec = json.RawMessage(`{"command":"orchestrate","args":["mcp"]}`)
 // servers (mcpServers), by agent: init --agent NAME --mcp registers the
 // server there. Codex keeps its servers in TOML (codex mcp add).
 var mcpProjectFiles = map[string]string{
-	loop.AgentClaude: ".mcp.json",
-	loop.AgentGemini: ".gemini/settings.json",
-	loop.AgentCursor: ".cursor/mcp.json",
+	agentcli.Claude: ".mcp.json",
+	agentcli.Gemini: ".gemini/settings.json",
+	agentcli.Cursor: ".cursor/mcp.json",
 }
 
 // codexMCPAdd is how Codex is given the server.
@@ -38,7 +38,7 @@ func registerMCP(repo string, agents []string, check bool) (written, kept, notes
 	for _, agent := range agents {
 		rel, ok := mcpProjectFiles[agent]
 		if !ok {
-			if agent == loop.AgentCodex {
+			if agent == agentcli.Codex {
 				notes = append(notes, "codex: give it the MCP server with "+codexMCPAdd)
 			}
 			continue
@@ -80,18 +80,18 @@ func (d *doctor) mcpClientFiles() map[string][]string {
 		files[agent] = append(files[agent], filepath.Join(d.repo, filepath.FromSlash(rel)))
 	}
 	if d.home != "" {
-		files[loop.AgentClaude] = append(files[loop.AgentClaude], filepath.Join(d.home, ".claude.json"))
-		files[loop.AgentGemini] = append(files[loop.AgentGemini], filepath.Join(d.home, ".gemini", "settings.json"),
+		files[agentcli.Claude] = append(files[agentcli.Claude], filepath.Join(d.home, ".claude.json"))
+		files[agentcli.Gemini] = append(files[agentcli.Gemini], filepath.Join(d.home, ".gemini", "settings.json"),
 			filepath.Join(d.home, ".gemini", "extensions", "orchestrate", "gemini-extension.json"))
-		files[loop.AgentCursor] = append(files[loop.AgentCursor], filepath.Join(d.home, ".cursor", "mcp.json"))
+		files[agentcli.Cursor] = append(files[agentcli.Cursor], filepath.Join(d.home, ".cursor", "mcp.json"))
 	}
 	codexHome := os.Getenv("CODEX_HOME")
 	if codexHome == "" && d.home != "" {
 		codexHome = filepath.Join(d.home, ".codex")
 	}
-	files[loop.AgentCodex] = []string{filepath.Join(d.repo, ".codex", "config.toml")}
+	files[agentcli.Codex] = []string{filepath.Join(d.repo, ".codex", "config.toml")}
 	if codexHome != "" {
-		files[loop.AgentCodex] = append(files[loop.AgentCodex], filepath.Join(codexHome, "config.toml"))
+		files[agentcli.Codex] = append(files[agentcli.Codex], filepath.Join(codexHome, "config.toml"))
 	}
 	return files
 }
@@ -103,9 +103,9 @@ var codexMCPTable = regexp.MustCompile(`(?m)^\s*\[mcp_servers\.("?)orchestrate("
 // the Claude Code plugin ships it.
 func (d *doctor) mcp() {
 	files := d.mcpClientFiles()
-	for _, agent := range []string{loop.AgentClaude, loop.AgentCodex, loop.AgentGemini, loop.AgentCursor} {
+	for _, agent := range []string{agentcli.Claude, agentcli.Codex, agentcli.Gemini, agentcli.Cursor} {
 		where := ""
-		if agent == loop.AgentClaude && d.plugged {
+		if agent == agentcli.Claude && d.plugged {
 			where = "the Claude Code plugin"
 		}
 		for _, f := range files[agent] {
@@ -113,7 +113,7 @@ func (d *doctor) mcp() {
 			if where != "" || err != nil || !ok {
 				continue
 			}
-			if agent == loop.AgentCodex && codexMCPTable.Match(data) || agent != loop.AgentCodex && jsonsettings.HasMCPServer(data, mcpServerName) {
+			if agent == agentcli.Codex && codexMCPTable.Match(data) || agent != agentcli.Codex && jsonsettings.HasMCPServer(data, mcpServerName) {
 				where = f
 			}
 		}
@@ -122,7 +122,7 @@ func (d *doctor) mcp() {
 			continue
 		}
 		fix := "orchestrate init --agent " + agent + " --mcp"
-		if agent == loop.AgentCodex {
+		if agent == agentcli.Codex {
 			fix = codexMCPAdd
 		}
 		d.add("mcp", "note", agent+" does not have the MCP server orchestrate mcp", fix)
