@@ -153,6 +153,11 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 		Feedback: r.feedback, WorkSummary: r.summary, Attempts: r.tried,
 	}
 	d.Title = titleOf(r.task, d.Issues)
+	for _, is := range d.Issues {
+		if is.Gate == "" && !slices.Contains(r.named, is.ID) {
+			r.named = append(r.named, is.ID)
+		}
+	}
 	for _, g := range r.cfg.Gates {
 		d.Gates = append(d.Gates, g.Name)
 	}

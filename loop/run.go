@@ -202,6 +202,10 @@ type runner struct {
 	left       leftTree     // the tree as the last agent left it, for a resume
 	start      startTree    // the tree as the run found it, for on_success
 	resolved   []Resolution // the issues the run's gates resolved
+	// named are the issues without a gate (a person's) that a prompt of
+	// the run gave its agent: resolved when its work passes, as each of
+	// several agents' claimed issue is once merged.
+	named []string
 
 	// totals are the running totals each Codex thread reported last (see
 	// launchUsage).

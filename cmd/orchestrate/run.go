@@ -294,7 +294,9 @@ func (p *runPrinter) step(s loop.Step) {
 		if p.closeProgress != nil {
 			p.closeProgress()
 		}
-		_ = renderGateTable(p.w, s.Gates, false)
+		if s.Gates != nil { // nil: an issue the passing work resolved
+			_ = renderGateTable(p.w, s.Gates, false)
+		}
 		for _, r := range s.Resolved {
 			fmt.Fprint(p.w, loop.SucceededMessage(r))
 		}
