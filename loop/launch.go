@@ -77,6 +77,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	}
 	a.Key = c.key
 	r.noteLeft(ctx)
+	r.noteAgentTree(ctx)
 	r.scope.Launched(ctx)
 	r.takeReport(a, res.Output, session)
 	r.res.Agents = append(r.res.Agents, *a)

@@ -202,6 +202,7 @@ type runner struct {
 	left       leftTree     // the tree as the last agent left it, for a resume
 	start      startTree    // the tree as the run found it, for on_success
 	resolved   []Resolution // the issues the run's gates resolved
+	made       byproducts   // the files the gates wrote, which the commit leaves out
 	// named are the issues without a gate (a person's) that a prompt of
 	// the run gave its agent: resolved when its work passes, as each of
 	// several agents' claimed issue is once merged.
@@ -450,6 +451,7 @@ func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.noteGatesTree(ctx)
 	r.attempts, r.res.Gates = gr.Attempts, gr
 	resolved := r.w.resolutions(gr.Resolved)
 	r.resolved = append(r.resolved, resolved...)

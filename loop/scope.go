@@ -113,7 +113,7 @@ func (s oneAgent) Land(ctx context.Context, l Loop) (Landed, error) {
 			l.Step(Step{Kind: StepGates, Resolved: []Resolution{res}})
 		}
 	}
-	r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved)
+	r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved, r.made.list())
 	return Landed{Reason: "every blocking quality gate passes"}, nil
 }
 
