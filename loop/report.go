@@ -43,6 +43,7 @@ type Step struct {
 	Check         *CheckResult
 	Claim         *Claimed // StepClaim
 	Merge         string   // StepMerge: its outcome and why
+	Why           string   // StepGatesOnly: why the gates run with no agent first
 	Result        *Worked  // StepDone
 }
 

@@ -273,7 +273,7 @@ func (p *runPrinter) step(s loop.Step) {
 		fmt.Fprintf(p.w, "\n── loop %d: %s: %s\n", s.Loop, how, s.Agent.Command)
 		fmt.Fprintf(p.w, "prompt: %s\n", s.Agent.Prompt)
 	case loop.StepGatesOnly:
-		fmt.Fprintf(p.w, "\n── loop %d: the gates only, no agent: the open issues wait on a person's decision\n", s.Loop)
+		fmt.Fprintf(p.w, "\n── loop %d: the gates only, no agent: %s\n", s.Loop, s.Why)
 	case loop.StepAgent:
 		a := s.Agent
 		what := a.Outcome
