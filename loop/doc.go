@@ -76,6 +76,9 @@
 //     blocking gate passes, only when the run started from a clean tree,
 //     with a message from the task and the resolved issues (noteStartTree,
 //     commitSuccess, commitMessage).
+//   - byproducts.go: the files the gates wrote and the agent did not,
+//     which the commit leaves out (byproducts, noteAgentTree,
+//     noteGatesTree).
 //   - preflight.go: a run with no gate is refused before any agent is
 //     launched (checkGates, ErrNoGates).
 //   - compact.go: what an agent session is told of its open issues after
