@@ -295,28 +295,9 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			}
 		}
 		r.res.Loops, r.w.loop = n, n // the history rows of the loop name it
-		var a *AgentRun
-		if n == 1 && r.gatesFirst {
-			why := "the open issues wait on a person's decision"
-			if r.probe {
-				why = "no task and no open issue: what fails is the work"
-			}
-			r.step(Step{Kind: StepGatesOnly, Loop: n, Why: why})
-		} else {
-			var err error
-			a, err = r.launch(ctx, n)
-			if ctx.Err() != nil {
-				return r.interrupted(ctx)
-			}
-			if err != nil {
-				return r.fail(ctx, err)
-			}
-			if a.ExitCode == 126 || a.ExitCode == 127 {
-				return r.fail(ctx, fmt.Errorf("the agent could not run (%s): check %s in %s", a.Reason, a.Key, r.w.Path(ConfigFile)))
-			}
-			if err := r.couldNotStart(a); err != nil {
-				return r.fail(ctx, err)
-			}
+		a, res, err := r.agentOf(ctx, n)
+		if res != nil || err != nil {
+			return res, err
 		}
 
 		gr, awaiting, err := r.gatesApproved(ctx, n)
@@ -365,6 +346,35 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			return res, err
 		}
 	}
+}
+
+// agentOf launches loop n's agent, or, in a first loop of the gates
+// alone, says why there is none (a nil AgentRun). A result ends the run.
+func (r *runner) agentOf(ctx context.Context, n int) (*AgentRun, *RunResult, error) {
+	if n == 1 && r.gatesFirst {
+		why := "the open issues wait on a person's decision"
+		if r.probe {
+			why = "no task and no open issue: what fails is the work"
+		}
+		r.step(Step{Kind: StepGatesOnly, Loop: n, Why: why})
+		return nil, nil, nil
+	}
+	a, err := r.launch(ctx, n)
+	if ctx.Err() != nil {
+		res, err := r.interrupted(ctx)
+		return nil, res, err
+	}
+	if err == nil && (a.ExitCode == 126 || a.ExitCode == 127) {
+		err = fmt.Errorf("the agent could not run (%s): check %s in %s", a.Reason, a.Key, r.w.Path(ConfigFile))
+	}
+	if err == nil {
+		err = r.couldNotStart(a)
+	}
+	if err != nil {
+		res, err := r.fail(ctx, err)
+		return nil, res, err
+	}
+	return a, nil, nil
 }
 
 // stopBefore ends the run before loop n when orchestrate abort asked for
