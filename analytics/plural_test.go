@@ -111,3 +111,10 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsStringAgreesInNumber(t *testing.T) {
+	m := &Metrics{Rows: 1, IssuesFiled: 1, CapHits: 1, Runs: 1}
+	if got, want := m.String(), "1 row, 1 issue, 0 fixed autonomously (0%), 0 halted, 1 cap hit, 1 run"; got != want {
+		t.Errorf("String() = %q; want %q", got, want)
+	}
+}
