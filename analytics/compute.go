@@ -97,7 +97,7 @@ func (c *computer) add(ev Event) error {
 		}
 	}
 	var run *RunStat
-	if ev.RunID != "" {
+	if ev.RunID != "" && ev.RunID != NoRun {
 		run = c.run(ev.RunID, ev.Time)
 		run.Loops = max(run.Loops, ev.Loop)
 	}

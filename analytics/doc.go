@@ -15,6 +15,10 @@
 // of the file is one row, a torn row is the text after the last newline, and tail and
 // grep work on the file.
 //
+// run_id is the run's ID, or norun (NoRun) for a row written outside any run: an
+// orchestrate gate, issue add or record before the first run. Such a row counts for
+// its gate and its issue, and under no run.
+//
 // Readers find columns by the header's names and ignore columns they do not know, so a
 // later version may add columns at the end.
 //

@@ -59,6 +59,11 @@ const (
 	DetailInformational = "informational"
 )
 
+// NoRun is the run_id of a row written outside any run (orchestrate gate,
+// issue add or record before the first run starts): the report counts such a
+// row where it belongs (its gate, its issue) and under no run.
+const NoRun = "norun"
+
 // TimeFormat is how AppendHistory writes the time column: RFC 3339, UTC, milliseconds.
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 

@@ -158,6 +158,7 @@ type DurationStats struct {
 
 // String is a one-line summary, for logs and tests.
 func (m *Metrics) String() string {
-	return fmt.Sprintf("%d rows, %d issues, %d fixed autonomously (%.0f%%), %d halted, %d cap hits, %d runs",
-		m.Rows, m.IssuesFiled, m.FixedAutonomously, 100*m.AutonomousFixRate, m.Halted, m.CapHits, m.Runs)
+	return fmt.Sprintf("%s, %s, %d fixed autonomously (%.0f%%), %d halted, %s, %s",
+		count(m.Rows, "row"), count(m.IssuesFiled, "issue"), m.FixedAutonomously, 100*m.AutonomousFixRate, m.Halted,
+		count(m.CapHits, "cap hit"), count(m.Runs, "run"))
 }

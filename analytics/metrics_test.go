@@ -59,18 +59,18 @@ func TestComputeHeadline(t *testing.T) {
 		name      string
 		got, want int64
 	}{
-		{"Rows", m.Rows, 88},
+		{"Rows", m.Rows, 91},
 		{"Malformed", m.Malformed, 1},
 		{"IssuesFiled", int64(m.IssuesFiled), 7},
 		{"FixedAutonomously", int64(m.FixedAutonomously), 1},
 		{"FixedByLoop", int64(m.FixedByLoop), 2},
 		{"Halted", int64(m.Halted), 2},
 		{"CapHits", int64(m.CapHits), 1},
-		{"Runs", int64(m.Runs), 5},
+		{"Runs", int64(m.Runs), 5}, // the rows outside a run (norun) are none
 		{"RetryLoops", m.RetryLoops, 7},
 		{"MaxRetriesPerRun", int64(m.MaxRetriesPerRun), 2},
 		{"AgentLaunches", m.AgentLaunches, 12},
-		{"GateRuns", m.GateRuns, 19},
+		{"GateRuns", m.GateRuns, 20}, // an orchestrate gate outside a run included
 		{"GateFailures", m.GateFailures, 14},
 		{"TimeToFix.Count", int64(m.TimeToFix.Count), 2},
 		// 102000 for the first issue; 22h30m45s from filing to fixing for the other,
@@ -98,7 +98,7 @@ func TestComputeHeadline(t *testing.T) {
 		{"AutonomousFixRate", m.AutonomousFixRate, 1.0 / 7},
 		// Two retries then a pass (3 attempts); one pass right after a person's reset (1).
 		{"MeanAttemptsToPass", m.MeanAttemptsToPass, 2},
-		{"GateFailureRate", m.GateFailureRate, 14.0 / 19},
+		{"GateFailureRate", m.GateFailureRate, 14.0 / 20},
 		{"RetriesPerRun", m.RetriesPerRun, 7.0 / 5},
 	}
 	for _, c := range floats {
@@ -451,11 +451,71 @@ func TestComputeAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []AgentStat{{Name: "agent-1", Claims: 2, Merged: 2}, {Name: "agent-2", Claims: 1, MergeFailures: 1}}
+	want := []AgentStat{{Name: "agent-1@h", Claims: 2, Merged: 2}, {Name: "agent-2@h", Claims: 1, MergeFailures: 1}}
 	if !slices.Equal(m.Agents, want) {
 		t.Errorf("Agents = %+v, want %+v", m.Agents, want)
 	}
 	if m.ParallelRuns != 1 || m.ParallelWallMS != 10000 || m.ParallelAgentMS != 16000 || m.TimeSavedMS != 6000 || m.MergeConflicts != 1 {
 		t.Errorf("parallel runs %d, wall %d, agents %d, saved %d, conflicts %d", m.ParallelRuns, m.ParallelWallMS, m.ParallelAgentMS, m.TimeSavedMS, m.MergeConflicts)
+	}
+}
+
+// Machines that share a remote each run an agent-1: the page tells them
+// apart by their host, in one history or in each machine's own.
+func TestComputeAgentsByHost(t *testing.T) {
+	head := "time,run_id,loop,event,issue_id,gate,attempt,outcome,exit_code,duration_ms,signature,detail\n"
+	a := head +
+		"2026-01-10T09:00:00.000Z,ra,,claim,ISSUE-1,,1,,,,,holder=agent-1@hostA/10\n" +
+		"2026-01-10T09:00:05.000Z,ra,1,merge,ISSUE-1,,,pass,,,,abc into main\n"
+	b := head +
+		"2026-01-10T09:00:01.000Z,rb,,claim,ISSUE-2,,1,,,,,holder=agent-1@hostB/10\n" +
+		"2026-01-10T09:00:06.000Z,rb,1,merge,ISSUE-2,,,fail,,,,merge conflict in a.go\n" +
+		"2026-01-10T09:00:07.000Z,rb,,claim,ISSUE-3,,1,,,,,holder=agent-1@hostB/12\n"
+	want := []AgentStat{{Name: "agent-1@hostA", Claims: 1, Merged: 1}, {Name: "agent-1@hostB", Claims: 2, MergeFailures: 1}}
+	m, err := ComputeAll([]Source{{Name: "a", R: strings.NewReader(a)}, {Name: "b", R: strings.NewReader(b)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.Agents, want) {
+		t.Errorf("two histories: Agents = %+v, want %+v", m.Agents, want)
+	}
+	m, err = Compute(strings.NewReader(a + strings.TrimPrefix(b, head)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.Agents, want) {
+		t.Errorf("one history: Agents = %+v, want %+v", m.Agents, want)
+	}
+}
+
+// The rows orchestrate gate and issue add write outside any run (run_id
+// norun) are no run: they count for their gate and their issue only.
+func TestComputeOutsideRuns(t *testing.T) {
+	csv := `time,run_id,loop,event,issue_id,gate,attempt,outcome,exit_code,duration_ms,signature,detail
+2026-01-10T08:00:00.000Z,norun,,gate,ISSUE-1,tests,,fail,1,100,sig-a,
+2026-01-10T08:00:00.000Z,norun,,issue_add,ISSUE-1,tests,,,,,sig-a,TestA fails
+2026-01-10T08:30:00.000Z,norun,,issue_add,ISSUE-2,,,,,,,filed by hand
+2026-01-10T09:00:00.000Z,r1,,run_start,,,,,,,,
+2026-01-10T09:00:01.000Z,r1,1,agent,,,,ok,0,1000,,
+2026-01-10T09:00:02.000Z,r1,1,gate,ISSUE-1,tests,,pass,0,100,,
+2026-01-10T09:00:02.000Z,r1,1,resolve,ISSUE-1,tests,0,,,,,
+2026-01-10T09:00:03.000Z,r1,,run_end,,,,passed,,3000,,
+2026-01-10T10:00:00.000Z,norun,,gate,,tests,,pass,0,100,,
+`
+	m, err := Compute(strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Runs != 1 || len(m.RecentRuns) != 1 || m.RecentRuns[0].ID != "r1" || m.SucceededRuns != 1 {
+		t.Errorf("Runs %d, RecentRuns %+v, SucceededRuns %d; want the one run r1, succeeded", m.Runs, m.RecentRuns, m.SucceededRuns)
+	}
+	if len(m.Weeks) != 1 || m.Weeks[0].Runs != 1 {
+		t.Errorf("Weeks = %+v; want one week of one run", m.Weeks)
+	}
+	if m.GateRuns != 3 || m.GateFailures != 1 || m.IssuesFiled != 2 {
+		t.Errorf("GateRuns %d, GateFailures %d, IssuesFiled %d; want 3, 1, 2", m.GateRuns, m.GateFailures, m.IssuesFiled)
+	}
+	if m.RetriesPerRun != 0 || m.AgentMSPerRun != 1000 {
+		t.Errorf("RetriesPerRun %v, AgentMSPerRun %d; want 0, 1000", m.RetriesPerRun, m.AgentMSPerRun)
 	}
 }

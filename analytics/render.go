@@ -47,6 +47,15 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 		"usd":      formatUSD,
 		"rate":     ratio,
 		"count":    formatCount,
+		"counted": func(n any, word string) string {
+			switch n := n.(type) {
+			case int:
+				return count(n, word)
+			case int64:
+				return count(n, word)
+			}
+			return fmt.Sprint(n, " ", word)
+		},
 		"perRun": func(total int64, runs int) string {
 			if runs == 0 {
 				return "—"
@@ -198,17 +207,26 @@ func inlineable(js []byte) error {
 	return nil
 }
 
-// count is n and the word, in the plural unless n is 1: "1 issue", "2 issues".
-func count(n int, word string) string {
+// count is n and the word, in the plural unless n is 1: "1 issue", "2 issues",
+// "3 agent launches".
+func count[N int | int64](n N, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
-	return strconv.Itoa(n) + " " + word + "s"
+	switch {
+	case strings.HasSuffix(word, "ch") || strings.HasSuffix(word, "s"):
+		word += "es"
+	case len(word) > 1 && word[len(word)-1] == 'y' && !strings.ContainsRune("aeiou", rune(word[len(word)-2])):
+		word = word[:len(word)-1] + "ies"
+	default:
+		word += "s"
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + word
 }
 
 func summary(m *Metrics) string {
 	if m.IssuesFiled == 0 {
-		return fmt.Sprintf("No issue filed yet: %s, %s, %d failed.", count(m.Runs, "run"), count(int(m.GateRuns), "gate run"), m.GateFailures)
+		return fmt.Sprintf("No issue filed yet: %s, %s, %d failed.", count(m.Runs, "run"), count(m.GateRuns, "gate run"), m.GateFailures)
 	}
 	var parts []string
 	for _, c := range m.IssueOutcomes {
@@ -270,7 +288,7 @@ func cards(m *Metrics) []card {
 	}, {
 		Label: "Agent time per run",
 		Value: dash(m.Runs > 0, formatMS(m.AgentMSPerRun)),
-		Note:  fmt.Sprintf("mean; %s over %d agent launches", formatMS(m.AgentMS), m.AgentLaunches),
+		Note:  fmt.Sprintf("mean; %s over %s", formatMS(m.AgentMS), count(m.AgentLaunches, "agent launch")),
 	}, {
 		Label: "Cost per run",
 		Value: usage(dash(m.Runs > 0, formatUSD(m.CostPerRun))),
@@ -290,11 +308,11 @@ func cards(m *Metrics) []card {
 	}, {
 		Label: "Gate failure rate",
 		Value: dash(m.GateRuns > 0, pct(m.GateFailureRate)),
-		Note:  fmt.Sprintf("%d of %s failed", m.GateFailures, count(int(m.GateRuns), "gate run")),
+		Note:  fmt.Sprintf("%d of %s failed", m.GateFailures, count(m.GateRuns, "gate run")),
 	}, {
 		Label: "Retries per run",
 		Value: dash(m.Runs > 0, fmt.Sprintf("%.1f", m.RetriesPerRun)),
-		Note:  fmt.Sprintf("%d auto-retry loops in all, at most %d in one run", m.RetryLoops, m.MaxRetriesPerRun),
+		Note:  fmt.Sprintf("%s in all, at most %d in one run", count(m.RetryLoops, "auto-retry loop"), m.MaxRetriesPerRun),
 	}}
 }
 

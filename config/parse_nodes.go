@@ -207,6 +207,7 @@ func (p *parser) unknownKey(f field, where string, handlers map[string]func(*yam
 
 // seedKeys names, for each key of the seeds' configurations that is not
 // ours, the key to use instead.
+// docs/from-the-seeds.md lists them; config's tests check each one it names.
 var seedKeys = map[string]string{
 	"quality_gates":            "gates",
 	"executor":                 "retry (its quality_gate_max_retries is retry.max_retries)",
@@ -215,6 +216,16 @@ var seedKeys = map[string]string{
 	"max_iterations":           "retry.max_retries",
 	"formula":                  "gates.preset",
 	"parallel_review":          "a gate with type: review",
+	// Seed 002's gate definitions.
+	"retry_config":      "a gate's max_retries (for max_attempts), hints (for improvement_hints) and retry.strategy: same (for preserve_context)",
+	"max_attempts":      "a gate's max_retries, or retry.max_retries for every gate",
+	"improvement_hints": "a gate's hints",
+	"preserve_context":  "retry.strategy: same (the agent resumed in its session)",
+	"enforcement_mode":  "enforcement (blocking, advisory or informational)",
+	"enforcementMode":   "enforcement (blocking, advisory or informational)",
+	"severity":          "priority (critical is blocking, high and medium advisory, low informational)",
+	"failureAction":     "enforcement (after exhaustion: orchestrate issue retry, issue skip or abort)",
+	"criteria":          "a gate's hints, or a review gate's dimensions",
 }
 
 // closest returns the known key within a small edit distance of key, if any.
