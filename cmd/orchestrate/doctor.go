@@ -70,6 +70,7 @@ type doctor struct {
 	ws       string         // the workspace found, "" when none
 	cfg      *config.Config // nil without a valid config
 	plugged  bool           // the Claude Code plugin is enabled
+	pluginID string         // its ID, orchestrate@MARKETPLACE
 	findings []finding
 }
 
@@ -86,6 +87,7 @@ func runDoctor(e *env, args []string) error {
 	d.binary()
 	d.workspace(e)
 	d.plugin()
+	d.pluginLoads(e.ctx)
 	d.hooks()
 	d.allowed()
 	d.agent(e.ctx)
@@ -164,7 +166,7 @@ func (d *doctor) workspace(e *env) {
 func (d *doctor) plugin() {
 	for _, f := range agentcli.SettingsFiles(agentcli.Claude, d.repo, d.home) {
 		if id := agentcli.PluginID(f); id != "" {
-			d.plugged = true
+			d.plugged, d.pluginID = true, id
 			d.add("plugin", "ok", "the Claude Code plugin "+id+" is enabled in "+f, "")
 			return
 		}
@@ -226,7 +228,10 @@ func (d *doctor) hooks() {
 	if len(stops[agentcli.Claude]) > 0 && d.plugged {
 		d.add("hooks", "ok", "the plugin leaves the stop to "+stops[agentcli.Claude][0]+": the gates run once per stop", "")
 	}
-	if len(stops) == 0 && d.ws != "" {
+	if len(stops[agentcli.Claude]) == 0 && d.plugged && d.ws != "" {
+		d.add("hooks", "ok", "the plugin "+d.pluginID+"'s Stop hook runs orchestrate here (orchestrate hook stop --plugin)", "")
+	}
+	if len(stops) == 0 && !d.plugged && d.ws != "" {
 		d.add("hooks", "note", "no agent's stop hook runs orchestrate here: only orchestrate run checks the agent's work", "claude plugin install orchestrate@orchestrate, or orchestrate init --agent claude")
 	}
 }
