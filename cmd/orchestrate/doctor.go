@@ -27,7 +27,8 @@ with the command that fixes each problem:
   workspace  the .orchestrator/ found from here (walking up, as the hooks
              do), and whether its config is valid
   plugin     the Claude Code plugin (orchestrate@…), enabled for the user
-             or the project
+             or the project, and whether Claude Code loads it without an
+             error (claude plugin list --json)
   hooks      orchestrate's hooks in each agent's settings, the repository's
              and the user's (.claude/settings.json, settings.local.json,
              .codex/hooks.json, .gemini/settings.json, .cursor/hooks.json),
