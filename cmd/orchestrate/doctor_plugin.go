@@ -36,17 +36,23 @@ func (d *doctor) pluginLoads(ctx context.Context) {
 		return
 	}
 	errs, listed, err := agentcli.PluginLoadErrors(out, d.pluginID)
-	version := cliVersion(ctx, path)
+	claude := "Claude Code"
+	if v := cliVersion(ctx, path); !strings.HasPrefix(v, "(") {
+		claude += " " + strings.Fields(v)[0]
+	}
 	switch {
 	case err != nil:
 		d.add("plugin", "note", "whether Claude Code loads "+d.pluginID+" is unknown: "+list+" printed no list ("+err.Error()+")", "")
 	case !listed:
-		d.add("plugin", "problem", d.pluginID+" is enabled but Claude Code "+version+" does not list it: it is not installed", cli.Program+" plugin install "+d.pluginID)
+		d.add("plugin", "problem", d.pluginID+" is enabled but "+claude+" does not list it: it is not installed", cli.Program+" plugin install "+d.pluginID)
 	case len(errs) > 0:
 		_, market, _ := strings.Cut(d.pluginID, "@")
-		d.add("plugin", "problem", "Claude Code "+version+" does not load "+d.pluginID+" cleanly: "+strings.Join(errs, "; "),
+		for i, e := range errs {
+			errs[i] = strings.TrimSuffix(e, ".")
+		}
+		d.add("plugin", "problem", claude+" does not load "+d.pluginID+" cleanly: "+strings.Join(errs, "; "),
 			"bring the marketplace's clone of orchestrate up to date (git pull), then "+cli.Program+" plugin marketplace update "+market+" && "+cli.Program+" plugin update "+d.pluginID)
 	default:
-		d.add("plugin", "ok", "Claude Code "+version+" loads "+d.pluginID+" without an error", "")
+		d.add("plugin", "ok", claude+" loads "+d.pluginID+" without an error", "")
 	}
 }
