@@ -14,11 +14,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchestrate-dev/orchestrate/prompts"
 )
 
 // The manifests name the plugin's parts by paths inside it, and each part
-// is there: the hooks by ${CLAUDE_PLUGIN_ROOT}, the slash command by the
-// embedded template orchestrate init writes too.
+// is there: the hooks by ${CLAUDE_PLUGIN_ROOT} in hooks/hooks.json, which
+// Claude Code loads by convention, the slash command by the embedded
+// template orchestrate init writes too.
 func TestPluginManifests(t *testing.T) {
 	var market struct {
 		Name    string `json:"name"`
@@ -35,17 +38,13 @@ func TestPluginManifests(t *testing.T) {
 		Name     string   `json:"name"`
 		Version  string   `json:"version"`
 		Commands []string `json:"commands"`
-		Hooks    string   `json:"hooks"`
 	}
 	readJSON(t, ".claude-plugin/plugin.json", &plugin)
 	if plugin.Name != "orchestrate" || plugin.Version == "" {
 		t.Errorf("plugin.json: name %q, version %q", plugin.Name, plugin.Version)
 	}
-	for _, c := range plugin.Commands {
-		if _, err := os.Stat(c); err != nil {
-			t.Errorf("plugin.json: command %s: %v", c, err)
-		}
-	}
+	checkPluginFields(t)
+	checkPluginCommand(t, plugin.Commands)
 	var hooks struct {
 		Hooks map[string][]struct {
 			Hooks []struct {
@@ -55,7 +54,7 @@ func TestPluginManifests(t *testing.T) {
 			} `json:"hooks"`
 		} `json:"hooks"`
 	}
-	readJSON(t, plugin.Hooks, &hooks)
+	readJSON(t, "hooks/hooks.json", &hooks)
 	var events []string
 	for event, groups := range hooks.Hooks {
 		events = append(events, event)
@@ -82,6 +81,48 @@ func TestPluginManifests(t *testing.T) {
 	slices.Sort(events)
 	if !slices.Equal(events, []string{"SessionStart", "Stop"}) {
 		t.Errorf("hooks.json events %v", events)
+	}
+}
+
+// pluginFields are the fields of plugin.json that every Claude Code the
+// docs claim (2.1.197 and newer) knows: an older one warns of any other
+// ("Unknown field 'network'") in claude plugin validate.
+var pluginFields = []string{"agents", "author", "commands", "dependencies", "description", "homepage", "hooks",
+	"keywords", "license", "lspServers", "mcpServers", "name", "outputStyles", "repository", "skills", "userConfig", "version"}
+
+// checkPluginFields checks that plugin.json holds only pluginFields, and
+// that its hooks do not name hooks/hooks.json: Claude Code loads that file
+// by convention, and 2.1.197 fails the plugin's hooks when the manifest
+// names it too ("Duplicate hooks file detected").
+func checkPluginFields(t *testing.T) {
+	var fields map[string]json.RawMessage
+	readJSON(t, ".claude-plugin/plugin.json", &fields)
+	for name, value := range fields {
+		if !slices.Contains(pluginFields, name) {
+			t.Errorf("plugin.json: field %q is not one every Claude Code from 2.1 knows", name)
+		}
+		if name == "hooks" && strings.Contains(string(value), "hooks/hooks.json") {
+			t.Errorf("plugin.json: hooks %s names hooks/hooks.json, which Claude Code loads by itself", value)
+		}
+	}
+}
+
+// checkPluginCommand checks that the plugin's one slash command is the
+// file orchestrate init --claude writes to .claude/commands/.
+func checkPluginCommand(t *testing.T, commands []string) {
+	want, err := prompts.Load("", "commands/orchestrate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(commands) != 1 {
+		t.Fatalf("plugin.json: commands %q; want the one slash command", commands)
+	}
+	got, err := os.ReadFile(commands[0])
+	if err != nil {
+		t.Fatalf("plugin.json: command %s: %v", commands[0], err)
+	}
+	if string(got) != want {
+		t.Errorf("plugin.json: command %s is not the text orchestrate init --claude writes", commands[0])
 	}
 }
 

@@ -1,6 +1,7 @@
 package agentcli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,24 @@ func TestDisallowedChecks(t *testing.T) {
 		if got := strings.Join(missing, ","); got != tc.missing || ok != tc.ok {
 			t.Errorf("DisallowedChecks(%s) = %q, %v; want %q, %v", tc.command, got, ok, tc.missing, tc.ok)
 		}
+	}
+}
+
+// claude plugin list --json: a plugin's load errors, each once, past a
+// notice printed before the list.
+func TestPluginLoadErrors(t *testing.T) {
+	out := []byte("A notice.\n" + `[{"id":"other@x","errors":["e0"]},{"id":"orchestrate@m","errors":["e1","e2","e1"]}]`)
+	errs, listed, err := PluginLoadErrors(out, "orchestrate@m")
+	if err != nil || !listed || !slices.Equal(errs, []string{"e1", "e2"}) {
+		t.Errorf("PluginLoadErrors = %q, %v, %v; want [e1 e2], listed", errs, listed, err)
+	}
+	if errs, listed, err := PluginLoadErrors([]byte(`[{"id":"orchestrate@m"}]`), "orchestrate@m"); err != nil || !listed || errs != nil {
+		t.Errorf("clean: %q, %v, %v", errs, listed, err)
+	}
+	if _, listed, err := PluginLoadErrors([]byte(`[]`), "orchestrate@m"); err != nil || listed {
+		t.Errorf("not installed: listed %v, %v", listed, err)
+	}
+	if _, _, err := PluginLoadErrors([]byte("2.1.330 (Claude Code)"), "orchestrate@m"); err == nil {
+		t.Error("no list: no error")
 	}
 }

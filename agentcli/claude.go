@@ -185,6 +185,41 @@ func PluginID(file string) string {
 	return ids[0]
 }
 
+// PluginListArgs are the arguments of the claude command that lists the
+// installed plugins as JSON, each with the errors of its load (Claude Code
+// 2.1.197 and newer).
+var PluginListArgs = []string{"plugin", "list", "--json"}
+
+// PluginLoadErrors reads what claude plugin list --json printed: the
+// errors Claude Code met loading the plugin id (its hooks, commands,
+// manifest), each once, and whether the list holds the plugin at all. An
+// error means the output holds no list.
+func PluginLoadErrors(out []byte, id string) (errs []string, listed bool, err error) {
+	// Anything before the list (a notice) is not part of it.
+	if i := bytes.IndexByte(out, '['); i > 0 {
+		out = out[i:]
+	}
+	var list []struct {
+		ID     string   `json:"id"`
+		Errors []string `json:"errors"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, false, err
+	}
+	for _, p := range list {
+		if p.ID != id {
+			continue
+		}
+		listed = true
+		for _, e := range p.Errors {
+			if !slices.Contains(errs, e) {
+				errs = append(errs, e)
+			}
+		}
+	}
+	return errs, listed, nil
+}
+
 // maxTranscriptTail is how much of a transcript's end LastAssistantText
 // reads: the last message is there, and a long session's file is not read
 // whole on every stop.

@@ -8,4 +8,6 @@
 // ORCHESTRATE_OPENCODE or ORCHESTRATE_GEMINI (a path), then the copy .ci/run
 // installs in .cache/, then PATH. Without it they skip, unless
 // ORCHESTRATE_REQUIRE_CLAUDE=1 (and so on, as CI sets) makes that a failure.
+// The plugin's load test runs on the oldest Claude Code its docs claim too,
+// found only through ORCHESTRATE_CLAUDE_OLDEST or .ci/run's copy.
 package e2e

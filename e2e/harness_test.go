@@ -76,6 +76,10 @@ var (
 	codexCLI    = agentCLI{"codex", "the Codex CLI", "@openai/codex", "codex", "ORCHESTRATE_CODEX", "ORCHESTRATE_REQUIRE_CODEX"}
 	opencodeCLI = agentCLI{"opencode", "opencode", "opencode-ai", "opencode", "ORCHESTRATE_OPENCODE", "ORCHESTRATE_REQUIRE_OPENCODE"}
 	geminiCLI   = agentCLI{"gemini", "the Gemini CLI", "@google/gemini-cli", "gemini-cli", "ORCHESTRATE_GEMINI", "ORCHESTRATE_REQUIRE_GEMINI"}
+	// claudeOldestCLI is the oldest Claude Code the plugin's docs claim,
+	// beside the pinned one: only by its variable or .ci/run's cache, never
+	// the claude on PATH.
+	claudeOldestCLI = agentCLI{"claude", "Claude Code 2.1.197", "@anthropic-ai/claude-code@2.1.197", "claude-code-oldest", "ORCHESTRATE_CLAUDE_OLDEST", "ORCHESTRATE_REQUIRE_CLAUDE_OLDEST"}
 )
 
 // path finds the CLI: its variable, then the copy .ci/run caches in
@@ -91,6 +95,9 @@ func (a agentCLI) path() string {
 		if _, err := os.Stat(abs); err == nil {
 			return abs
 		}
+	}
+	if a == claudeOldestCLI {
+		return ""
 	}
 	p, err := exec.LookPath(a.name)
 	if err != nil {

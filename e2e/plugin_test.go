@@ -6,8 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orchestrate-dev/orchestrate/prompts"
 )
 
 // The Claude Code plugin: this repository is a marketplace holding the
@@ -49,7 +52,9 @@ func pluginSource(t *testing.T) string {
 }
 
 // installPlugin adds the marketplace and installs the plugin at the user's
-// scope (the project's home), and returns the marketplace's directory.
+// scope (the project's home), and returns the marketplace's directory. The
+// manifests validate without a warning, and Claude Code lists the plugin
+// enabled with no load error.
 func (p *project) installPlugin() string {
 	p.t.Helper()
 	src := pluginSource(p.t)
@@ -58,8 +63,12 @@ func (p *project) installPlugin() string {
 		{"plugin", "marketplace", "add", src},
 		{"plugin", "install", "orchestrate@orchestrate"},
 	} {
-		if out, code := p.exec(p.Dir, "", "claude", args...); code != 0 {
+		out, code := p.exec(p.Dir, "", "claude", args...)
+		if code != 0 {
 			p.t.Fatalf("claude %s: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+		if args[1] == "validate" && !regexp.MustCompile(`(?m)^✔ Validation passed$`).MatchString(out) {
+			p.t.Errorf("claude plugin validate: not a clean pass\n%s", out)
 		}
 	}
 	out, code := p.exec(p.Dir, "", "claude", "plugin", "list", "--json")
@@ -67,13 +76,14 @@ func (p *project) installPlugin() string {
 		p.t.Fatalf("claude plugin list: exit %d\n%s", code, out)
 	}
 	var list []struct {
-		ID      string `json:"id"`
-		Enabled bool   `json:"enabled"`
+		ID      string   `json:"id"`
+		Enabled bool     `json:"enabled"`
+		Errors  []string `json:"errors"`
 	}
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "["):]), &list); err != nil {
 		p.t.Fatalf("claude plugin list --json: %v\n%s", err, out)
 	}
-	if len(list) != 1 || list[0].ID != "orchestrate@orchestrate" || !list[0].Enabled {
+	if len(list) != 1 || list[0].ID != "orchestrate@orchestrate" || !list[0].Enabled || len(list[0].Errors) > 0 {
 		p.t.Fatalf("claude plugin list --json after the install: %s", out)
 	}
 	return src
@@ -143,6 +153,56 @@ func TestPluginIdleWithoutWorkspace(t *testing.T) {
 	}
 	if st := p.git("status", "--porcelain", "--untracked-files=all"); st != " M state.txt\n" {
 		t.Errorf("git status after the session:\n%s\nwant only the agent's own change", st)
+	}
+}
+
+// On the pinned Claude Code and on the oldest the docs claim, the plugin
+// installs and loads with no warning or error, its hooks run, and its
+// slash command is listed and sends its text, the text orchestrate init
+// --claude writes, to the model.
+func TestPluginLoadsOnEachVersion(t *testing.T) {
+	for _, cli := range []agentCLI{claudeCLI, claudeOldestCLI} {
+		t.Run(cli.env, func(t *testing.T) {
+			m := newModel(t, route{"SLASHTASK", func(c *conv) turn { return say("Nothing to change.") }})
+			p := newAgentProject(t, m, cli, stepsProject)
+			p.installPlugin()
+			p.initWorkspace("gates:\n  - name: check\n    command: sh check.sh\n")
+			out, code := p.claude(".", "/orchestrate:orchestrate SLASHTASK", "-p", "--output-format", "stream-json", "--verbose")
+			if code != 0 {
+				t.Fatalf("claude: exit %d\n%s", code, tail(out, 3000))
+			}
+			var init struct {
+				Version       string   `json:"claude_code_version"`
+				SlashCommands []string `json:"slash_commands"`
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if strings.Contains(line, `"subtype":"init"`) {
+					if err := json.Unmarshal([]byte(line), &init); err != nil {
+						t.Fatalf("the init message: %v\n%s", err, line)
+					}
+					break
+				}
+			}
+			t.Logf("Claude Code %s", init.Version)
+			if !slices.Contains(init.SlashCommands, "orchestrate:orchestrate") {
+				t.Errorf("the session's slash commands %q lack orchestrate:orchestrate", init.SlashCommands)
+			}
+			want, err := prompts.Load("", "commands/orchestrate.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The body, past the front matter, with the task in place of
+			// $ARGUMENTS.
+			body := want[strings.Index(want[3:], "---\n")+7:]
+			body = strings.TrimSpace(strings.ReplaceAll(body, "$ARGUMENTS", "SLASHTASK"))
+			if sent := m.requests("SLASHTASK"); len(sent) == 0 || !strings.Contains(sent[0].first(), body) {
+				t.Errorf("the model did not get the slash command's text:\n%s", m.dump(3000))
+			}
+			// The Stop hook ran: the gate failed and filed its issue.
+			if q := p.read(".orchestrator/issue_queue.md"); !strings.Contains(q, "check") {
+				t.Errorf("the plugin's Stop hook did not run the gate:\n%s", q)
+			}
+		})
 	}
 }
 

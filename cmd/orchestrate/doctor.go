@@ -27,7 +27,8 @@ with the command that fixes each problem:
   workspace  the .orchestrator/ found from here (walking up, as the hooks
              do), and whether its config is valid
   plugin     the Claude Code plugin (orchestrate@…), enabled for the user
-             or the project
+             or the project, and whether Claude Code loads it without an
+             error (claude plugin list --json)
   hooks      orchestrate's hooks in each agent's settings, the repository's
              and the user's (.claude/settings.json, settings.local.json,
              .codex/hooks.json, .gemini/settings.json, .cursor/hooks.json),
@@ -73,6 +74,7 @@ type doctor struct {
 	ws       string         // the workspace found, "" when none
 	cfg      *config.Config // nil without a valid config
 	plugged  bool           // the Claude Code plugin is enabled
+	pluginID string         // its ID, orchestrate@MARKETPLACE
 	findings []finding
 }
 
@@ -89,6 +91,7 @@ func runDoctor(e *env, args []string) error {
 	d.binary()
 	d.workspace(e)
 	d.plugin()
+	d.pluginLoads(e.ctx)
 	d.hooks()
 	d.mcp()
 	d.allowed()
@@ -168,7 +171,7 @@ func (d *doctor) workspace(e *env) {
 func (d *doctor) plugin() {
 	for _, f := range agentcli.SettingsFiles(agentcli.Claude, d.repo, d.home) {
 		if id := agentcli.PluginID(f); id != "" {
-			d.plugged = true
+			d.plugged, d.pluginID = true, id
 			d.add("plugin", "ok", "the Claude Code plugin "+id+" is enabled in "+f, "")
 			return
 		}
@@ -230,7 +233,10 @@ func (d *doctor) hooks() {
 	if len(stops[agentcli.Claude]) > 0 && d.plugged {
 		d.add("hooks", "ok", "the plugin leaves the stop to "+stops[agentcli.Claude][0]+": the gates run once per stop", "")
 	}
-	if len(stops) == 0 && d.ws != "" {
+	if len(stops[agentcli.Claude]) == 0 && d.plugged && d.ws != "" {
+		d.add("hooks", "ok", "the plugin "+d.pluginID+"'s Stop hook runs orchestrate here (orchestrate hook stop --plugin)", "")
+	}
+	if len(stops) == 0 && !d.plugged && d.ws != "" {
 		d.add("hooks", "note", "no agent's stop hook runs orchestrate here: only orchestrate run checks the agent's work", "claude plugin install orchestrate@orchestrate, or orchestrate init --agent claude")
 	}
 }
