@@ -476,6 +476,14 @@ func (p *pool) release(ctx context.Context, w loop.Workspace, c loop.Claimed) er
 func (p *pool) end(ctx context.Context) error {
 	res := p.res
 	q, err := queue.Load(p.w.Path(loop.QueueFile))
+	var waiting []string
+	if err == nil && len(res.Worked) == 0 {
+		for _, ref := range loop.WaitingForPerson(q, p.cfg.Retry.MaxRetries) {
+			if len(p.opt.Only) == 0 || slices.Contains(p.opt.Only, ref.ID) {
+				waiting = append(waiting, ref.ID)
+			}
+		}
+	}
 	if err == nil {
 		for _, wk := range res.Worked {
 			if is := q.Issue(wk.Issue); is != nil && (is.Status() == queue.StatusStuck || is.Bool(queue.FieldHalted, false)) {
@@ -492,6 +500,9 @@ func (p *pool) end(ctx context.Context) error {
 		res.Outcome, res.Reason = p.stop.Outcome, p.stop.Reason
 	case ctx.Err() != nil:
 		res.Outcome, res.Reason = loop.RunInterrupted, fmt.Sprintf("interrupted (%v)", context.Cause(ctx))
+	case len(res.Worked) == 0 && len(waiting) > 0:
+		res.Stuck = waiting
+		res.Outcome, res.Reason = loop.RunHalted, "no open issue is ready to claim, and these wait for a person: "+strings.Join(waiting, ", ")
 	case len(res.Worked) == 0:
 		res.Outcome, res.Reason = loop.RunNothing, "nothing to do: no open issue is ready to claim"
 	case len(res.Stuck) > 0:
