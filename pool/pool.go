@@ -219,8 +219,12 @@ type pool struct {
 	mu    sync.Mutex
 	res   *Result
 	given map[string]bool // issues this run worked and let go: not claimed again
-	stop  *loop.RunResult // the result that stops the run (cap, abort, error)
-	errs  []error
+	// waitFrom is when the agents began to wait for claims held
+	// elsewhere; waitTold that the wait was said.
+	waitFrom time.Time
+	waitTold bool
+	stop     *loop.RunResult // the result that stops the run (cap, abort, error)
+	errs     []error
 }
 
 func (p *pool) run(ctx context.Context) {
@@ -318,13 +322,18 @@ func (p *pool) waitForHeld(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	waiting := false
+	var held []string
+	var until time.Time
 	for _, is := range q.Issues {
 		if l := claim.Of(is); l.Holder != "" && loop.Claimable(is) && !p.skip(is) && !strings.HasSuffix(l.Holder, "/"+strconv.Itoa(os.Getpid())) {
-			waiting = true
+			held = append(held, fmt.Sprintf("%s (%s, lease until %s)", is.ID, l.Holder, l.Until.UTC().Format(time.RFC3339)))
+			if l.Until.After(until) {
+				until = l.Until
+			}
 		}
 	}
-	if !waiting {
+	p.sayWait(held, until)
+	if len(held) == 0 {
 		return false
 	}
 	select {
@@ -333,6 +342,30 @@ func (p *pool) waitForHeld(ctx context.Context) bool {
 	case <-time.After(time.Second):
 		return true
 	}
+}
+
+// waitSaid is how long a wait goes unsaid.
+const waitSaid = 2 * time.Second
+
+// sayWait tells the person, once a wait for the claims held (the issues,
+// each with its holder and lease) has lasted waitSaid, what it waits for
+// and until when; once per wait. No claim held ends the wait.
+func (p *pool) sayWait(held []string, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(held) == 0 {
+		p.waitFrom, p.waitTold = time.Time{}, false
+		return
+	}
+	if p.waitFrom.IsZero() {
+		p.waitFrom = time.Now()
+	}
+	if p.waitTold || time.Since(p.waitFrom) < waitSaid {
+		return
+	}
+	p.waitTold = true
+	p.w.Warn(fmt.Errorf("waiting for claims of another run or machine: %s; until %s at the latest (a lease lapsed is taken over once its holder is gone)",
+		strings.Join(held, ", "), until.UTC().Format(time.RFC3339)))
 }
 
 func (p *pool) stopped() bool {
