@@ -101,14 +101,13 @@ type FencedError struct {
 }
 
 func (e *FencedError) Error() string {
-	return fmt.Sprintf("%s: your claim (epoch %d) was taken over; this write is refused: %s holds the issue now (epoch %d)", e.ID, e.Yours, orNoOne(e.Lease.Holder), e.Lease.Epoch)
-}
-
-func orNoOne(holder string) string {
-	if holder == "" {
-		return "no one"
+	if e.Lease.Holder == "" && e.Yours == e.Lease.Epoch {
+		return fmt.Sprintf("%s: your claim (epoch %d) was released; this write is refused: no one holds the issue now (claim it again: orchestrate claim %s)", e.ID, e.Yours, e.ID)
 	}
-	return holder
+	if e.Lease.Holder == "" {
+		return fmt.Sprintf("%s: your claim (epoch %d) was taken over, then released; this write is refused: no one holds the issue now (epoch %d)", e.ID, e.Yours, e.Lease.Epoch)
+	}
+	return fmt.Sprintf("%s: your claim (epoch %d) was taken over; this write is refused: %s holds the issue now (epoch %d)", e.ID, e.Yours, e.Lease.Holder, e.Lease.Epoch)
 }
 
 // ErrFenced matches every FencedError.

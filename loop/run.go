@@ -264,14 +264,7 @@ func (r *runner) nothingToDo() (bool, error) {
 	if r.gatesFirst {
 		return false, nil
 	}
-	for _, is := range q.Issues {
-		ref := IssueRef{ID: is.ID, Summary: summaryOf(is),
-			RetryCount: is.Int(queue.FieldRetryCount, 0), MaxRetries: is.Int(queue.FieldMaxRetries, r.cfg.Retry.MaxRetries)}
-		if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
-			r.res.Stuck = append(r.res.Stuck, ref)
-		}
-	}
-	if len(r.res.Stuck) > 0 {
+	if r.res.Stuck = WaitingForPerson(q, r.cfg.Retry.MaxRetries); len(r.res.Stuck) > 0 {
 		r.res.Outcome, r.res.Reason = RunHalted, "no task, and the open issues wait for a person"
 		return true, nil
 	}
@@ -279,6 +272,22 @@ func (r *runner) nothingToDo() (bool, error) {
 	// orchestrate gate would; what they file is the agent's.
 	r.gatesFirst, r.probe = true, true
 	return false, nil
+}
+
+// WaitingForPerson lists the issues of q that wait for a person (halted,
+// stuck, out of attempts), each with why; maxRetries is an issue's limit
+// when it gives none. A run with nothing else to do stops on them with
+// RunHalted, one agent's or several's.
+func WaitingForPerson(q *queue.Queue, maxRetries int) []IssueRef {
+	var out []IssueRef
+	for _, is := range q.Issues {
+		ref := IssueRef{ID: is.ID, Summary: summaryOf(is),
+			RetryCount: is.Int(queue.FieldRetryCount, 0), MaxRetries: is.Int(queue.FieldMaxRetries, maxRetries)}
+		if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // nothingLeft is the reason of a run with no task and no open issue whose

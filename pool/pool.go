@@ -219,8 +219,12 @@ type pool struct {
 	mu    sync.Mutex
 	res   *Result
 	given map[string]bool // issues this run worked and let go: not claimed again
-	stop  *loop.RunResult // the result that stops the run (cap, abort, error)
-	errs  []error
+	// waitFrom is when the agents began to wait for claims held
+	// elsewhere; waitTold that the wait was said.
+	waitFrom time.Time
+	waitTold bool
+	stop     *loop.RunResult // the result that stops the run (cap, abort, error)
+	errs     []error
 }
 
 func (p *pool) run(ctx context.Context) {
@@ -318,13 +322,18 @@ func (p *pool) waitForHeld(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	waiting := false
+	var held []string
+	var until time.Time
 	for _, is := range q.Issues {
 		if l := claim.Of(is); l.Holder != "" && loop.Claimable(is) && !p.skip(is) && !strings.HasSuffix(l.Holder, "/"+strconv.Itoa(os.Getpid())) {
-			waiting = true
+			held = append(held, fmt.Sprintf("%s (%s, lease until %s)", is.ID, l.Holder, l.Until.UTC().Format(time.RFC3339)))
+			if l.Until.After(until) {
+				until = l.Until
+			}
 		}
 	}
-	if !waiting {
+	p.sayWait(held, until)
+	if len(held) == 0 {
 		return false
 	}
 	select {
@@ -333,6 +342,30 @@ func (p *pool) waitForHeld(ctx context.Context) bool {
 	case <-time.After(time.Second):
 		return true
 	}
+}
+
+// waitSaid is how long a wait goes unsaid.
+const waitSaid = 2 * time.Second
+
+// sayWait tells the person, once a wait for the claims held (the issues,
+// each with its holder and lease) has lasted waitSaid, what it waits for
+// and until when; once per wait. No claim held ends the wait.
+func (p *pool) sayWait(held []string, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(held) == 0 {
+		p.waitFrom, p.waitTold = time.Time{}, false
+		return
+	}
+	if p.waitFrom.IsZero() {
+		p.waitFrom = time.Now()
+	}
+	if p.waitTold || time.Since(p.waitFrom) < waitSaid {
+		return
+	}
+	p.waitTold = true
+	p.w.Warn(fmt.Errorf("waiting for claims of another run or machine: %s; until %s at the latest (a lease lapsed is taken over once its holder is gone)",
+		strings.Join(held, ", "), until.UTC().Format(time.RFC3339)))
 }
 
 func (p *pool) stopped() bool {
@@ -476,6 +509,14 @@ func (p *pool) release(ctx context.Context, w loop.Workspace, c loop.Claimed) er
 func (p *pool) end(ctx context.Context) error {
 	res := p.res
 	q, err := queue.Load(p.w.Path(loop.QueueFile))
+	var waiting []string
+	if err == nil && len(res.Worked) == 0 {
+		for _, ref := range loop.WaitingForPerson(q, p.cfg.Retry.MaxRetries) {
+			if len(p.opt.Only) == 0 || slices.Contains(p.opt.Only, ref.ID) {
+				waiting = append(waiting, ref.ID)
+			}
+		}
+	}
 	if err == nil {
 		for _, wk := range res.Worked {
 			if is := q.Issue(wk.Issue); is != nil && (is.Status() == queue.StatusStuck || is.Bool(queue.FieldHalted, false)) {
@@ -492,6 +533,9 @@ func (p *pool) end(ctx context.Context) error {
 		res.Outcome, res.Reason = p.stop.Outcome, p.stop.Reason
 	case ctx.Err() != nil:
 		res.Outcome, res.Reason = loop.RunInterrupted, fmt.Sprintf("interrupted (%v)", context.Cause(ctx))
+	case len(res.Worked) == 0 && len(waiting) > 0:
+		res.Stuck = waiting
+		res.Outcome, res.Reason = loop.RunHalted, "no open issue is ready to claim, and these wait for a person: "+strings.Join(waiting, ", ")
 	case len(res.Worked) == 0:
 		res.Outcome, res.Reason = loop.RunNothing, "nothing to do: no open issue is ready to claim"
 	case len(res.Stuck) > 0:

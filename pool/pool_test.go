@@ -464,3 +464,41 @@ func historyOf(t *testing.T, w loop.Workspace) []analytics.Event {
 	}
 	return events
 }
+
+// Agents that wait for a claim held elsewhere (another machine's, its lease
+// not lapsed yet) say so once the wait passes two seconds: what they wait
+// for and until when; then they take the issue over when its lease lapses.
+func TestAgentsSayTheirWait(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		return "agent:\n  command: 'echo \"$id\" > \"$id.txt\"'\ngates:\n  - name: own\n    command: 'true'\n"
+	}, "held")
+	var mu sync.Mutex
+	var said []string
+	w.Notify = func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		said = append(said, msg)
+	}
+	id := "ISSUE-20241213-001"
+	if _, err := w.Claims(nil).Claim(context.Background(), time.Now(), id, "a@another-machine/1", 3*time.Second, false); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), w, Options{Agents: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Merged) != 1 {
+		t.Errorf("merged %v, want the issue taken over and merged", res.Merged)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for _, s := range said {
+		if strings.Contains(s, "waiting for claims of another run or machine: "+id+" (a@another-machine/1, lease until ") && strings.Contains(s, "at the latest") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the wait was said %d times, want once: %q", n, said)
+	}
+}

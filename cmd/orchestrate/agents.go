@@ -188,7 +188,7 @@ func (v *agentsView) step(s loop.Step) {
 		a.issue, phase = "", "looking for an issue"
 		line = fmt.Sprintf("done: %s (%s)", s.Result.Outcome, s.Result.Reason)
 		if s.Result.Kept != "" {
-			line += "\n  " + s.Result.Kept
+			line += "; its worktree is kept (at the end: how to look)"
 		}
 	default:
 		return
@@ -241,6 +241,14 @@ func (v *agentsView) draw() {
 	v.drawn = len(v.agents) + 1
 }
 
+// leftLines puts a kept worktree's note (pool's "ISSUE: kept with …: look
+// with …; remove with …") on short lines: what and why, how to look, how
+// to remove it.
+func leftLines(note string) string {
+	note = strings.Replace(note, ": look with ", "\n  look:   ", 1)
+	return strings.Replace(note, "; remove with ", "\n  remove: ", 1)
+}
+
 func gatesLine(s loop.Step) string {
 	ev := s.Gates.Evaluation
 	if ev.Passed {
@@ -257,7 +265,7 @@ func (v *agentsView) end(res *pool.Result) {
 	v.close()
 	fmt.Fprintln(v.w)
 	for _, l := range res.Left {
-		fmt.Fprintf(v.w, "worktree left: %s\n", l)
+		fmt.Fprintf(v.w, "worktree left: %s\n", leftLines(l))
 	}
 	fmt.Fprintf(v.w, "Merged into %s: %d of %d issues worked", res.Branch, len(res.Merged), len(res.Worked))
 	if len(res.Merged) > 0 {
