@@ -52,9 +52,10 @@ func TestFoundRoots(t *testing.T) {
 	if got != want {
 		t.Errorf("Normalize:\n%s", lineDiff(want, got))
 	}
-	for _, opt := range []Options{{Workdir: "/abs/y"}, {Home: "/abs"}, {Roots: []string{"/abs/y/pkg"}}} {
-		got := Normalize([]byte("github.com/x/y/pkg.Func(...)\n\t/abs/y/pkg/file.go:12\n"), opt)
-		if strings.Contains(got, tokWorkdir+"/y/") {
+	// The frame says /abs holds github.com/x: /abs/z is no checkout of it.
+	out = "github.com/x/y/pkg.Func(...)\n\t/abs/y/pkg/file.go:12\nopen /abs/z/data.json: no such file\n"
+	for _, opt := range []Options{{Workdir: "/abs/y"}, {Home: "/abs/q"}, {Home: "/abs"}, {Roots: []string{"/abs/y/pkg"}}} {
+		if got := Normalize([]byte(out), opt); strings.Contains(got, tokWorkdir+"/z/") {
 			t.Errorf("with %+v, a root found over a known one was masked: %q", opt, got)
 		}
 	}
