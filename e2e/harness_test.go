@@ -34,7 +34,7 @@ func runMain(m *testing.M) int {
 		fmt.Println("e2e: the real agent CLIs run without -short")
 		return 0
 	}
-	if claudeCLI.path() == "" && codexCLI.path() == "" && opencodeCLI.path() == "" && geminiCLI.path() == "" {
+	if claudeCLI.path() == "" && codexCLI.path() == "" && opencodeCLI.path() == "" && geminiCLI.path() == "" && mcpSDKDir() == "" {
 		return m.Run() // every test skips (or fails, under CI) on its own
 	}
 	dir, err := os.MkdirTemp("", "orchestrate-e2e-bin-")

@@ -67,16 +67,21 @@ func listSome(names []string, n int) string {
 
 // commitSuccess commits the agent's work after every blocking gate passed,
 // when the run started from a clean tree, with a message from the task
-// and the issues the run resolved. It returns the commit, or why there is
-// none and how to make it.
-func (w Workspace) commitSuccess(ctx context.Context, st startTree, runID, task string, resolved []Resolution) (*Commit, string) {
+// and the issues the run resolved. The gates' byproducts (paths) stay out
+// of it, in the tree. It returns the commit, or why there is none and how
+// to make it.
+func (w Workspace) commitSuccess(ctx context.Context, st startTree, runID, task string, resolved []Resolution, byproducts []string) (*Commit, string) {
 	if st.leave {
 		return nil, ""
 	}
 	if st.notClean != "" {
 		return nil, "not committed: " + st.notClean
 	}
-	if _, err := w.git(ctx, append([]string{"add", "-A"}, w.outsideWorkspace()...)...); err != nil {
+	spec := w.outsideWorkspace()
+	for _, name := range byproducts {
+		spec = append(spec, ":(exclude,literal)"+name)
+	}
+	if _, err := w.git(ctx, append([]string{"add", "-A"}, spec...)...); err != nil {
 		return nil, "not committed: " + err.Error() + "; commit by hand: git add -A && git commit"
 	}
 	if _, err := w.git(ctx, "diff", "--cached", "--quiet"); err == nil {

@@ -76,6 +76,9 @@
 //     blocking gate passes, only when the run started from a clean tree,
 //     with a message from the task and the resolved issues (noteStartTree,
 //     commitSuccess, commitMessage).
+//   - byproducts.go: the files the gates wrote and the agent did not,
+//     which the commit leaves out (byproducts, noteAgentTree,
+//     noteGatesTree).
 //   - preflight.go: a run with no gate is refused before any agent is
 //     launched (checkGates, ErrNoGates).
 //   - compact.go: what an agent session is told of its open issues after
@@ -111,6 +114,9 @@
 //     under every driver (waitingFor); a halted issue's evidence is never
 //     rewritten: a different failure of its gate files an issue of its
 //     own.
+//   - checked.go: a check's gates that all passed outside a Stop hook (an
+//     agent's gates call through the MCP server) spare the Stop hook a
+//     second run on the same tree (RecordChecked, unchanged).
 //   - batch.go: where the steps that file, record, resolve and retry read
 //     and change the queue (queueTx): a command's own lock, read and write
 //     for each change (direct); a Stop hook's one write of the queue, its

@@ -88,6 +88,22 @@ func (w Workspace) Resolve(ctx context.Context, now time.Time, id string, manual
 	return w.resolve(ctx, direct{w}, now, id, manual)
 }
 
+// resolveOpen resolves issue id as Resolve does when it is still open
+// (pending or in_progress): a person who skipped or resolved it meanwhile
+// keeps their choice. ok says whether it was resolved here.
+func (w Workspace) resolveOpen(ctx context.Context, now time.Time, id string) (r Resolution, ok bool, err error) {
+	q, err := w.loadQueue()
+	if err != nil {
+		return r, false, err
+	}
+	is := q.Issue(id)
+	if is == nil || is.Status() != queue.StatusPending && is.Status() != queue.StatusInProgress {
+		return r, false, nil
+	}
+	r, err = w.Resolve(ctx, now, id, false)
+	return r, err == nil, err
+}
+
 // resolve is Resolve through tx.
 func (w Workspace) resolve(ctx context.Context, tx queueTx, now time.Time, id string, manual bool) (Resolution, error) {
 	var r Resolution

@@ -77,6 +77,7 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	}
 	a.Key = c.key
 	r.noteLeft(ctx)
+	r.noteAgentTree(ctx)
 	r.scope.Launched(ctx)
 	r.takeReport(a, res.Output, session)
 	r.res.Agents = append(r.res.Agents, *a)
@@ -153,6 +154,11 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 		Feedback: r.feedback, WorkSummary: r.summary, Attempts: r.tried,
 	}
 	d.Title = titleOf(r.task, d.Issues)
+	for _, is := range d.Issues {
+		if is.Gate == "" && !slices.Contains(r.named, is.ID) {
+			r.named = append(r.named, is.ID)
+		}
+	}
 	for _, g := range r.cfg.Gates {
 		d.Gates = append(d.Gates, g.Name)
 	}

@@ -25,7 +25,7 @@ const (
 	StepLaunch    = "launch"     // an agent is about to start: Agent has its command and prompt
 	StepGatesOnly = "gates-only" // the first loop runs the gates alone: the open issues wait on a person
 	StepAgent     = "agent"      // the agent finished: Agent
-	StepGates     = "gates"      // the gates ran: Gates, Resolved
+	StepGates     = "gates"      // the gates ran: Gates, Resolved (Gates nil: issues the passing work resolved)
 	StepWait      = "wait"       // human gates await a decision, which the run waits for (human.wait: block): Gates
 	StepCheck     = "check"      // the auto-retry check decided: Check
 )
@@ -43,6 +43,7 @@ type Step struct {
 	Check         *CheckResult
 	Claim         *Claimed // StepClaim
 	Merge         string   // StepMerge: its outcome and why
+	Why           string   // StepGatesOnly: why the gates run with no agent first
 	Result        *Worked  // StepDone
 }
 

@@ -199,9 +199,17 @@ type runner struct {
 	// only open issues wait on a person's decision (approval requests, human
 	// gates' failures), which the gates read.
 	gatesFirst bool
-	left       leftTree     // the tree as the last agent left it, for a resume
-	start      startTree    // the tree as the run found it, for on_success
-	resolved   []Resolution // the issues the run's gates resolved
+	// probe: gatesFirst because there was no task and no open issue: the
+	// gates' failures are the work, and their passing leaves none.
+	probe    bool
+	left     leftTree     // the tree as the last agent left it, for a resume
+	start    startTree    // the tree as the run found it, for on_success
+	resolved []Resolution // the issues the run's gates resolved
+	made     byproducts   // the files the gates wrote, which the commit leaves out
+	// named are the issues without a gate (a person's) that a prompt of
+	// the run gave its agent: resolved when its work passes, as each of
+	// several agents' claimed issue is once merged.
+	named []string
 
 	// totals are the running totals each Codex thread reported last (see
 	// launchUsage).
@@ -221,10 +229,11 @@ func (r *runner) artifacts() string {
 	return r.res.RunID
 }
 
-// nothingToDo ends the run before it starts when there is no task and no
-// open issue: RunHalted when issues wait for a person, RunNothing if not.
-// When the only open issues wait on a person's decision, the run goes on
-// with the gates first.
+// nothingToDo ends the run before it starts when there is no task and
+// open issues wait for a person (RunHalted). When there is no task and no
+// open issue, or the only open ones wait on a person's decision, the run
+// goes on with the gates first: with none open, their failures are the
+// agent's work, and their passing ends the run with RunNothing.
 func (r *runner) nothingToDo() (bool, error) {
 	if r.task != "" {
 		return false, nil
@@ -264,10 +273,18 @@ func (r *runner) nothingToDo() (bool, error) {
 	}
 	if len(r.res.Stuck) > 0 {
 		r.res.Outcome, r.res.Reason = RunHalted, "no task, and the open issues wait for a person"
-	} else {
-		r.res.Outcome, r.res.Reason = RunNothing, "nothing to do: no task (--task, --task-file or "+r.w.Path(TaskFile)+") and no open issue"
+		return true, nil
 	}
-	return true, nil
+	// No task and no open issue: the gates tell whether there is work, as
+	// orchestrate gate would; what they file is the agent's.
+	r.gatesFirst, r.probe = true, true
+	return false, nil
+}
+
+// nothingLeft is the reason of a run with no task and no open issue whose
+// gates pass: there is nothing to do.
+func (r *runner) nothingLeft() string {
+	return "nothing to do: no task (--task, --task-file or " + r.w.Path(TaskFile) + "), no open issue, and the gates pass"
 }
 
 func (r *runner) loop(ctx context.Context) (*RunResult, error) {
@@ -278,24 +295,9 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			}
 		}
 		r.res.Loops, r.w.loop = n, n // the history rows of the loop name it
-		var a *AgentRun
-		if n == 1 && r.gatesFirst {
-			r.step(Step{Kind: StepGatesOnly, Loop: n})
-		} else {
-			var err error
-			a, err = r.launch(ctx, n)
-			if ctx.Err() != nil {
-				return r.interrupted(ctx)
-			}
-			if err != nil {
-				return r.fail(ctx, err)
-			}
-			if a.ExitCode == 126 || a.ExitCode == 127 {
-				return r.fail(ctx, fmt.Errorf("the agent could not run (%s): check %s in %s", a.Reason, a.Key, r.w.Path(ConfigFile)))
-			}
-			if err := r.couldNotStart(a); err != nil {
-				return r.fail(ctx, err)
-			}
+		a, res, err := r.agentOf(ctx, n)
+		if res != nil || err != nil {
+			return res, err
 		}
 
 		gr, awaiting, err := r.gatesApproved(ctx, n)
@@ -313,6 +315,9 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 				strings.Join(gr.ReviewerErrors, "; "), gr.Dir))
 		}
 		var mergeFeedback string
+		if r.probe && n == 1 && gr.Evaluation.Passed {
+			return r.end(ctx, RunNothing, r.nothingLeft())
+		}
 		if gr.Evaluation.Passed {
 			landed, err := r.scope.Land(ctx, Loop{r, n})
 			if landed.Reason != "" {
@@ -341,6 +346,35 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			return res, err
 		}
 	}
+}
+
+// agentOf launches loop n's agent, or, in a first loop of the gates
+// alone, says why there is none (a nil AgentRun). A result ends the run.
+func (r *runner) agentOf(ctx context.Context, n int) (*AgentRun, *RunResult, error) {
+	if n == 1 && r.gatesFirst {
+		why := "the open issues wait on a person's decision"
+		if r.probe {
+			why = "no task and no open issue: what fails is the work"
+		}
+		r.step(Step{Kind: StepGatesOnly, Loop: n, Why: why})
+		return nil, nil, nil
+	}
+	a, err := r.launch(ctx, n)
+	if ctx.Err() != nil {
+		res, err := r.interrupted(ctx)
+		return nil, res, err
+	}
+	if err == nil && (a.ExitCode == 126 || a.ExitCode == 127) {
+		err = fmt.Errorf("the agent could not run (%s): check %s in %s", a.Reason, a.Key, r.w.Path(ConfigFile))
+	}
+	if err == nil {
+		err = r.couldNotStart(a)
+	}
+	if err != nil {
+		res, err := r.fail(ctx, err)
+		return nil, res, err
+	}
+	return a, nil, nil
 }
 
 // stopBefore ends the run before loop n when orchestrate abort asked for
@@ -446,6 +480,7 @@ func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.noteGatesTree(ctx)
 	r.attempts, r.res.Gates = gr.Attempts, gr
 	resolved := r.w.resolutions(gr.Resolved)
 	r.resolved = append(r.resolved, resolved...)

@@ -97,10 +97,23 @@ func (oneAgent) Env(map[string]string)           {}
 func (oneAgent) Launching(context.Context) error { return nil }
 func (oneAgent) Launched(context.Context)        {}
 
-// Land commits the work (on_success: commit).
-func (s oneAgent) Land(ctx context.Context, _ Loop) (Landed, error) {
+// Land resolves the issues without a gate that the run's prompts gave the
+// agent, still open (a person's issues: its gates passing is all their
+// verification), then commits the work (on_success: commit), its message
+// naming them.
+func (s oneAgent) Land(ctx context.Context, l Loop) (Landed, error) {
 	r := s.r
-	r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved)
+	for _, id := range r.named {
+		res, ok, err := r.w.resolveOpen(ctx, l.Now(), id)
+		if err != nil {
+			return Landed{}, err
+		}
+		if ok {
+			r.resolved = append(r.resolved, res)
+			l.Step(Step{Kind: StepGates, Resolved: []Resolution{res}})
+		}
+	}
+	r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved, r.made.list())
 	return Landed{Reason: "every blocking quality gate passes"}, nil
 }
 

@@ -50,13 +50,14 @@ type HookResult struct {
 // failure is reported, but nothing is retried: the agent may stop.
 //
 // A session that changed nothing since its start (its baseline, recorded by
-// SessionStart) or since its gates last passed, and has no issue of its own
-// to work on, may stop at once: the gates do not run. A failure whose
-// signature belongs to an issue that waits for a person (of any session, or
-// none) is not filed again: the agent may stop, told which issue waits and
-// what to run. What the gates and the retry change in the queue is one
-// write of it (see batch). The gates' artifacts go to the session's own
-// directory, runs/<SessionDirName>/.
+// SessionStart), since its gates last passed, or since a check's gates all
+// passed (RecordChecked), and has no issue of its own to work on, may stop
+// at once: the gates do not run. A failure whose signature belongs to an
+// issue that waits for a person (of any session, or none) is not filed
+// again: the agent may stop, told which issue waits and what to run. What
+// the gates and the retry change in the queue is one write of it (see
+// batch). The gates' artifacts go to the session's own directory,
+// runs/<SessionDirName>/.
 //
 // extra, if given, says what the hook knows besides: the agent's fixes.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string, extra ...StopInput) (*HookResult, error) {
@@ -76,11 +77,9 @@ func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID
 		return res, nil
 	}
 	dirName := SessionDirName(sessionID)
-	if base, ok := w.readBaseline(dirName); ok && !w.sessionWorking(res.Session) {
-		if cur, ok := w.treeState(ctx); ok && cur == base.TreeState {
-			res.Outcome = HookUnchanged
-			return res, nil
-		}
+	if w.unchanged(ctx, dirName, res.Session) {
+		res.Outcome = HookUnchanged
+		return res, nil
 	}
 	// The session's stops are its loops: the history rows of this one name
 	// it, as its gate logs do (<gate>.loop<N>.log). evaluateGates makes

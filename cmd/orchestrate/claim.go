@@ -100,11 +100,16 @@ var releaseCmd = &command{name: "release", summary: "end a claim of an issue", u
 
 // claimFlags adds the flags of the claim commands.
 func claimFlags(fs *flag.FlagSet) (as *string, lease *time.Duration) {
-	def := os.Getenv(AgentEnv)
-	if def == "" {
-		def = "agent"
+	return fs.String("as", defaultHolder(), ""), fs.Duration("lease", claim.DefaultLease, "")
+}
+
+// defaultHolder is the name a claim is for without --as: $ORCHESTRATE_AGENT,
+// or "agent".
+func defaultHolder() string {
+	if def := os.Getenv(AgentEnv); def != "" {
+		return def
 	}
-	return fs.String("as", def, ""), fs.Duration("lease", claim.DefaultLease, "")
+	return "agent"
 }
 
 // remoteFlag adds --remote NAME: the function returns the git remote it

@@ -88,7 +88,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		abortCmd, analyticsCmd, approveCmd, checkCmd, claimCmd, completionCmd, demoCmd, doctorCmd,
-		gateCmd, helpCmd, hookCmd, initCmd, issueCmd, promptCmd, recordCmd,
+		gateCmd, helpCmd, hookCmd, initCmd, issueCmd, mcpCmd, promptCmd, recordCmd,
 		rejectCmd, releaseCmd, renewCmd, runCmd, sessionCmd, signatureCmd, statusCmd, validateCmd,
 		versionCmd, watchCmd,
 	}

@@ -35,6 +35,9 @@ with the command that fixes each problem:
              plugin leaves the work to a hook of the settings: that is once)
   timeout    whether each stop hook's timeout covers the gates (the serial
              ones one after another, then the parallel phase)
+  mcp        whether each client (Claude Code, Codex, Gemini CLI, Cursor)
+             has the MCP server, orchestrate mcp: the plugin ships it, or
+             the project's or the user's settings name it
   allowed    whether the claude agent command's --allowedTools rules still
              allow each command gate
   agent      the agent CLI of agent.profile on PATH, its version, and
@@ -87,6 +90,7 @@ func runDoctor(e *env, args []string) error {
 	d.workspace(e)
 	d.plugin()
 	d.hooks()
+	d.mcp()
 	d.allowed()
 	d.agent(e.ctx)
 	problems := 0

@@ -21,7 +21,7 @@ import (
 var initCmd = &command{
 	name:    "init",
 	summary: "write .orchestrator/ from the bundled example; never overwrites",
-	usage: `Usage: orchestrate init [--dir DIR] [--agent NAME]... [--claude]
+	usage: `Usage: orchestrate init [--dir DIR] [--agent NAME]... [--claude] [--mcp]
 
 Writes the workspace directory (.orchestrator/ by default) from the bundled
 example: config.yaml, issue_queue.md and session_state.md. A file that is
@@ -29,6 +29,12 @@ already there is kept as it is, never overwritten. config.yaml gets the
 gates of the repository's language and the agent profile's commands written
 out: the claude profile's (edits accepted, the gates' commands allowed in
 Bash, a pinned session), or the first --agent's.
+
+With --mcp, also registers the MCP server (orchestrate mcp, see
+orchestrate help mcp) for each --agent, merged with what is there:
+claude in .mcp.json, gemini in .gemini/settings.json, cursor in
+.cursor/mcp.json (mcpServers.orchestrate); for codex it prints the
+command that adds it (codex mcp add).
 
 With --agent NAME (claude, codex, gemini, cursor; repeat it for more than
 one), also installs that agent's hooks in the repository (aider and
@@ -64,6 +70,7 @@ Examples:
   orchestrate init
   orchestrate init --claude
   orchestrate init --agent codex --agent cursor
+  orchestrate init --agent claude --agent gemini --mcp
   orchestrate --dir /srv/repo/.orchestrator init
 
 Exit codes: 0 written (or everything already there), 1 error, 2 usage.
@@ -76,6 +83,7 @@ func runInit(e *env, args []string) error {
 	claude := fs.Bool("claude", false, "install Claude Code's hooks and slash command: --agent claude")
 	var agents agentList
 	fs.Var(&agents, "agent", "install an agent's hooks: "+strings.Join(agentNames(), ", "))
+	withMCP := fs.Bool("mcp", false, "")
 	if err := e.parseNone(fs, args); err != nil {
 		return err
 	}
@@ -87,6 +95,9 @@ func runInit(e *env, args []string) error {
 		return err
 	}
 	setups, notes, err := planAgents(e.ws(), agents)
+	if err == nil {
+		err = checkInitMCP(e.ws().Root(), agents, *withMCP)
+	}
 	if err != nil {
 		return err
 	}
@@ -128,6 +139,18 @@ func runInit(e *env, args []string) error {
 		}
 		timeouts = append(timeouts, line)
 	}
+	if *withMCP {
+		w, k, n, err := registerMCP(e.ws().Root(), agents, false)
+		if err != nil {
+			return err
+		}
+		written, kept, notes = append(written, w...), append(kept, k...), append(notes, n...)
+	}
+	return printInit(e, written, kept, warnings, notes, timeouts)
+}
+
+// printInit says what init wrote and kept, its warnings and its notes.
+func printInit(e *env, written, kept, warnings, notes, timeouts []string) error {
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "orchestrate: warning: %s\n", w)
 	}

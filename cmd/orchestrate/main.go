@@ -42,6 +42,10 @@ func main() {
 			// collected less often, within a bound, however long it runs.
 			debug.SetGCPercent(400)
 			debug.SetMemoryLimit(runHeap)
+		case name == "mcp":
+			// A server whose calls are commands: collected as a command's
+			// heap is, and given back to the system between calls (atRest).
+			debug.SetGCPercent(400)
 		case !streams[name]:
 			// A command lives for a moment, and reads its files whole:
 			// fewer collections of a heap that is thrown away at exit

@@ -6,9 +6,9 @@ import (
 )
 
 // protocolOut are the commands whose stdout is never an outcome object:
-// hook's is a protocol of its own (an agent's hook decision), and
-// help prints usage text, which has no JSON form.
-var protocolOut = map[string]bool{"hook": true, "help": true}
+// hook's and mcp's are protocols of their own (an agent's hook decision,
+// the Model Context Protocol), and help's is usage text.
+var protocolOut = map[string]bool{"hook": true, "mcp": true, "help": true}
 
 // asksJSON reports whether args hold --json before any "--": a command
 // that ended before its flags were read (a missing subcommand) still

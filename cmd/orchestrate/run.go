@@ -273,7 +273,7 @@ func (p *runPrinter) step(s loop.Step) {
 		fmt.Fprintf(p.w, "\n── loop %d: %s: %s\n", s.Loop, how, s.Agent.Command)
 		fmt.Fprintf(p.w, "prompt: %s\n", s.Agent.Prompt)
 	case loop.StepGatesOnly:
-		fmt.Fprintf(p.w, "\n── loop %d: the gates only, no agent: the open issues wait on a person's decision\n", s.Loop)
+		fmt.Fprintf(p.w, "\n── loop %d: the gates only, no agent: %s\n", s.Loop, s.Why)
 	case loop.StepAgent:
 		a := s.Agent
 		what := a.Outcome
@@ -294,7 +294,9 @@ func (p *runPrinter) step(s loop.Step) {
 		if p.closeProgress != nil {
 			p.closeProgress()
 		}
-		_ = renderGateTable(p.w, s.Gates, false)
+		if s.Gates != nil { // nil: an issue the passing work resolved
+			_ = renderGateTable(p.w, s.Gates, false)
+		}
 		for _, r := range s.Resolved {
 			fmt.Fprint(p.w, loop.SucceededMessage(r))
 		}
