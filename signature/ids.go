@@ -91,41 +91,63 @@ func maskPIDWords(l string) string {
 // maskSyslogPID masks the process ID of a syslog-style line, "name[pid]: "
 // as its first, second or third field: "sshd[1234]: Accepted",
 // "<time> host sshd[1234]: Accepted" (syslog, journalctl), "<time>
-// cron[77]: …". Elsewhere "x[12]: " is an index, and stays; so does make's
-// recursion level, "make[1]: ".
+// cron[77]: …". Fields are separated by runs of spaces and tabs: a level
+// padded to a width ("<time> INFO  svc[20667]: …") or a tab is one
+// separator. An indented line is a test's message or a stack frame, not a
+// log line, and stays. Elsewhere "x[12]: " is an index, and stays; so does
+// make's recursion level, "make[1]: ".
 func maskSyslogPID(l string) string {
+	if l == "" || isBlank(l[0]) {
+		return l
+	}
 	start := 0
 	for field := 0; field < 3 && start < len(l); field++ {
-		end := strings.IndexByte(l[start:], ' ')
-		if end < 0 {
+		end := start
+		for end < len(l) && !isBlank(l[end]) {
+			end++
+		}
+		if end == len(l) {
 			return l
 		}
-		end += start
 		tok := l[start:end]
 		// "name[pid]:", or after the line's time "name[pid]" alone: a
 		// service's log line ("<time> svc[4242] ERROR …").
 		colon := strings.HasSuffix(tok, "]:")
 		if colon || field > 0 && strings.HasPrefix(l, tokTime) && strings.HasSuffix(tok, "]") {
-			cut := 1
-			if colon {
-				cut = 2
-			}
-			open := strings.LastIndexByte(tok, '[')
-			if open <= 0 || open+1 > len(tok)-cut {
-				start = end + 1 // "]:" alone, or "[]": no name[pid]
-				continue
-			}
-			digits := tok[open+1 : len(tok)-cut]
-			name := tok[:open]
-			if digits != "" && strings.Trim(digits, "0123456789") == "" && isSyslogName(name) &&
-				name != "make" && name != "gmake" && !strings.HasSuffix(name, "/make") {
-				return l[:start+open+1] + tokPID + l[end-cut:]
+			if masked, ok := maskNamePID(l, start, end, colon); ok {
+				return masked
 			}
 		}
-		start = end + 1
+		for start = end; start < len(l) && isBlank(l[start]); start++ {
+		}
 	}
 	return l
 }
+
+// maskNamePID masks the PID of the field l[start:end] if it is
+// "name[pid]:" (colon) or "name[pid]", and reports whether it did.
+func maskNamePID(l string, start, end int, colon bool) (string, bool) {
+	tok := l[start:end]
+	cut := 1
+	if colon {
+		cut = 2
+	}
+	open := strings.LastIndexByte(tok, '[')
+	if open <= 0 || open+1 > len(tok)-cut {
+		return l, false // "]:" alone, or "[]": no name[pid]
+	}
+	digits := tok[open+1 : len(tok)-cut]
+	name := tok[:open]
+	if digits == "" || strings.Trim(digits, "0123456789") != "" || !isSyslogName(name) ||
+		name == "make" || name == "gmake" || strings.HasSuffix(name, "/make") {
+		return l, false
+	}
+	return l[:start+open+1] + tokPID + l[end-cut:], true
+}
+
+// isBlank reports whether c separates the fields of a log line: a space
+// or a tab.
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 
 // isSyslogName reports whether s names a program as syslog shows it: a
 // letter, then letters, digits and ._-@/.

@@ -160,7 +160,8 @@ var rules = []rule{
 	{"vitest", 0, isVitestTimed, maskVitestTimes},
 	{"pid", fPID, nil, maskPIDWords},
 	{"syslog", fBracket, func(l string) bool {
-		return strings.Contains(l, "]: ") || strings.HasPrefix(l, tokTime) && strings.Contains(l, "] ")
+		return strings.Contains(l, "]: ") || strings.Contains(l, "]:\t") ||
+			strings.HasPrefix(l, tokTime) && (strings.Contains(l, "] ") || strings.Contains(l, "]\t"))
 	}, maskSyslogPID},
 	{"nodepid", fNodePID, nil, replace(reNodePID, "(node:"+tokPID+")")},
 	{"sanpid", 0, func(l string) bool { return strings.HasPrefix(l, "==") }, replace(reSanPID, "=="+tokPID+"==")},

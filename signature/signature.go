@@ -11,14 +11,17 @@
 //   - masks times and dates (<time>, <date>), measured durations (<dur>) and
 //     throughputs (<rate>);
 //   - masks Options.Workdir and Options.Roots (<workdir>), Options.Home (~) and temporary
-//     directories with the random name in them (<tmp>);
+//     directories with the random name in them (<tmp>); a Go stack's frame
+//     gives its checkout's root too ("github.com/x/y/pkg.F(...)" at
+//     "/abs/co/pkg/f.go": /abs/co, roots.go), masked as <workdir>;
 //   - masks PIDs (<pid>), ephemeral ports (<port>), addresses (<addr>),
 //     stack-frame PC offsets (+<off>) and Go frame arguments ((...)),
 //     UUIDs (<uuid>), long hex IDs (<hex>), goroutine IDs (N);
 //   - masks the line and column numbers of file references (N), keeping
 //     the file name;
-//   - masks syslog's "name[pid]:", and a service's "<time> name[pid]"
-//     (<pid>), the random part of directory names that mktemp and build
+//   - masks syslog's "name[pid]:", and a service's "<time> name[pid]",
+//     in its first three fields, whatever run of spaces and tabs
+//     separates them (<pid>), the random part of directory names that mktemp and build
 //     tools make outside the temporary directory, of mixed case or of
 //     capitals and digits (<rand>),
 //     Rust's thread IDs (<tid>), pytest-xdist's workers, tsc's "(line,col)"
@@ -36,7 +39,7 @@
 // and parallelism do not matter.
 //
 // Every rule comes from real output of real tools, kept in testdata/corpus
-// with the scripts that made it (gen.sh to gen5.sh), and testdata/pairs.txt says which captures
+// with the scripts that made it (gen.sh to gen6.sh), and testdata/pairs.txt says which captures
 // are one failure and which are not. The rules never look across a line but
 // to find blocks, and the cost is linear in the size of the output: a
 // Writer normalizes a stream window by window, in bounded memory. Version
@@ -102,7 +105,10 @@ type Options struct {
 	// Roots are more checkouts of the same code, absolute paths, each
 	// masked as <workdir> as Workdir is: a gate's working directory, the
 	// linked worktrees of the repository, the roots given to signature
-	// --root. The same failure in two checkouts is one signature.
+	// --root. The same failure in two checkouts is one signature. A Go
+	// stack names its checkout's root itself (see findRoot): a root found
+	// in the output is masked too, unless it is, holds or lies in one of
+	// these or the home directory.
 	Roots []string
 	// Home is the user's home directory, an absolute path; it is masked as ~.
 	Home string
@@ -184,12 +190,15 @@ func newLineCache(n int) *lineCache {
 // written to one as it runs, so that the whole output is signed, not only
 // the excerpt kept in memory.
 type Writer struct {
+	opt     Options
 	paths   *pathMasker
-	partial []byte // the start of a line whose "\n" has not come yet
-	lines   []line // the current window
-	out     []byte // the current window, normalized
-	size    int    // bytes of text in lines
-	rawSize int    // bytes of output the lines came from
+	found   []string // the checkouts' roots found in the output (see findRoot)
+	frame   []byte   // the last line, if it may be a Go stack frame's function line
+	partial []byte   // the start of a line whose "\n" has not come yet
+	lines   []line   // the current window
+	out     []byte   // the current window, normalized
+	size    int      // bytes of text in lines
+	rawSize int      // bytes of output the lines came from
 	h       hash.Hash
 	explain io.Writer
 	keep    strings.Builder // the first KeepNormalized bytes of the normalized text
@@ -204,7 +213,7 @@ type Writer struct {
 
 // NewWriter returns a Writer for an output from a command run with opt.
 func NewWriter(opt Options) *Writer {
-	return &Writer{paths: newPathMasker(opt), h: sha256.New(), cache: newLineCache(cacheStart)}
+	return &Writer{opt: opt, paths: newPathMasker(opt), h: sha256.New(), cache: newLineCache(cacheStart)}
 }
 
 // Explain makes the Writer copy the normalized text to out as it goes, all
@@ -278,6 +287,10 @@ func (w *Writer) addText(text string) {
 }
 
 func (w *Writer) addOne(raw []byte) {
+	if len(w.frame) > 0 && len(raw) > 1 && raw[0] == '\t' && raw[1] == '/' {
+		w.findRoot(raw)
+	}
+	w.noteFrame(raw)
 	var l line
 	if len(raw) <= maxCached {
 		h := maphash.Bytes(cacheSeed, raw)

@@ -412,6 +412,14 @@ func TestSyslogPID(t *testing.T) {
 		"[12]: nothing":                                 "[12]: nothing\n",
 		"]: x":                                          "]: x\n",
 		"a b sshd[12x]: no":                             "a b sshd[12x]: no\n",
+		// A level padded to a width, or a tab, is one separator.
+		"INFO  svc[20667]: starting":                    "INFO  svc[<pid>]: starting\n",
+		"Nov 22 03:05:09 INFO  svc[20667]: starting":    "<time> INFO  svc[<pid>]: starting\n",
+		"Nov 22 03:05:09\tINFO\tsvc[20667]\tstarting":   "<time>\tINFO\tsvc[<pid>]\tstarting\n",
+		"Nov 22 03:05:09 INFO \t svc[20667]:\tstarting": "<time> INFO \t svc[<pid>]:\tstarting\n",
+		// An indented line is a test's message, not a log line.
+		"    shard_test.go:7: shard[3]: checksum mismatch": "    shard_test.go:N: shard[3]: checksum mismatch\n",
+		" sshd[12]: not a log line":                        " sshd[12]: not a log line\n",
 	} {
 		if got := Normalize([]byte(in), Options{}); got != want {
 			t.Errorf("Normalize(%q) = %q; want %q", in, got, want)

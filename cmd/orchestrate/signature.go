@@ -29,7 +29,9 @@ and the order of independent failure blocks. It never masks other numbers:
 --root DIR (repeatable) is another checkout of the same code, masked as
 the repository's root is (<workdir>): the same failure in two worktrees
 of one repository has one signature. orchestrate gate and run mask the
-repository's root and each gate's working directory.
+repository's root and each gate's working directory. A Go stack names its
+checkout without --root: a frame github.com/x/y/pkg.F(...) at
+/abs/wt-a/pkg/f.go masks /abs/wt-a too.
 
 --exit-code gives the exit class: 126/127 nonretryable, 124 or 128+N
 (a signal) infra, anything else fail. --explain prints the normalized text
