@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,19 +34,38 @@ func mcpWorkspace(t *testing.T, config string) string {
 
 // mcpServe starts orchestrate mcp as a process in the workspace ws, as a
 // client starts it, and connects to it; stderr collects its logs.
-func mcpServe(t *testing.T, ws string, env ...string) (*mcp.ClientSession, *bytes.Buffer) {
+func mcpServe(t *testing.T, ws string, env ...string) (*mcp.ClientSession, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(orchestrateBin(t), "--dir", ws, "mcp")
 	cmd.Env = append(os.Environ(), append([]string{"ORCHESTRATE_NO_BACKGROUND=1", "ORCHESTRATE_NOW=2024-12-13T10:00:00Z"}, env...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, &stderr
+	return cs, stderr
+}
+
+// lockedBuffer is a buffer that a process's output is copied into while
+// the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // mcpInProcess serves the workspace ws in this process, over the SDK's
@@ -215,8 +235,8 @@ func TestMCPTools(t *testing.T) {
 	if h.Rows == 0 || h.IssuesFiled == 0 {
 		t.Errorf("history_summary: %+v", h)
 	}
-	if stderr.Len() > 0 {
-		t.Logf("stderr: %s", stderr)
+	if s := stderr.String(); s != "" {
+		t.Logf("stderr: %s", s)
 	}
 }
 
