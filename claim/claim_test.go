@@ -67,6 +67,21 @@ func TestReadyOrder(t *testing.T) {
 	}
 }
 
+// Ready: of two issues of one priority and age, the one whose ID sorts
+// first, wherever the file has it.
+func TestReadyTiesByID(t *testing.T) {
+	issue := func(id string) string {
+		return "\n## " + id + "\n\n| Field | Value |\n|-------|-------|\n| Priority | high |\n| Created | 2026-01-01T00:00:00Z |\n"
+	}
+	q := queue.Parse([]byte("# Issue Queue\n" + issue("ISSUE-20260102-002") + issue("ISSUE-20260102-001")))
+	if len(q.Problems) > 0 {
+		t.Fatal(q.Problems)
+	}
+	if got := ids(Ready(q, t0, open)); got != "001 002" {
+		t.Errorf("Ready = %s, want 001 002", got)
+	}
+}
+
 // A lease lapses at Until exactly, not a second later or earlier.
 func TestLapsedBoundary(t *testing.T) {
 	l := Lease{Holder: "a", Epoch: 1, Until: t0}
@@ -125,6 +140,11 @@ func TestTakeRenewRelease(t *testing.T) {
 	}
 	if l := Of(is); l.Holder != "" || l.Epoch != 2 || !l.Until.IsZero() || !l.Since.IsZero() {
 		t.Errorf("after Release: %+v", l)
+	}
+	// Released, the issue refuses its last holder's writes too, at the
+	// very epoch they carry.
+	if err := Fence(is, 2); !errors.Is(err, ErrFenced) {
+		t.Errorf("Fence(2) after the release of epoch 2: %v", err)
 	}
 	if l, _ = Take(is, me, t0, time.Minute, false); l.Epoch != 3 {
 		t.Errorf("the next holder's epoch = %d, want 3", l.Epoch)

@@ -79,6 +79,17 @@ func TestMerge3(t *testing.T) {
 			edit(t, mergeBase, "| Status | pending |\n| Retry-Count | 0 |\n| Priority", "| Status | resolved |\n| Retry-Count | 1 |\n| Priority", "| Lease-Until | |", "| Lease-Until | |\n\n### Failure Details\n\nboom"),
 			edit(t, mergeBase, "| Status | pending |\n| Retry-Count | 0 |\n| Priority", "| Status | resolved |\n| Retry-Count | 1 |\n| Priority", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |\n\n### Failure Details\n\nboom"),
 			edit(t, mergeBase, "| Status | pending |\n| Retry-Count | 0 |\n| Priority", "| Status | resolved |\n| Retry-Count | 1 |\n| Priority", "| Lease-Until | |", "| Lease-Until | |\n\n### Failure Details\n\nboom")},
+		// Both sides changed a row of their own and the claim's rows: the
+		// rows are merged one by one, the claim's from the later lease,
+		// whichever side holds it.
+		{"a row and the lease on each side: the later lease here",
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |"),
+			edit(t, mergeBase, "| Priority | high |", "| Priority | low |", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:04:59Z |"),
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority", "| Priority | high |", "| Priority | low |", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |")},
+		{"a row and the lease on each side: the later lease there",
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:04:59Z |"),
+			edit(t, mergeBase, "| Priority | high |", "| Priority | low |", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |"),
+			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority", "| Priority | high |", "| Priority | low |", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |")},
 		{"added on both sides", mergeBase + added, mergeBase + strings.Replace(added, "003", "004", 2),
 			mergeBase + added + strings.Replace(added, "003", "004", 2)},
 		{"one ID added on both sides", mergeBase + added, mergeBase + addedThere,

@@ -1,0 +1,109 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/orchestrate-dev/orchestrate/claim"
+	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/remote"
+)
+
+// queueLease is issue id's claim as w's queue says it.
+func queueLease(t *testing.T, w Workspace, id string) claim.Lease {
+	t.Helper()
+	q, err := queue.Load(w.Path(QueueFile))
+	if err != nil || q.Issue(id) == nil {
+		t.Fatalf("the queue of %s: %v", w.Dir, err)
+	}
+	return claim.Of(q.Issue(id))
+}
+
+// remoteLease is issue id's claim as the remote holds it, read through
+// machine r.
+func remoteLease(t *testing.T, r *remote.Remote, id string) remote.Record {
+	t.Helper()
+	recs, err := r.Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs[id]
+}
+
+// A claim released on one machine is mirrored into the other machine's
+// queue at the same epoch, and claimed there at the next: the queue's
+// copy follows the remote's record, not only its new epochs.
+func TestRemoteClaimsMirrorARelease(t *testing.T) {
+	ctx := context.Background()
+	_, ws, rs := sharedClones(t, 2)
+	c0, c1 := ws[0].Claims(rs[0]), ws[1].Claims(rs[1])
+	h0, h1 := claim.Holder("a", os.Getpid()), claim.Holder("b", os.Getpid()) // alive: this test
+	got, err := c0.Next(ctx, ruleNow, h0, time.Minute, nil)
+	if err != nil || got == nil || got.Epoch != 1 {
+		t.Fatalf("machine 0's claim: %+v, %v", got, err)
+	}
+	if other, err := c1.Next(ctx, ruleNow, h1, time.Minute, nil); err != nil || other != nil {
+		t.Fatalf("machine 1's claim of the one issue, held: %+v, %v; want none", other, err)
+	}
+	if l := queueLease(t, ws[1], got.ID); l.Holder != h0 || l.Epoch != 1 {
+		t.Errorf("machine 1's queue shows %v; want %s at epoch 1", l, h0)
+	}
+	if _, err := c0.Release(ctx, ruleNow, got.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	next, err := c1.Next(ctx, ruleNow.Add(time.Second), h1, time.Minute, nil)
+	if err != nil || next == nil || next.ID != got.ID || next.Epoch != 2 {
+		t.Fatalf("machine 1's claim after the release: %+v, %v; want %s at epoch 2", next, err, got.ID)
+	}
+}
+
+// A claim's ref deleted on the remote (what a person does with a ref
+// that holds garbage): the issue is claimed at the epoch after the one
+// this machine's queue last saw, never at 1 again, where the old
+// holder's writes would pass for the new holder's.
+func TestRemoteClaimAfterItsRefDeleted(t *testing.T) {
+	ctx := context.Background()
+	bare, ws, rs := sharedClones(t, 1)
+	c := ws[0].Claims(rs[0])
+	h := claim.Holder("a", os.Getpid())
+	got, err := c.Next(ctx, ruleNow, h, time.Minute, nil)
+	if err != nil || got == nil {
+		t.Fatalf("claim: %+v, %v", got, err)
+	}
+	if _, err := c.Release(ctx, ruleNow, got.ID, got.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, bare, "update-ref", "-d", remote.Ref(got.ID))
+	again, err := c.Next(ctx, ruleNow, h, time.Minute, nil)
+	if err != nil || again == nil || again.Epoch != got.Epoch+1 {
+		t.Fatalf("the claim after the ref was deleted: %+v, %v; want epoch %d", again, err, got.Epoch+1)
+	}
+	if rec := remoteLease(t, rs[0], got.ID); rec.Epoch != got.Epoch+1 {
+		t.Errorf("the remote's record is at epoch %d; want %d", rec.Epoch, got.Epoch+1)
+	}
+}
+
+// Its holder resolves an issue (the claim ends in the queue in the same
+// write), then releases its ref: the release goes through, though the
+// queue's claim already ended, and the remote's record holds no one.
+func TestRemoteReleaseAfterTheResolution(t *testing.T) {
+	ctx := context.Background()
+	_, ws, rs := sharedClones(t, 2)
+	c := ws[0].Claims(rs[0])
+	h := claim.Holder("a", os.Getpid())
+	got, err := c.Next(ctx, ruleNow, h, time.Minute, nil)
+	if err != nil || got == nil {
+		t.Fatalf("claim: %+v, %v", got, err)
+	}
+	if _, err := ws[0].Fenced(got.ID, got.Epoch).Resolve(ctx, ruleNow, got.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Fenced(got.ID, got.Epoch).Release(ctx, ruleNow, got.ID, got.Epoch); err != nil {
+		t.Fatalf("its holder's release after the resolution: %v", err)
+	}
+	if rec := remoteLease(t, rs[1], got.ID); rec.Holder != "" || rec.Epoch != got.Epoch {
+		t.Errorf("the remote's record after the release: %+v; want no holder at epoch %d", rec.Lease, got.Epoch)
+	}
+}
