@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -105,5 +106,48 @@ func TestRemoteReleaseAfterTheResolution(t *testing.T) {
 	}
 	if rec := remoteLease(t, rs[1], got.ID); rec.Holder != "" || rec.Epoch != got.Epoch {
 		t.Errorf("the remote's record after the release: %+v; want no holder at epoch %d", rec.Lease, got.Epoch)
+	}
+}
+
+// hook installs a pre-receive hook in the bare remote: a shell script
+// that reads the refs pushed as git gives them (old new ref), and may
+// write objects and move refs of the remote itself, as another machine's
+// push would.
+func hook(t *testing.T, bare, script string) {
+	t.Helper()
+	text := "#!/bin/sh\nunset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES\n" +
+		"export GIT_AUTHOR_NAME=m GIT_AUTHOR_EMAIL=m@elsewhere GIT_COMMITTER_NAME=m GIT_COMMITTER_EMAIL=m@elsewhere\n" + script
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A push of claim --next lost to another machine's (its claim's ref moved
+// between the fetch and the push) tries the next ready issue: the issue
+// lost is not claimed from the remote's new record, though that record
+// released it.
+func TestRemoteClaimLostTriesTheNext(t *testing.T) {
+	ctx := context.Background()
+	bare, ws, rs := sharedClones(t, 1)
+	addIssue(t, ws[0], ruleNow, "the next")
+	first, second := "ISSUE-20241213-001", "ISSUE-20241213-002"
+	// Another machine claims the first issue and releases it, at epoch
+	// 1, while this one's push is on its way.
+	hook(t, bare, `mark="$GIT_DIR/lost-once"
+while read old new ref; do
+	if [ "$ref" = refs/orchestrate/claims/`+first+` ] && [ ! -e "$mark" ]; then
+		touch "$mark"
+		tree=$(git mktree </dev/null)
+		rec=$(printf 'orchestrate: `+first+` released at epoch 1\n\nClaimed-By: \nClaimed-At: \nLease-Epoch: 1\nLease-Until: \n' | git commit-tree "$tree")
+		git update-ref "$ref" "$rec"
+	fi
+done
+`)
+	got, err := ws[0].Claims(rs[0]).Next(ctx, ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
+	if err != nil || got == nil || got.ID != second || got.Epoch != 1 {
+		t.Fatalf("claim --next, its push of %s lost: %+v, %v; want %s at epoch 1", first, got, err, second)
+	}
+	if _, err := os.Stat(filepath.Join(bare, "lost-once")); err != nil {
+		t.Fatalf("the push of %s was not lost: %v", first, err)
 	}
 }

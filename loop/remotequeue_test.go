@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,5 +151,70 @@ func TestSyncKilledBeforeItsNote(t *testing.T) {
 	want, _ := os.ReadFile(a.Path(QueueFile))
 	if !bytes.Equal(got, want) {
 		t.Errorf("after the kill, c's queue\n%s\nwant a's\n%s", got, want)
+	}
+}
+
+// A sync whose push is lost to another machine's (the queue's ref moved
+// between the fetch and the push) merges again, on the new version, and
+// pushes that: the sync goes through, and both machines' issues are on
+// the remote.
+func TestSyncLostMergesAgain(t *testing.T) {
+	ctx := context.Background()
+	bare, ws, rs := sharedClones(t, 2)
+	addIssue(t, ws[0], ruleNow.Add(time.Minute), "machine 0")
+	syncQueue(t, ws[0], rs[0])
+	// Another machine's push of the queue, made while this one's is on
+	// its way: a commit on the one this one's was made from.
+	hook(t, bare, `mark="$GIT_DIR/lost-once"
+while read old new ref; do
+	if [ "$ref" = `+remote.QueueRef+` ] && [ ! -e "$mark" ]; then
+		touch "$mark"
+		git update-ref "$ref" "$(git commit-tree "$old^{tree}" -p "$old" -m 'another machine')"
+	fi
+done
+`)
+	addIssue(t, ws[1], ruleNow.Add(2*time.Minute), "machine 1")
+	if err := ws[1].SyncQueue(ctx, rs[1]); err != nil {
+		t.Fatalf("a sync whose first push was lost: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(bare, "lost-once")); err != nil {
+		t.Fatalf("the push was not lost: %v", err)
+	}
+	shared := gitIn(t, bare, "show", remote.QueueRef+":"+remote.QueueFile)
+	for _, s := range []string{"machine 0", "machine 1"} {
+		if !strings.Contains(shared, s) {
+			t.Errorf("the shared queue has no issue of %s:\n%s", s, shared)
+		}
+	}
+	if log := gitIn(t, bare, "log", "--format=%s", remote.QueueRef); !strings.Contains(log, "another machine") {
+		t.Errorf("git log of the shared queue does not show the other machine's push, on which this one was made:\n%s", log)
+	}
+}
+
+// A person's edit of the queue, saved while a sync pushes, is kept: the
+// file the sync writes is the merge of the edit with what it pushed.
+func TestSyncKeepsAnEditMadeMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	bare, ws, rs := sharedClones(t, 2)
+	addIssue(t, ws[0], ruleNow.Add(time.Minute), "machine 0")
+	syncQueue(t, ws[0], rs[0])
+	addIssue(t, ws[1], ruleNow.Add(2*time.Minute), "machine 1")
+	// The edit: a line added to the first issue's summary, as the push
+	// reaches the remote.
+	path := ws[1].Path(QueueFile)
+	hook(t, bare, `while read old new ref; do
+	if [ "$ref" = `+remote.QueueRef+` ]; then
+		sed -i 's/^filed before the clones$/filed before the clones, edited by hand/' '`+path+`'
+	fi
+done
+`)
+	if err := ws[1].SyncQueue(ctx, rs[1]); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	for _, s := range []string{"edited by hand", "machine 0", "machine 1"} {
+		if !strings.Contains(string(got), s) {
+			t.Errorf("after the sync, the queue has no %q:\n%s", s, got)
+		}
 	}
 }
