@@ -218,3 +218,32 @@ done
 		}
 	}
 }
+
+// Each sync merges from the last one (refs/orchestrate/synced/…): a row
+// one machine changed, synced to the other, and changed there again is
+// the other's change alone, not a conflict of two changes of one row.
+func TestSyncMergesFromTheLastSync(t *testing.T) {
+	ctx := context.Background()
+	_, ws, rs := sharedClones(t, 2)
+	id := "ISSUE-20241213-001"
+	setPriority := func(w Workspace, p string) {
+		if err := w.updateIssue(ctx, id, func(is *queue.Issue) error { is.Set(queue.FieldPriority, p); return nil }, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPriority(ws[0], "low")
+	syncQueue(t, ws[0], rs[0])
+	syncQueue(t, ws[1], rs[1])
+	setPriority(ws[1], "critical")
+	if err := ws[1].SyncQueue(ctx, rs[1]); err != nil {
+		t.Fatalf("the sync of a row changed again: %v", err)
+	}
+	syncQueue(t, ws[0], rs[0])
+	q, err := queue.Load(ws[0].Path(QueueFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := q.Issue(id).Get(queue.FieldPriority); p != "critical" {
+		t.Errorf("machine 0's priority after the syncs: %q; want critical", p)
+	}
+}
