@@ -90,6 +90,10 @@ func TestMerge3(t *testing.T) {
 			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:04:59Z |"),
 			edit(t, mergeBase, "| Priority | high |", "| Priority | low |", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |"),
 			edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | 1 |\n| Priority", "| Priority | high |", "| Priority | low |", "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |")},
+		{"the claim's rows alone: the greater epoch, though its lease ends sooner",
+			edit(t, mergeBase, "| Claimed-By | |", "| Claimed-By | a@x/1 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:05:00Z |"),
+			edit(t, mergeBase, "| Claimed-By | |", "| Claimed-By | b@y/2 |", "| Lease-Epoch | 1 |", "| Lease-Epoch | 2 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:01:00Z |"),
+			edit(t, mergeBase, "| Claimed-By | |", "| Claimed-By | b@y/2 |", "| Lease-Epoch | 1 |", "| Lease-Epoch | 2 |", "| Lease-Until | |", "| Lease-Until | 2026-01-02T10:01:00Z |")},
 		{"added on both sides", mergeBase + added, mergeBase + strings.Replace(added, "003", "004", 2),
 			mergeBase + added + strings.Replace(added, "003", "004", 2)},
 		{"one ID added on both sides", mergeBase + added, mergeBase + addedThere,
@@ -100,6 +104,11 @@ func TestMerge3(t *testing.T) {
 			edit(t, mergeBase, "one", "one, there"),
 			// The blank line that ended the issue before stays.
 			strings.Replace(edit(t, mergeBase, "one", "one, there"), issue2+"\n\n### Summary\ntwo\n", "", 1)},
+		{"removed there",
+			edit(t, mergeBase, "one", "one, here"),
+			strings.Replace(mergeBase, "\n"+issue2+"\n\n### Summary\ntwo\n", "", 1),
+			// The blank line that ended the issue here stays with it.
+			strings.Replace(edit(t, mergeBase, "one", "one, here"), issue2+"\n\n### Summary\ntwo\n", "", 1)},
 		{"a taken-over holder's change: the greater epoch",
 			edit(t, mergeBase, "### Summary\none", "### Summary\none\nmore lines\nof the old holder"),
 			edit(t, mergeBase, "| Lease-Epoch | 1 |", "| Lease-Epoch | 2 |", "### Summary\none", "### Summary\none, by the new holder"),
