@@ -122,6 +122,22 @@ func hook(t *testing.T, bare, script string) {
 	}
 }
 
+// lostOnce is a pre-receive hook's script (see hook): the first push of
+// issue id's claim is lost to another machine's, which claimed the issue
+// and released it, at epoch 1, while the push was on its way.
+func lostOnce(id string) string {
+	return `mark="$GIT_DIR/lost-once"
+while read old new ref; do
+	if [ "$ref" = refs/orchestrate/claims/` + id + ` ] && [ ! -e "$mark" ]; then
+		touch "$mark"
+		tree=$(git mktree </dev/null)
+		rec=$(printf 'orchestrate: ` + id + ` released at epoch 1\n\nClaimed-By: \nClaimed-At: \nLease-Epoch: 1\nLease-Until: \n' | git commit-tree "$tree")
+		git update-ref "$ref" "$rec"
+	fi
+done
+`
+}
+
 // A push of claim --next lost to another machine's (its claim's ref moved
 // between the fetch and the push) tries the next ready issue: the issue
 // lost is not claimed from the remote's new record, though that record
@@ -131,23 +147,25 @@ func TestRemoteClaimLostTriesTheNext(t *testing.T) {
 	bare, ws, rs := sharedClones(t, 1)
 	addIssue(t, ws[0], ruleNow, "the next")
 	first, second := "ISSUE-20241213-001", "ISSUE-20241213-002"
-	// Another machine claims the first issue and releases it, at epoch
-	// 1, while this one's push is on its way.
-	hook(t, bare, `mark="$GIT_DIR/lost-once"
-while read old new ref; do
-	if [ "$ref" = refs/orchestrate/claims/`+first+` ] && [ ! -e "$mark" ]; then
-		touch "$mark"
-		tree=$(git mktree </dev/null)
-		rec=$(printf 'orchestrate: `+first+` released at epoch 1\n\nClaimed-By: \nClaimed-At: \nLease-Epoch: 1\nLease-Until: \n' | git commit-tree "$tree")
-		git update-ref "$ref" "$rec"
-	fi
-done
-`)
+	hook(t, bare, lostOnce(first))
 	got, err := ws[0].Claims(rs[0]).Next(ctx, ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
 	if err != nil || got == nil || got.ID != second || got.Epoch != 1 {
 		t.Fatalf("claim --next, its push of %s lost: %+v, %v; want %s at epoch 1", first, got, err, second)
 	}
 	if _, err := os.Stat(filepath.Join(bare, "lost-once")); err != nil {
 		t.Fatalf("the push of %s was not lost: %v", first, err)
+	}
+}
+
+// A push of claim --next lost on every issue ready (here the one) fetches
+// the claims again and claims from the remote's new record: the issue
+// the other machine released, at the next epoch.
+func TestRemoteClaimAllLostFetchesAgain(t *testing.T) {
+	bare, ws, rs := sharedClones(t, 1)
+	id := "ISSUE-20241213-001"
+	hook(t, bare, lostOnce(id))
+	got, err := ws[0].Claims(rs[0]).Next(context.Background(), ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
+	if err != nil || got == nil || got.ID != id || got.Epoch != 2 {
+		t.Fatalf("claim --next, its one push lost: %+v, %v; want %s at epoch 2", got, err, id)
 	}
 }
