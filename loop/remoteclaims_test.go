@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -167,5 +168,22 @@ func TestRemoteClaimAllLostFetchesAgain(t *testing.T) {
 	got, err := ws[0].Claims(rs[0]).Next(context.Background(), ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
 	if err != nil || got == nil || got.ID != id || got.Epoch != 2 {
 		t.Fatalf("claim --next, its one push lost: %+v, %v; want %s at epoch 2", got, err, id)
+	}
+}
+
+// claim --next (and each agent of run --agents) leaves the issues that
+// wait for a person: halted, out of retries, an approval request, a human
+// gate's. Each of them comes first by priority; the one ready is last.
+func TestClaimNextLeavesWhatWaitsForAPerson(t *testing.T) {
+	q := "# Issue Queue\n\n" +
+		issueText("ISSUE-20241213-001", "Priority", "critical", "Status", "pending", "Halted", "true") +
+		issueText("ISSUE-20241213-002", "Priority", "critical", "Status", "pending", "Auto-Retry", "true", "Retry-Count", "10", "Max-Retries", "10") +
+		issueText("ISSUE-20241213-003", "Priority", "critical", "Status", "pending", "Type", TypeApproval) +
+		issueText("ISSUE-20241213-004", "Priority", "critical", "Status", "pending", FieldGate, "review") +
+		issueText("ISSUE-20241213-005", "Priority", "low", "Status", "pending", "Auto-Retry", "true", "Retry-Count", "9", "Max-Retries", "10")
+	w := ruleWorkspace(t, "gates:\n  - {name: review, type: human}\n", q)
+	got, err := w.Claims(nil).Next(context.Background(), ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
+	if err != nil || got == nil || got.ID != "ISSUE-20241213-005" {
+		t.Fatalf("claim --next: %v, %v; want ISSUE-20241213-005, the one ready", cmp.Or(got, &Claimed{}).ID, err)
 	}
 }
