@@ -327,3 +327,34 @@ func TestReapply(t *testing.T) {
 		t.Error("a Reapply that failed moved the branch")
 	}
 }
+
+// With the integration branch not checked out, the fast-forward is still a
+// compare-and-swap: a branch moved meanwhile (another's commit) is left
+// where it is, with ErrMoved; and a commit that does not descend from the
+// branch is never put on it.
+func TestAdvanceElsewhereIsCompareAndSwap(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	run(t, r.Root, "checkout", "-q", "-b", "mine")
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tree.Dir, "w.txt"), "work\n")
+	work, err := tree.Commit(ctx, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := r.Head(ctx, "refs/heads/main")
+	moved := run(t, r.Root, "commit-tree", "-p", old, "-m", "meanwhile", old+"^{tree}")
+	run(t, r.Root, "update-ref", "refs/heads/main", moved)
+	if err := r.Advance(ctx, "main", old, work); !errors.Is(err, ErrMoved) {
+		t.Errorf("Advance of a branch moved meanwhile = %v; want ErrMoved", err)
+	}
+	if err := r.Advance(ctx, "main", moved, work); err == nil || errors.Is(err, ErrMoved) {
+		t.Errorf("Advance to a commit that is not a fast-forward = %v; want an error", err)
+	}
+	if head, _ := r.Head(ctx, "refs/heads/main"); head != moved {
+		t.Errorf("main = %.12s; want the commit made meanwhile, %.12s", head, moved)
+	}
+}
