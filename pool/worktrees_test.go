@@ -17,7 +17,9 @@ import (
 // them; a worktree and a branch that hold nothing a merge has not kept
 // are removed.
 func TestAgentsStartCleansWhatAKilledRunLeft(t *testing.T) {
-	w := agentsRepo(t, func(loop.Workspace) string { return "agent:\n  command: 'true'\ngates:\n  - name: ok\n    command: 'true'\n" })
+	w := agentsRepo(t, func(loop.Workspace) string {
+		return "agent:\n  command: 'true'\ngates:\n  - name: ok\n    command: 'true'\n"
+	})
 	ctx := context.Background()
 	repo, err := worktree.Open(ctx, w.Root())
 	if err != nil {
