@@ -206,12 +206,16 @@ func TestAddTakesUpLeftWork(t *testing.T) {
 	ctx := context.Background()
 	tree, _ := r.Add(ctx, "I", "main")
 	write(t, filepath.Join(tree.Dir, "w.txt"), "work\n")
+	write(t, filepath.Join(tree.Dir, "a.txt"), "a\none line more\n") // a tracked file's one uncommitted line
 	again, err := r.Add(ctx, "I", "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(filepath.Join(again.Dir, "w.txt")); string(data) != "work\n" {
 		t.Errorf("the worktree left was not taken up: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(again.Dir, "a.txt")); string(data) != "a\none line more\n" {
+		t.Errorf("the uncommitted line of the worktree left was lost: a.txt = %q", data)
 	}
 	c, _ := again.Commit(ctx, "work")
 	os.RemoveAll(tree.Dir) // deleted by hand: the branch holds the work
@@ -356,5 +360,24 @@ func TestAdvanceElsewhereIsCompareAndSwap(t *testing.T) {
 	}
 	if head, _ := r.Head(ctx, "refs/heads/main"); head != moved {
 		t.Errorf("main = %.12s; want the commit made meanwhile, %.12s", head, moved)
+	}
+}
+
+// The worktree's temporary directory is beside it, not in it: what an
+// agent's tools write there is not its work, and is never committed.
+func TestTempDirBesideTheWorktree(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := r.TempDir("I")
+	if rel, err := filepath.Rel(tree.Dir, tmp); err != nil || !strings.HasPrefix(rel, "..") || filepath.Dir(tmp) != r.Dir() {
+		t.Errorf("TempDir = %s; want it beside the worktree %s", tmp, tree.Dir)
+	}
+	write(t, filepath.Join(tmp, "scratch"), "scratch\n")
+	if c, err := tree.Commit(ctx, "nothing"); c != "" || err != nil {
+		t.Errorf("a file in the temporary directory was committed: %q, %v", c, err)
 	}
 }
