@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -64,4 +65,35 @@ func TestRenewAThirdOfTheLease(t *testing.T) {
 	}
 	cancel(nil)
 	<-done
+}
+
+// A takeover seen by the renewal stops the agent: the renewal ends its
+// work with the refusal, at the first renewal after the claim was taken.
+func TestRenewalSeesTheTakeover(t *testing.T) {
+	w := agentsRepo(t, func(loop.Workspace) string { return "agent:\n  command: 'true'\n" }, "taken")
+	const id = "ISSUE-20241213-001"
+	const lease = 300 * time.Millisecond
+	c, err := w.Claims(nil).Claim(context.Background(), time.Now(), id, "agent-1@here/1", lease, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Claims(nil).Claim(context.Background(), time.Now(), id, "boss", 0, true); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	p := &pool{opt: Options{Lease: lease, RunOptions: loop.RunOptions{Now: time.Now}}, claims: w.Claims(nil)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.renew(ctx, cancel, w, c)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the renewal went on after the claim was taken over")
+	}
+	if err := context.Cause(ctx); !errors.Is(err, claim.ErrFenced) {
+		t.Errorf("the agent's work ended with %v; want the takeover's refusal", err)
+	}
 }
