@@ -381,3 +381,47 @@ func TestTempDirBesideTheWorktree(t *testing.T) {
 		t.Errorf("a file in the temporary directory was committed: %q, %v", c, err)
 	}
 }
+
+// With the integration branch checked out, its files follow a merge as
+// git merge --ff-only makes them: a change of yours not committed is
+// never overwritten; a merge that would is refused, and the branch stays.
+func TestAdvanceKeepsYourChanges(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tree.Dir, "b.txt"), "theirs\n")
+	work, err := tree.Commit(ctx, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := r.Head(ctx, "refs/heads/main")
+	write(t, filepath.Join(r.Root, "a.txt"), "a\nmine\n")
+	if err := r.Advance(ctx, "main", old, work); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.Root, "a.txt")); string(data) != "a\nmine\n" {
+		t.Errorf("your change was overwritten by the merge: a.txt = %q", data)
+	}
+
+	again, err := r.Add(ctx, "J", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(again.Dir, "a.txt"), "a\ntheirs\n")
+	next, err := again.Commit(ctx, "next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Advance(ctx, "main", work, next); err == nil || errors.Is(err, ErrMoved) {
+		t.Errorf("a merge over your change of the same file = %v; want it refused", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.Root, "a.txt")); string(data) != "a\nmine\n" {
+		t.Errorf("your change was overwritten by the merge: a.txt = %q", data)
+	}
+	if head, _ := r.Head(ctx, "refs/heads/main"); head != work {
+		t.Errorf("main = %.12s; want it left at %.12s", head, work)
+	}
+}
