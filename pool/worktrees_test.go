@@ -68,3 +68,22 @@ func TestAgentsStartCleansWhatAKilledRunLeft(t *testing.T) {
 		t.Errorf("worktrees: %s; want the checkout and DIRTY's", out)
 	}
 }
+
+// agents.worktrees, when relative, is relative to the repository (not to
+// the workspace directory, nor to where run was started).
+func TestAgentsWorktreesRelativeToTheRepository(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		return "agents:\n  worktrees: ../trees\n" +
+			"agent:\n  command: 'pwd > \"" + filepath.Join(w.Root(), "where") + "\"; echo done > done.txt'\n" +
+			"gates:\n  - name: ok\n    command: 'test -f done.txt'\n"
+	}, "where")
+	runAgents(t, w, 1)
+	data, err := os.ReadFile(filepath.Join(w.Root(), "where"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(filepath.Dir(w.Root()), "trees", "ISSUE-20241213-001")
+	if got := strings.TrimSpace(string(data)); got != want {
+		t.Errorf("the agent worked in %s; want %s", got, want)
+	}
+}
