@@ -13,8 +13,6 @@ func (r *Remote) Tracking(branch string) string { return "refs/remotes/" + r.nam
 // FetchBranch fetches branch from the remote (one round trip) and returns
 // its head.
 func (r *Remote) FetchBranch(ctx context.Context, branch string) (string, error) {
-	r.branch.Lock()
-	defer r.branch.Unlock()
 	err := r.fetch(ctx, false, "+refs/heads/"+branch+":"+r.Tracking(branch))
 	if err != nil {
 		return "", r.remoteError("fetching", "refs/heads/"+branch, "from", err)
@@ -41,8 +39,6 @@ func (r *Remote) PushBranch(ctx context.Context, branch, old, new string) error 
 		}
 		return err
 	}
-	r.branch.Lock()
-	defer r.branch.Unlock()
 	_, err := r.git(ctx, nil, "update-ref", r.Tracking(branch), new)
 	return err
 }

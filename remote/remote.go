@@ -20,12 +20,6 @@ type Remote struct {
 	name string // the remote's name, as git remote lists it
 	tree string // the empty tree, once written
 
-	// branch is held while this clone's view of a branch on the remote
-	// (Tracking) is written: the agents of one run fetch the integration
-	// branch at once, and git refuses a ref that another of its commands
-	// moved meanwhile ("cannot lock ref").
-	branch sync.Mutex
-
 	// Clock is this machine's clock (time.Now when nil): the time of each
 	// record pushed, and the time the records read are compared with.
 	Clock func() time.Time
