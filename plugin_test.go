@@ -387,6 +387,13 @@ func TestGeminiExtensionHooks(t *testing.T) {
 		if got, _ := os.ReadFile(log); !strings.HasPrefix(string(got), "hook stop --agent gemini --plugin\n{") {
 			t.Errorf("orchestrate got %q", got)
 		}
+		if err := os.Remove(log); err != nil {
+			t.Fatal(err)
+		}
+		runHook(t, dir, bin, start)
+		if got, _ := os.ReadFile(log); !strings.HasPrefix(string(got), "hook session-start --agent gemini --plugin\n{") {
+			t.Errorf("SessionStart: orchestrate got %q; want hook session-start", got)
+		}
 	})
 	t.Run("too old an orchestrate: said at the start, never a deny", func(t *testing.T) {
 		dir, bin := newDir(t, true)
