@@ -22,6 +22,10 @@ func TestCouldNotStart(t *testing.T) {
 		{Gemini, 1, "Error: connect ECONNREFUSED 127.0.0.1:443", "the agent could not reach"},
 		{Codex, 1, "Not inside a trusted directory and --skip-git-repo-check was not specified.", "Codex does not trust"},
 		{Custom, 1, "FAIL: TestServer (0.01s)\n    server_test.go:12: got 500", ""},
+		// Exit 41 alone says Gemini CLI has no authentication, and 55 that
+		// it does not trust the folder: another exit code is an attempt.
+		{Gemini, 1, "{\n  \"error\": {\n    \"message\": \"Tool run_shell_command failed: exit status 1\",\n    \"code\": 1\n  }\n}", ""},
+		{Gemini, 1, "Gemini CLI is not running in a trusted directory.", ""},
 		{Claude, 0, "rate limit", ""},
 		{Claude, 1, "--- FAIL: TestRetry: after 429 retries the count is 3", ""},
 	} {

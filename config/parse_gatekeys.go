@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"path"
 	"regexp"
 	"strings"
@@ -287,7 +288,7 @@ func (p *parser) dimensions(v *yaml.Node, key string) []Dimension {
 			bd, ok := builtinDimension(d.Name)
 			if !ok {
 				hint := "known: " + strings.Join(known, ", ")
-				if c := closest(d.Name, known); c != "" {
+				if c := suggest.Closest(d.Name, known); c != "" {
 					hint = fmt.Sprintf("did you mean %q?", c)
 				}
 				p.add(nameNode.Line, "%s: unknown dimension %q (%s); give {name, prompt} for one of your own", key, d.Name, hint)

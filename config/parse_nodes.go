@@ -2,7 +2,7 @@ package config
 
 import (
 	"fmt"
-	"math"
+	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"sort"
 	"strings"
 
@@ -198,7 +198,7 @@ func (p *parser) unknownKey(f field, where string, handlers map[string]func(*yam
 		p.add(f.key.Line, "unknown key %q%s: a seed's key; use %s instead", f.name, in, use)
 		return
 	}
-	if s := closest(f.name, known); s != "" {
+	if s := suggest.Closest(f.name, known); s != "" {
 		p.add(f.key.Line, "unknown key %q%s; did you mean %q?", f.name, in, s)
 		return
 	}
@@ -226,42 +226,4 @@ var seedKeys = map[string]string{
 	"severity":          "priority (critical is blocking, high and medium advisory, low informational)",
 	"failureAction":     "enforcement (after exhaustion: orchestrate issue retry, issue skip or abort)",
 	"criteria":          "a gate's hints, or a review gate's dimensions",
-}
-
-// closest returns the known key within a small edit distance of key, if any.
-func closest(key string, known []string) string {
-	best, bestDist := "", math.MaxInt
-	for _, k := range known {
-		limit := 1
-		if len(k) >= 5 {
-			limit = 3
-		}
-		if d := editDistance(strings.ToLower(key), k); d <= limit && d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return math.MaxInt
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

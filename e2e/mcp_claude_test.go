@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -10,16 +11,21 @@ import (
 // again, and stops: its Stop hook lets it go at once, without running the
 // gates a second time on the tree they just passed on.
 
-// mcpGatesTool is the name Claude Code gives the server's gates tool, as
-// the request's tools list it; "" when it lists none.
+// mcpGatesTool is the name the client gives the server's gates tool, as
+// the request's tools list it (Claude Code's mcp__plugin_orchestrate_orchestrate__gates,
+// Gemini CLI's mcp_orchestrate_gates); "" when it lists none.
 func mcpGatesTool(c *conv) string {
 	for _, t := range c.Tools {
-		if strings.HasPrefix(t.Name, "mcp__") && strings.Contains(t.Name, "orchestrate") && strings.HasSuffix(t.Name, "__gates") {
+		if strings.HasPrefix(t.Name, "mcp_") && strings.Contains(t.Name, "orchestrate") && strings.HasSuffix(t.Name, "_gates") {
 			return t.Name
 		}
 	}
 	return ""
 }
+
+// gatesPassed matches a passing gates result in a tool result's text, as
+// the client passes it on: the JSON itself, or quoted in a JSON string.
+var gatesPassed = regexp.MustCompile(`\\?"passed\\?":\s*true`)
 
 // checksMidTurn writes a wrong fix, checks it with the gates tool, writes
 // the fix the result asks for, checks again, and says it is done; in a
@@ -36,9 +42,9 @@ func checksMidTurn(c *conv) turn {
 		return say("Noted: done.")
 	case !c.answered():
 		return turn{Tools: []tool{write("state.txt", "fixed=1\n")}}
-	case (strings.Contains(last, `"passed":true`) || strings.Contains(last, `"passed": true`)) && strings.Contains(c.first(), "EDITAFTER"):
+	case gatesPassed.MatchString(last) && strings.Contains(c.first(), "EDITAFTER"):
 		return turn{Tools: []tool{write("notes.txt", "EDITED-AFTER-CHECK\n")}}
-	case strings.Contains(last, `"passed":true`) || strings.Contains(last, `"passed": true`):
+	case gatesPassed.MatchString(last):
 		return say("The gates pass: done.")
 	case strings.Contains(last, "want fixed=2"):
 		return turn{Tools: []tool{write("state.txt", "fixed=2\n")}}
@@ -56,25 +62,35 @@ func TestPluginMCPGatesMidTurn(t *testing.T) {
 	t.Run("changed", func(t *testing.T) { mcpMidTurn(t, "MCPMIDTURN EDITAFTER", 3) })
 }
 
+// midTurnProject is the scenario's repository: the file to fix, and the
+// gate, which notes each of its runs where the tree is not looked at (the
+// workspace).
+var midTurnProject = map[string]string{
+	"state.txt": "fixed=0\n",
+	"check.sh":  "#!/bin/sh\necho run >> .orchestrator/gate-runs\ngrep -qx fixed=2 state.txt || { echo \"state.txt: $(cat state.txt), want fixed=2\"; exit 1; }\n",
+}
+
 // mcpMidTurn runs the scenario whose prompt starts with prompt, and wants
 // the gate run runs times in all.
 func mcpMidTurn(t *testing.T, prompt string, runs int) {
 	m := newModel(t, route{"MCPMIDTURN", checksMidTurn})
-	files := map[string]string{
-		"state.txt": "fixed=0\n",
-		// Each run of the gate leaves a line where the tree is not looked
-		// at: the workspace.
-		"check.sh": "#!/bin/sh\necho run >> .orchestrator/gate-runs\ngrep -qx fixed=2 state.txt || { echo \"state.txt: $(cat state.txt), want fixed=2\"; exit 1; }\n",
-	}
-	p := newProject(t, m, files)
+	p := newProject(t, m, midTurnProject)
 	p.installPlugin()
 	p.initWorkspace("gates:\n  - name: check\n    command: sh check.sh\n")
 	// The server's tools offered with the others, not found by a search.
 	p.env = append(p.env, "ENABLE_TOOL_SEARCH=false")
 
 	out, code := p.claudeEdits(".", prompt+": make check.sh pass; check with the gates tool", "mcp__plugin_orchestrate_orchestrate")
+	checkMidTurn(t, p, m, "claude", out, code, runs)
+}
+
+// checkMidTurn checks what the agent's run (its output and exit code) did:
+// the fix the failing check led to, the gate run runs times in all, and
+// no feedback from the stop.
+func checkMidTurn(t *testing.T, p *project, m *model, agent, out string, code, runs int) {
+	t.Helper()
 	if code != 0 {
-		t.Fatalf("claude: exit %d\n%s", code, out)
+		t.Fatalf("%s: exit %d\n%s", agent, code, out)
 	}
 	if got := p.read("state.txt"); got != "fixed=2\n" {
 		t.Errorf("state.txt = %q; want the fix the gates tool's result led to\n%s", got, out)
@@ -96,7 +112,7 @@ func mcpMidTurn(t *testing.T, prompt string, runs int) {
 		t.Errorf("the gate ran %d times; want %d (two checks mid-turn, and one at the stop only if the tree changed since)", got, runs)
 	}
 	if n := len(hookFeedback(m, "MCPMIDTURN")); n != 0 {
-		t.Errorf("the Stop hook sent feedback %d times; want none", n)
+		t.Errorf("the stop hook sent feedback %d times; want none", n)
 	}
 	if t.Failed() {
 		for _, c := range m.requests("MCPMIDTURN") {

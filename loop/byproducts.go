@@ -14,6 +14,11 @@ type byproducts struct {
 	agent workState         // the tree as the last agent left it
 	ok    bool              // agent was read
 	paths map[string]string // each by-product and its content as the gates left it
+	// pending: the gates ran since the agent's tree was read, and the tree
+	// they left is yet to be looked at: by the next launch's look at the
+	// tree (the resume prompt's), or by the commit's, whichever comes
+	// first, so that a loop reads the tree no more often than it did.
+	pending bool
 }
 
 // tracksByproducts reports whether the run looks for the gates'
@@ -45,13 +50,23 @@ func (r *runner) noteAgentTree(ctx context.Context) {
 	}
 }
 
-// noteGatesTree notes the tree as a gates run left it: what the gates
-// changed of the paths the agent left as in HEAD is a by-product.
-func (r *runner) noteGatesTree(ctx context.Context) {
-	if !r.tracksByproducts() || !r.made.ok {
+// gatesRan notes that the gates ran: the tree they left is looked at
+// later (settleGates).
+func (r *runner) gatesRan() {
+	r.made.pending = r.tracksByproducts() && r.made.ok
+}
+
+// settleGates looks at the tree the last gates run left, st when it was
+// read already (ok): what the gates changed of the paths the agent left as
+// in HEAD is a by-product.
+func (r *runner) settleGates(ctx context.Context, st workState, ok bool) {
+	if !r.made.pending {
 		return
 	}
-	st, ok := r.w.readWorkState(ctx)
+	r.made.pending = false
+	if !ok {
+		st, ok = r.w.readWorkState(ctx)
+	}
 	if !ok || st.head != r.made.agent.head {
 		return
 	}

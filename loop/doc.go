@@ -78,7 +78,7 @@
 //     commitSuccess, commitMessage).
 //   - byproducts.go: the files the gates wrote and the agent did not,
 //     which the commit leaves out (byproducts, noteAgentTree,
-//     noteGatesTree).
+//     settleGates).
 //   - preflight.go: a run with no gate is refused before any agent is
 //     launched (checkGates, ErrNoGates).
 //   - compact.go: what an agent session is told of its open issues after

@@ -168,6 +168,7 @@ func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun
 	if c.prompt == PromptResume {
 		r.resumeState(ctx, &d)
 	}
+	r.settleGates(ctx, workState{}, false)
 	text, err := r.w.renderPrompt(c.prompt, d)
 	if err != nil {
 		return nil, err

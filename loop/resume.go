@@ -27,6 +27,7 @@ func (r *runner) resumeState(ctx context.Context, d *PromptData) {
 		return
 	}
 	cur, ok := r.w.readWorkState(ctx)
+	r.settleGates(ctx, cur, ok) // the tree the gates left, looked at once
 	if !ok {
 		return
 	}

@@ -489,7 +489,7 @@ func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.noteGatesTree(ctx)
+	r.gatesRan()
 	r.attempts, r.res.Gates = gr.Attempts, gr
 	resolved := r.w.resolutions(gr.Resolved)
 	r.resolved = append(r.resolved, resolved...)

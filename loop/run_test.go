@@ -125,6 +125,8 @@ func TestRunAgentCouldNotStart(t *testing.T) {
 		// Claude Code's own words for a request the API refused: one
 		// turn counted, no token used, the status of the refusal.
 		{"refused-turn", `echo '{"type":"result","is_error":true,"num_turns":1,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0},"api_error_status":429,"terminal_reason":"api_error","result":"API Error: Request rejected (429) · This request would exceed the rate limit for your organization of 50 requests per minute."}'; exit 1`, true},
+		// Tokens used, no turn reported: it worked all the same.
+		{"tokens-no-turn", `echo '{"type":"result","is_error":true,"num_turns":0,"usage":{"input_tokens":1200,"output_tokens":310},"result":"API Error: 429 rate_limit_error"}'; exit 1`, false},
 		// One turn, no tokens reported: it worked all the same.
 		{"one-turn", `echo '{"type":"result","is_error":true,"num_turns":1,"result":"API Error: 429 rate_limit_error"}'; exit 1`, false},
 	} {

@@ -103,6 +103,7 @@ func (oneAgent) Launched(context.Context)        {}
 // naming them.
 func (s oneAgent) Land(ctx context.Context, l Loop) (Landed, error) {
 	r := s.r
+	r.settleGates(ctx, workState{}, false)
 	for _, id := range r.named {
 		res, ok, err := r.w.resolveOpen(ctx, l.Now(), id)
 		if err != nil {

@@ -332,7 +332,7 @@ func (p *pool) waitForHeld(ctx context.Context) bool {
 			}
 		}
 	}
-	p.sayWait(held, until)
+	p.sayWait(held, until, p.opt.Now())
 	if len(held) == 0 {
 		return false
 	}
@@ -350,7 +350,7 @@ const waitSaid = 2 * time.Second
 // sayWait tells the person, once a wait for the claims held (the issues,
 // each with its holder and lease) has lasted waitSaid, what it waits for
 // and until when; once per wait. No claim held ends the wait.
-func (p *pool) sayWait(held []string, until time.Time) {
+func (p *pool) sayWait(held []string, until, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(held) == 0 {
@@ -358,9 +358,9 @@ func (p *pool) sayWait(held []string, until time.Time) {
 		return
 	}
 	if p.waitFrom.IsZero() {
-		p.waitFrom = time.Now()
+		p.waitFrom = now
 	}
-	if p.waitTold || time.Since(p.waitFrom) < waitSaid {
+	if p.waitTold || now.Sub(p.waitFrom) < waitSaid {
 		return
 	}
 	p.waitTold = true

@@ -465,40 +465,37 @@ func historyOf(t *testing.T, w loop.Workspace) []analytics.Event {
 	return events
 }
 
-// Agents that wait for a claim held elsewhere (another machine's, its lease
-// not lapsed yet) say so once the wait passes two seconds: what they wait
-// for and until when; then they take the issue over when its lease lapses.
+// Agents that wait for claims held elsewhere (another machine's, their
+// leases not lapsed yet) say so once the wait reaches two seconds, not
+// before, and once: what they wait for and until when. A wait that ended
+// and begins again is said again.
 func TestAgentsSayTheirWait(t *testing.T) {
-	w := agentsRepo(t, func(w loop.Workspace) string {
-		return "agent:\n  command: 'echo \"$id\" > \"$id.txt\"'\ngates:\n  - name: own\n    command: 'true'\n"
-	}, "held")
-	var mu sync.Mutex
 	var said []string
-	w.Notify = func(msg string) {
-		mu.Lock()
-		defer mu.Unlock()
-		said = append(said, msg)
-	}
-	id := "ISSUE-20241213-001"
-	if _, err := w.Claims(nil).Claim(context.Background(), time.Now(), id, "a@another-machine/1", 3*time.Second, false); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), w, Options{Agents: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Merged) != 1 {
-		t.Errorf("merged %v, want the issue taken over and merged", res.Merged)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	n := 0
-	for _, s := range said {
-		if strings.Contains(s, "waiting for claims of another run or machine: "+id+" (a@another-machine/1, lease until ") && strings.Contains(s, "at the latest") {
-			n++
+	w := loop.Workspace{Notify: func(msg string) { said = append(said, msg) }}
+	p := &pool{w: w}
+	t0 := time.Date(2024, 12, 13, 10, 0, 0, 0, time.UTC)
+	held := []string{"ISSUE-20241213-001 (a@another-machine/1, lease until 2024-12-13T10:00:30Z)"}
+	until := t0.Add(30 * time.Second)
+	for _, step := range []struct {
+		at   time.Duration
+		held []string
+		want int
+	}{
+		{0, held, 0},
+		{waitSaid - time.Millisecond, held, 0},
+		{waitSaid, held, 1},
+		{5 * time.Second, held, 1},
+		{6 * time.Second, nil, 1},
+		{7 * time.Second, held, 1},
+		{7*time.Second + waitSaid, held, 2},
+	} {
+		p.sayWait(step.held, until, t0.Add(step.at))
+		if len(said) != step.want {
+			t.Fatalf("at %v: said %d times, want %d: %q", step.at, len(said), step.want, said)
 		}
 	}
-	if n != 1 {
-		t.Errorf("the wait was said %d times, want once: %q", n, said)
+	want := "warning: waiting for claims of another run or machine: " + held[0] + "; until 2024-12-13T10:00:30Z at the latest"
+	if !strings.HasPrefix(said[0], want) {
+		t.Errorf("said %q, want it to begin %q", said[0], want)
 	}
 }

@@ -197,3 +197,93 @@ func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
 		t.Errorf("main when B was sent back:\n%s", log)
 	}
 }
+
+// The branch is fast-forwarded in the cars' order, each as its check is
+// in: a car behind whose check passed first waits for the one ahead.
+// A commit of a person's on the branch meanwhile is no failure of the cars:
+// the train goes onto it, checks them again, and merges them on top.
+func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
+	root, repo := trainRepo(t, "base.txt")
+	ctx := context.Background()
+	trees := map[string]*worktree.Tree{}
+	for _, name := range []string{"A", "B"} {
+		tr, err := repo.Add(ctx, name, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(tr.Dir, name+".txt"), []byte(name+"\n"), 0o644)
+		if _, err := tr.Commit(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		trees[name] = tr
+	}
+	commit := func(name string) string {
+		os.WriteFile(filepath.Join(root, name+".txt"), []byte(name+"\n"), 0o644)
+		gitIn(t, root, "add", ".")
+		gitIn(t, root, "commit", "-qm", name)
+		return gitIn(t, root, "rev-parse", "main")
+	}
+	base := commit("moved") // every car's rebase moves it: each is checked
+
+	tr := &train{repo: repo, land: localBranch{repo, "main"}}
+	releaseA := make(chan struct{})
+	var mu sync.Mutex
+	results := map[string]carResult{}
+	recorded := 0
+	var wg sync.WaitGroup
+	cars := map[string]*car{}
+	for i, name := range []string{"A", "B"} {
+		c := &car{tree: trees[name]}
+		c.check = func(context.Context) (*loop.GateRun, error) {
+			if c.tree.Issue == "A" {
+				<-releaseA
+			}
+			return &loop.GateRun{Evaluation: &gate.Evaluation{Passed: true}}, nil
+		}
+		c.record = func(context.Context, *loop.GateRun) error {
+			mu.Lock()
+			recorded++
+			mu.Unlock()
+			return nil
+		}
+		cars[name] = c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := tr.merge(ctx, c)
+			mu.Lock()
+			results[c.tree.Issue] = r
+			mu.Unlock()
+		}()
+		waitCars(t, tr, i+1) // in this order
+	}
+	// B's check is in, A's is not: nothing is merged yet.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		tr.mu.Lock()
+		in := cars["B"].checked
+		tr.mu.Unlock()
+		if in {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("B's check never came in")
+		}
+	}
+	if head := gitIn(t, root, "rev-parse", "main"); head != base {
+		t.Errorf("main moved to %.12s before the check of the car ahead was in", head)
+	}
+	commit("person") // the branch moves under the train
+	close(releaseA)
+	wg.Wait()
+	for _, name := range []string{"A", "B"} {
+		if r := results[name]; r.merged == "" || r.err != nil || r.conflict != nil || r.failed != nil {
+			t.Errorf("%s: %+v; want merged", name, r)
+		}
+	}
+	if recorded != 0 {
+		t.Errorf("%d failures recorded; want none", recorded)
+	}
+	if log := gitIn(t, root, "log", "--format=%s", "main"); log != "B\nA\nperson\nmoved\ninit" {
+		t.Errorf("main's log:\n%s", log)
+	}
+}

@@ -12,8 +12,10 @@
 //
 // By file:
 //
-//   - remote.go: the remote (Remote, New), the git it runs, and the
-//     compare-and-swap push (pushRef, LostError).
+//   - remote.go: the remote (Remote, New), the git it runs, the
+//     compare-and-swap push (pushRef, LostError), and the fetch, made
+//     one at a time per refspec in this process and again when what it
+//     depends on changed under it (fetch, fetchSlot, fetchState).
 //   - claims.go: the claims, a ref per issue, refs/orchestrate/claims/<issue>
 //     (Prefix), fetched all at once (Fetch) and changed by one push (Push,
 //     Change). A ref that holds anything but a record orchestrate wrote is read

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/internal/git"
@@ -124,12 +126,22 @@ func (r *Remote) remoteError(op, ref, prep string, err error) error {
 }
 
 // fetch fetches refspec from the remote; prune removes this clone's view
-// of the refs it matches that the remote no longer has. git's check of
-// what it fetched walks every worktree's HEAD, and a worktree that an
-// agent's run makes or removes meanwhile fails it ("bad object
-// worktrees/…/HEAD"): a fetch that failed while the worktrees changed is
-// made again.
+// of the refs it matches that the remote no longer has. This process's
+// fetches of one refspec into one repository are made one at a time (see
+// fetchSlot). A fetch that failed while what it checks or writes changed
+// under it is made again: git's check of what it fetched walks every
+// worktree's HEAD, and a worktree that an agent's run makes or removes
+// meanwhile fails it ("bad object worktrees/…/HEAD"); and a fetch of
+// another process that updated the same refs first makes this one's
+// update fail ("cannot lock ref …: is at … but expected …").
 func (r *Remote) fetch(ctx context.Context, prune bool, refspec string) error {
+	slot := fetchSlot(r.dir, refspec)
+	select {
+	case slot <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-slot }()
 	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}
 	if prune {
 		args = append(args, "--prune")
@@ -137,22 +149,40 @@ func (r *Remote) fetch(ctx context.Context, prune bool, refspec string) error {
 	args = append(args, r.name, refspec)
 	var err error
 	for range fetchTries {
-		before := r.worktrees(ctx)
-		if _, err = r.git(ctx, nil, args...); err == nil || r.worktrees(ctx) == before {
+		before := r.fetchState(ctx, refspec)
+		if _, err = r.git(ctx, nil, args...); err == nil || r.fetchState(ctx, refspec) == before {
 			return err
 		}
 	}
 	return err
 }
 
-// worktrees lists the repository's worktrees, each with its HEAD: two
-// lists differ when a worktree was made or removed between them.
-func (r *Remote) worktrees(ctx context.Context) string {
-	out, _ := r.git(ctx, nil, "worktree", "list", "--porcelain")
-	return out
+// fetchSlots holds a slot per repository directory and refspec (see
+// fetchSlot).
+var fetchSlots sync.Map
+
+// fetchSlot is the slot that this process's fetches of refspec into the
+// repository at dir take in turn: two at once update the same refs, and
+// the one that comes second finds them moved under it ("cannot lock ref
+// 'refs/remotes/origin/main': is at … but expected …") and fails.
+func fetchSlot(dir, refspec string) chan struct{} {
+	slot, _ := fetchSlots.LoadOrStore(filepath.Clean(dir)+"\x00"+refspec, make(chan struct{}, 1))
+	return slot.(chan struct{})
 }
 
-// fetchTries is how many times fetch tries, a worktree changing under it.
+// fetchState is what a fetch of refspec depends on in this clone: the
+// repository's worktrees, each with its HEAD, and the refs the fetch
+// writes. Two states differ when a worktree was made or removed, or one of
+// those refs was updated, between them.
+func (r *Remote) fetchState(ctx context.Context, refspec string) string {
+	wt, _ := r.git(ctx, nil, "worktree", "list", "--porcelain")
+	_, dst, _ := strings.Cut(refspec, ":")
+	refs, _ := r.git(ctx, nil, "for-each-ref", "--format=%(objectname) %(refname)", strings.TrimSuffix(strings.TrimSuffix(dst, "*"), "/"))
+	return wt + "\x00" + refs
+}
+
+// fetchTries is how many times fetch tries, what it depends on changing
+// under it.
 const fetchTries = 5
 
 // identity is who writes orchestrate's commits on the remote, whatever

@@ -206,12 +206,16 @@ func TestAddTakesUpLeftWork(t *testing.T) {
 	ctx := context.Background()
 	tree, _ := r.Add(ctx, "I", "main")
 	write(t, filepath.Join(tree.Dir, "w.txt"), "work\n")
+	write(t, filepath.Join(tree.Dir, "a.txt"), "a\none line more\n") // a tracked file's one uncommitted line
 	again, err := r.Add(ctx, "I", "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(filepath.Join(again.Dir, "w.txt")); string(data) != "work\n" {
 		t.Errorf("the worktree left was not taken up: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(again.Dir, "a.txt")); string(data) != "a\none line more\n" {
+		t.Errorf("the uncommitted line of the worktree left was lost: a.txt = %q", data)
 	}
 	c, _ := again.Commit(ctx, "work")
 	os.RemoveAll(tree.Dir) // deleted by hand: the branch holds the work
@@ -325,5 +329,99 @@ func TestReapply(t *testing.T) {
 	}
 	if head, _ := r.Head(ctx, "orchestrate/I2"); head != c2 {
 		t.Error("a Reapply that failed moved the branch")
+	}
+}
+
+// With the integration branch not checked out, the fast-forward is still a
+// compare-and-swap: a branch moved meanwhile (another's commit) is left
+// where it is, with ErrMoved; and a commit that does not descend from the
+// branch is never put on it.
+func TestAdvanceElsewhereIsCompareAndSwap(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	run(t, r.Root, "checkout", "-q", "-b", "mine")
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tree.Dir, "w.txt"), "work\n")
+	work, err := tree.Commit(ctx, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := r.Head(ctx, "refs/heads/main")
+	moved := run(t, r.Root, "commit-tree", "-p", old, "-m", "meanwhile", old+"^{tree}")
+	run(t, r.Root, "update-ref", "refs/heads/main", moved)
+	if err := r.Advance(ctx, "main", old, work); !errors.Is(err, ErrMoved) {
+		t.Errorf("Advance of a branch moved meanwhile = %v; want ErrMoved", err)
+	}
+	if err := r.Advance(ctx, "main", moved, work); err == nil || errors.Is(err, ErrMoved) {
+		t.Errorf("Advance to a commit that is not a fast-forward = %v; want an error", err)
+	}
+	if head, _ := r.Head(ctx, "refs/heads/main"); head != moved {
+		t.Errorf("main = %.12s; want the commit made meanwhile, %.12s", head, moved)
+	}
+}
+
+// The worktree's temporary directory is beside it, not in it: what an
+// agent's tools write there is not its work, and is never committed.
+func TestTempDirBesideTheWorktree(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := r.TempDir("I")
+	if rel, err := filepath.Rel(tree.Dir, tmp); err != nil || !strings.HasPrefix(rel, "..") || filepath.Dir(tmp) != r.Dir() {
+		t.Errorf("TempDir = %s; want it beside the worktree %s", tmp, tree.Dir)
+	}
+	write(t, filepath.Join(tmp, "scratch"), "scratch\n")
+	if c, err := tree.Commit(ctx, "nothing"); c != "" || err != nil {
+		t.Errorf("a file in the temporary directory was committed: %q, %v", c, err)
+	}
+}
+
+// With the integration branch checked out, its files follow a merge as
+// git merge --ff-only makes them: a change of yours not committed is
+// never overwritten; a merge that would is refused, and the branch stays.
+func TestAdvanceKeepsYourChanges(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tree.Dir, "b.txt"), "theirs\n")
+	work, err := tree.Commit(ctx, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := r.Head(ctx, "refs/heads/main")
+	write(t, filepath.Join(r.Root, "a.txt"), "a\nmine\n")
+	if err := r.Advance(ctx, "main", old, work); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.Root, "a.txt")); string(data) != "a\nmine\n" {
+		t.Errorf("your change was overwritten by the merge: a.txt = %q", data)
+	}
+
+	again, err := r.Add(ctx, "J", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(again.Dir, "a.txt"), "a\ntheirs\n")
+	next, err := again.Commit(ctx, "next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Advance(ctx, "main", work, next); err == nil || errors.Is(err, ErrMoved) {
+		t.Errorf("a merge over your change of the same file = %v; want it refused", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.Root, "a.txt")); string(data) != "a\nmine\n" {
+		t.Errorf("your change was overwritten by the merge: a.txt = %q", data)
+	}
+	if head, _ := r.Head(ctx, "refs/heads/main"); head != work {
+		t.Errorf("main = %.12s; want it left at %.12s", head, work)
 	}
 }
