@@ -72,8 +72,8 @@ func TestPluginManifests(t *testing.T) {
 				if want := map[string]string{"Stop": "stop", "SessionStart": "session-start"}[event]; arg != want {
 					t.Errorf("%s hook runs %q; want %q", event, arg, want)
 				}
-				if event == "Stop" && h.Timeout < 600 {
-					t.Errorf("Stop hook timeout %d s: shorter than a test suite", h.Timeout)
+				if event == "Stop" && h.Timeout != pluginStopTimeout {
+					t.Errorf("Stop hook timeout %d s; want an hour, %d s (Claude Code reads seconds)", h.Timeout, pluginStopTimeout)
 				}
 			}
 		}
@@ -83,6 +83,10 @@ func TestPluginManifests(t *testing.T) {
 		t.Errorf("hooks.json events %v", events)
 	}
 }
+
+// pluginStopTimeout is the plugin's Stop hook timeout, in seconds: an
+// hour, as docs/plugin.md says.
+const pluginStopTimeout = 3600
 
 // pluginFields are the fields of plugin.json that every Claude Code the
 // docs claim (2.1.197 and newer) knows: an older one warns of any other
@@ -214,6 +218,18 @@ func TestPluginHookScript(t *testing.T) {
 			t.Errorf("orchestrate got %q", got)
 		}
 	})
+	t.Run("the project directory's workspace, from a directory outside it", func(t *testing.T) {
+		dir, bin, log := newRepo(t, true)
+		fakeOrchestrate(t, bin, log, `{"decision":"block","reason":"x"}`, 0)
+		elsewhere := t.TempDir()
+		out, _, code := runPluginHook(t, elsewhere, bin, "stop", payload, "CLAUDE_PROJECT_DIR="+dir)
+		if out != `{"decision":"block","reason":"x"}` || code != 0 {
+			t.Errorf("stdout %q, exit %d; want orchestrate's answer, 0", out, code)
+		}
+		if got, _ := os.ReadFile(log); string(got) != "hook stop --plugin\n"+payload+"\n" {
+			t.Errorf("orchestrate got %q", got)
+		}
+	})
 	t.Run("a process orchestrate launched: nothing runs", func(t *testing.T) {
 		dir, bin, log := newRepo(t, true)
 		fakeOrchestrate(t, bin, log, "", 0)
@@ -321,8 +337,8 @@ func TestGeminiExtensionHooks(t *testing.T) {
 		return file.Hooks[event][0].Hooks[0].Command
 	}
 	start, stop := command("SessionStart"), command("AfterAgent")
-	if ms := file.Hooks["AfterAgent"][0].Hooks[0].Timeout; ms < 600000 {
-		t.Errorf("AfterAgent timeout %d ms: shorter than a test suite", ms)
+	if ms := file.Hooks["AfterAgent"][0].Hooks[0].Timeout; ms != pluginStopTimeout*1000 {
+		t.Errorf("AfterAgent timeout %d ms; want the plugin's hour, %d ms (Gemini CLI reads milliseconds)", ms, pluginStopTimeout*1000)
 	}
 	runHook := func(t *testing.T, dir, bin, cmd string) string {
 		c := exec.Command("bash", "-c", cmd)
@@ -370,6 +386,13 @@ func TestGeminiExtensionHooks(t *testing.T) {
 		}
 		if got, _ := os.ReadFile(log); !strings.HasPrefix(string(got), "hook stop --agent gemini --plugin\n{") {
 			t.Errorf("orchestrate got %q", got)
+		}
+		if err := os.Remove(log); err != nil {
+			t.Fatal(err)
+		}
+		runHook(t, dir, bin, start)
+		if got, _ := os.ReadFile(log); !strings.HasPrefix(string(got), "hook session-start --agent gemini --plugin\n{") {
+			t.Errorf("SessionStart: orchestrate got %q; want hook session-start", got)
 		}
 	})
 	t.Run("too old an orchestrate: said at the start, never a deny", func(t *testing.T) {

@@ -29,6 +29,22 @@ func TestReadHookInput(t *testing.T) {
 	}
 }
 
+// An input of exactly 1 MiB is read; one byte more is refused (docs/hooks.md:
+// "over 1 MiB" is malformed).
+func TestReadHookInputMiB(t *testing.T) {
+	const mib = 1 << 20
+	pad := func(n int) string { // an object of n bytes: {"cwd":"/aaa…"}
+		return `{"cwd":"/` + strings.Repeat("a", n-len(`{"cwd":"/"}`)) + `"}`
+	}
+	in, err := ReadHookInput(strings.NewReader(pad(mib)), time.Second)
+	if err != nil || len(in.Cwd) != mib-len(`{"cwd":""}`) {
+		t.Errorf("ReadHookInput(1 MiB) = cwd of %d bytes, %v; want it read", len(in.Cwd), err)
+	}
+	if _, err := ReadHookInput(strings.NewReader(pad(mib+1)), time.Second); err == nil || !strings.Contains(err.Error(), "input larger than") {
+		t.Errorf("ReadHookInput(1 MiB + 1) error = %v; want it refused", err)
+	}
+}
+
 // A stdin that never ends is an error after the timeout, not a hang.
 func TestReadHookInputTimeout(t *testing.T) {
 	r, w := io.Pipe()

@@ -16,6 +16,10 @@ func TestCouldNotStart(t *testing.T) {
 		{Claude, 1, `{"type":"result","is_error":true,"result":"API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\"}}"}`, "the model API refused"},
 		{Claude, 1, `{"type":"result","is_error":true,"result":"Invalid API key · Please run /login"}`, "the agent is not signed in"},
 		{Claude, 1, "API Error (Connection error.) fetch failed", "the agent could not reach"},
+		{Codex, 1, `{"type":"error","message":"quota exceeded for this organization"}`, "the model API refused"},
+		{Claude, 1, "request failed with status code 529", "the model API refused"},
+		{Opencode, 1, "HTTP 401 Unauthorized", "the agent is not signed in"},
+		{Gemini, 1, "Error: connect ECONNREFUSED 127.0.0.1:443", "the agent could not reach"},
 		{Codex, 1, "Not inside a trusted directory and --skip-git-repo-check was not specified.", "Codex does not trust"},
 		{Custom, 1, "FAIL: TestServer (0.01s)\n    server_test.go:12: got 500", ""},
 		// Exit 41 alone says Gemini CLI has no authentication, and 55 that

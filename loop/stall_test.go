@@ -23,6 +23,11 @@ func TestRunAgentStalled(t *testing.T) {
 		stops                bool
 	}{
 		{"no-turn", "10m", `echo '{"type":"thread.started","thread_id":"t-1"}'; while :; do ` + reconnect + `; sleep 0.05; done`, true},
+		// The third reconnect stops the launch at once; after the second
+		// it goes on, and a turn done then makes it an attempt.
+		{"third", "10m", `echo '{"type":"thread.started","thread_id":"t-1"}'; ` + reconnect + `; ` + reconnect + `; ` + reconnect + `; sleep 10`, true},
+		{"second", "2s", `echo '{"type":"thread.started","thread_id":"t-1"}'; ` + reconnect + `; ` + reconnect + `; sleep 0.2; ` +
+			`echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}'; sleep 30`, false},
 		{"after-a-turn", "3s", `echo '{"type":"thread.started","thread_id":"t-1"}'; ` +
 			`echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}'; while :; do ` + reconnect + `; sleep 0.05; done`, false},
 	} {
