@@ -325,23 +325,23 @@ func (w Workspace) Config() (*config.Config, error) {
 	return cfg, nil
 }
 
-// runID returns the session's run ID, or "norun" before any session start.
+// runID returns the session's run ID, or analytics.NoRun before any session start.
 func (w Workspace) runID() string {
 	s, err := session.Load(w.Path(StateFile))
 	if err != nil {
-		return "norun"
+		return analytics.NoRun
 	}
 	return runIDOf(s)
 }
 
 // runIDOf is runID for a state already read.
-// A run ID that could not be one (a path, a shell command, …) is "norun":
+// A run ID that could not be one (a path, a shell command, …) is NoRun:
 // it names a directory, runs/<run-id>/, and history rows.
 func runIDOf(s *session.State) string {
 	if id, ok := s.Get(session.RunID); ok && analytics.ValidID(id) {
 		return id
 	}
-	return "norun"
+	return analytics.NoRun
 }
 
 // appendHistory adds events to history.csv; the caller holds the lock.
