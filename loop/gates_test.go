@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +110,30 @@ func TestFeedbackTriedOnlyEarlier(t *testing.T) {
 		tried := strings.Contains(gr.Feedback, "Already tried")
 		if tried != (want != "") || want != "" && !strings.Contains(gr.Feedback, want) {
 			t.Errorf("failure %d: already tried %v, want %q:\n%s", i+1, tried, want, gr.Feedback)
+		}
+	}
+}
+
+// TestResolveOpenKeepsAPersonsChoice: a run resolves an issue it worked on
+// only while it is open; one a person skipped or resolved meanwhile keeps
+// their choice, and nothing is written.
+func TestResolveOpenKeepsAPersonsChoice(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		ok     bool
+	}{{"pending", true}, {"in_progress", true}, {"skipped", false}, {"resolved", false}, {"stuck", false}} {
+		w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'true'\n", "# Queue\n\n"+issueText("ISSUE-20241213-001", "Status", tc.status))
+		before, err := os.ReadFile(w.Path(QueueFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok, err := w.resolveOpen(context.Background(), ruleNow, "ISSUE-20241213-001")
+		if err != nil || ok != tc.ok {
+			t.Errorf("%s: resolved %v, %v; want %v", tc.status, ok, err, tc.ok)
+		}
+		after, _ := os.ReadFile(w.Path(QueueFile))
+		if changed := string(after) != string(before); changed != tc.ok {
+			t.Errorf("%s: the queue changed: %v; want %v", tc.status, changed, tc.ok)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 
 	"fmt"
 	"github.com/orchestrate-dev/orchestrate/analytics"
@@ -91,24 +92,37 @@ func (w Workspace) Resolve(ctx context.Context, now time.Time, id string, manual
 // resolveOpen resolves issue id as Resolve does when it is still open
 // (pending or in_progress): a person who skipped or resolved it meanwhile
 // keeps their choice. ok says whether it was resolved here.
-func (w Workspace) resolveOpen(ctx context.Context, now time.Time, id string) (r Resolution, ok bool, err error) {
-	q, err := w.loadQueue()
-	if err != nil {
-		return r, false, err
+func (w Workspace) resolveOpen(ctx context.Context, now time.Time, id string) (Resolution, bool, error) {
+	open := func(is *queue.Issue) bool {
+		st := is.Status()
+		return st == queue.StatusPending || st == queue.StatusInProgress
 	}
-	is := q.Issue(id)
-	if is == nil || is.Status() != queue.StatusPending && is.Status() != queue.StatusInProgress {
+	r, err := w.resolveIf(ctx, direct{w}, now, id, false, open)
+	if errors.Is(err, errNotResolved) {
 		return r, false, nil
 	}
-	r, err = w.Resolve(ctx, now, id, false)
 	return r, err == nil, err
 }
 
+// errNotResolved is resolveIf's refusal of an issue its condition leaves
+// as it is: nothing is written.
+var errNotResolved = errors.New("not resolved: its condition does not hold")
+
 // resolve is Resolve through tx.
 func (w Workspace) resolve(ctx context.Context, tx queueTx, now time.Time, id string, manual bool) (Resolution, error) {
+	return w.resolveIf(ctx, tx, now, id, manual, nil)
+}
+
+// resolveIf is resolve when cond holds of the issue as the write reads it
+// (every issue when cond is nil), in the same step: else errNotResolved,
+// and nothing written.
+func (w Workspace) resolveIf(ctx context.Context, tx queueTx, now time.Time, id string, manual bool, cond func(*queue.Issue) bool) (Resolution, error) {
 	var r Resolution
 	var released claim.Lease
 	err := w.changeIssue(ctx, tx, id, func(is *queue.Issue) error {
+		if cond != nil && !cond(is) {
+			return errNotResolved
+		}
 		r = Resolution{ID: id, Retries: is.Int(queue.FieldRetryCount, 0), Summary: summaryOf(is)}
 		if v, ok := is.Get(queue.FieldCreated); ok {
 			r.Created, _ = time.Parse(time.RFC3339, v)

@@ -25,7 +25,8 @@ const (
 	StepLaunch    = "launch"     // an agent is about to start: Agent has its command and prompt
 	StepGatesOnly = "gates-only" // the first loop runs the gates alone: the open issues wait on a person
 	StepAgent     = "agent"      // the agent finished: Agent
-	StepGates     = "gates"      // the gates ran: Gates, Resolved (Gates nil: issues the passing work resolved)
+	StepGates     = "gates"      // the gates ran: Gates, Resolved
+	StepResolved  = "resolved"   // the passing work resolved issues no gate owns: Resolved
 	StepWait      = "wait"       // human gates await a decision, which the run waits for (human.wait: block): Gates
 	StepCheck     = "check"      // the auto-retry check decided: Check
 )

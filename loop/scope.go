@@ -111,7 +111,7 @@ func (s oneAgent) Land(ctx context.Context, l Loop) (Landed, error) {
 		}
 		if ok {
 			r.resolved = append(r.resolved, res)
-			l.Step(Step{Kind: StepGates, Resolved: []Resolution{res}})
+			l.Step(Step{Kind: StepResolved, Resolved: []Resolution{res}})
 		}
 	}
 	r.res.Commit, r.res.NotCommitted = r.w.commitSuccess(ctx, r.start, r.res.RunID, r.task, r.resolved, r.made.list())

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -73,11 +72,7 @@ func runAgents(e *env, opt pool.Options) error {
 }
 
 func stdoutIsTerminal(e *env) bool {
-	w := e.stdout
-	if c, ok := w.(*countingWriter); ok {
-		w = c.w
-	}
-	f, ok := w.(*os.File)
+	f, ok := e.stdoutFile()
 	return ok && isatty.IsTerminal(f.Fd())
 }
 

@@ -62,17 +62,16 @@ config.yaml names its line), 2 usage.
 }
 
 type gateResultJSON struct {
-	Name        string  `json:"name"`
-	Outcome     string  `json:"outcome"`
-	Enforcement string  `json:"enforcement"`
-	ExitCode    int     `json:"exit_code"`
-	Duration    float64 `json:"duration_seconds"`
-	Reason      string  `json:"reason,omitempty"`
-	Log         string  `json:"log,omitempty"`
-	Issue       string  `json:"issue,omitempty"`
-	// A review gate's findings; a human gate's approval request.
-	Findings []findings.Finding `json:"findings,omitempty"`
-	Approval string             `json:"approval,omitempty"`
+	Name        string             `json:"name"`
+	Outcome     string             `json:"outcome" jsonschema:"pass, fail, timeout, error, skipped"`
+	Enforcement string             `json:"enforcement" jsonschema:"blocking, advisory, informational"`
+	ExitCode    int                `json:"exit_code"`
+	Duration    float64            `json:"duration_seconds"`
+	Reason      string             `json:"reason,omitempty" jsonschema:"why it did not pass"`
+	Log         string             `json:"log,omitempty" jsonschema:"its whole output's file"`
+	Issue       string             `json:"issue,omitempty" jsonschema:"the issue its failure was filed or recorded against (when recorded)"`
+	Findings    []findings.Finding `json:"findings,omitempty" jsonschema:"a review gate's findings"`
+	Approval    string             `json:"approval,omitempty" jsonschema:"a human gate's approval request"`
 }
 
 type awaitingJSON struct {
@@ -133,9 +132,19 @@ func gateExit(gr *loop.GateRun) error {
 // printGateJSON prints a gate run as orchestrate gate --json's object.
 func printGateJSON(e *env, gr *loop.GateRun) error {
 	ev := gr.Evaluation
+	return e.printJSON(map[string]any{
+		"passed": ev.Passed, "results": gateResults(gr), "warnings": nonNil(ev.Warnings),
+		"resolved": nonNil(gr.Resolved), "feedback": gr.Feedback, "artifacts": gr.Dir,
+		"awaiting_approval": awaitingOf(gr),
+	})
+}
+
+// gateResults is each gate's result of a gate run, as gate --json and the
+// MCP server's gates tool give it.
+func gateResults(gr *loop.GateRun) []gateResultJSON {
 	results := []gateResultJSON{}
-	for i := range ev.Results {
-		r := &ev.Results[i]
+	for i := range gr.Evaluation.Results {
+		r := &gr.Evaluation.Results[i]
 		results = append(results, gateResultJSON{
 			Name: r.Name(), Outcome: string(r.Outcome), Enforcement: string(r.Enforcement()),
 			ExitCode: r.ExitCode, Duration: r.Duration.Seconds(), Reason: r.Reason(),
@@ -145,15 +154,17 @@ func printGateJSON(e *env, gr *loop.GateRun) error {
 			results[len(results)-1].Findings = r.Review.Findings
 		}
 	}
+	return results
+}
+
+// awaitingOf is the human gates of a gate run that await a person's
+// approval, each with its request.
+func awaitingOf(gr *loop.GateRun) []awaitingJSON {
 	awaiting := []awaitingJSON{}
 	for _, name := range gr.AwaitingApproval {
 		awaiting = append(awaiting, awaitingJSON{Gate: name, Issue: gr.Approvals[name]})
 	}
-	return e.printJSON(map[string]any{
-		"passed": ev.Passed, "results": results, "warnings": nonNil(ev.Warnings),
-		"resolved": nonNil(gr.Resolved), "feedback": gr.Feedback, "artifacts": gr.Dir,
-		"awaiting_approval": awaiting,
-	})
+	return awaiting
 }
 
 // printGateText prints a gate run for a person: the results table, the

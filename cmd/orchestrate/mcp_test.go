@@ -337,6 +337,7 @@ func TestMCPBadInput(t *testing.T) {
 		{"issue_add", map[string]any{"summary": "nul \x00"}, "NUL"},
 		{"issue_add", map[string]any{"summary": "x", "fields": map[string]string{"Status": "done"}}, "unknown status"},
 		{"issue_add", map[string]any{"summary": "x", "fields": map[string]string{"Retry-Count": "many"}}, "Retry-Count"},
+		{"issue_add", map[string]any{"summary": "x", "fields": map[string]string{"Priorty": "low"}}, "did you mean Priority"},
 		{"issue_add", map[string]any{"summary": "x", "fields": map[string]string{"A\nB": "1"}}, "field name"},
 		{"issue_add", map[string]any{"summary": "x", "extra": 1}, "validating"},
 		{"gates", map[string]any{"names": []string{"nosuch"}}, "nosuch"},

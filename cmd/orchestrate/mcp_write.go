@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/orchestrate-dev/orchestrate/claim"
-	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/remote"
@@ -20,30 +19,16 @@ type mcpGatesArgs struct {
 	Record bool     `json:"record,omitempty" jsonschema:"true: record the results as orchestrate gate does (file, record and resolve auto-retry issues, history rows); false (the default): only run and report, as orchestrate gate --no-record"`
 }
 
-// mcpGateResult is one gate's result.
-type mcpGateResult struct {
-	Name        string             `json:"name"`
-	Outcome     string             `json:"outcome" jsonschema:"pass, fail, timeout, error, skipped"`
-	Enforcement string             `json:"enforcement" jsonschema:"blocking, advisory, informational"`
-	ExitCode    int                `json:"exit_code"`
-	Duration    float64            `json:"duration_seconds"`
-	Reason      string             `json:"reason,omitempty" jsonschema:"why it did not pass"`
-	Log         string             `json:"log,omitempty" jsonschema:"its whole output's file"`
-	Issue       string             `json:"issue,omitempty" jsonschema:"the issue its failure was filed or recorded against (record: true)"`
-	Findings    []findings.Finding `json:"findings,omitempty" jsonschema:"a review gate's findings"`
-	Approval    string             `json:"approval,omitempty" jsonschema:"a human gate's approval request"`
-}
-
 // mcpGates is the gates tool's result: orchestrate gate --json's object.
 type mcpGates struct {
-	Passed           bool            `json:"passed" jsonschema:"every blocking gate passed"`
-	Recorded         bool            `json:"recorded" jsonschema:"the results went to the queue and the history"`
-	Results          []mcpGateResult `json:"results"`
-	Warnings         []string        `json:"warnings"`
-	Resolved         []string        `json:"resolved" jsonschema:"the issues resolved as their gates pass"`
-	Feedback         string          `json:"feedback" jsonschema:"what to fix, for the agent, when a blocking gate failed"`
-	Artifacts        string          `json:"artifacts" jsonschema:"the run's directory: logs, gate-results.json, summary.md"`
-	AwaitingApproval []awaitingJSON  `json:"awaiting_approval"`
+	Passed           bool             `json:"passed" jsonschema:"every blocking gate passed"`
+	Recorded         bool             `json:"recorded" jsonschema:"the results went to the queue and the history"`
+	Results          []gateResultJSON `json:"results"`
+	Warnings         []string         `json:"warnings"`
+	Resolved         []string         `json:"resolved" jsonschema:"the issues resolved as their gates pass"`
+	Feedback         string           `json:"feedback" jsonschema:"what to fix, for the agent, when a blocking gate failed"`
+	Artifacts        string           `json:"artifacts" jsonschema:"the run's directory: logs, gate-results.json, summary.md"`
+	AwaitingApproval []awaitingJSON   `json:"awaiting_approval"`
 }
 
 func addWriteTools(s *mcp.Server, e *env) {
@@ -94,22 +79,8 @@ func mcpGatesTool(e *env, in mcpGatesArgs) (mcpGates, error) {
 			e.notify("recording where the gates passed: " + err.Error())
 		}
 	}
-	out := mcpGates{Passed: ev.Passed, Recorded: in.Record, Results: []mcpGateResult{}, Warnings: nonNil(ev.Warnings),
-		Resolved: nonNil(gr.Resolved), Feedback: gr.Feedback, Artifacts: gr.Dir, AwaitingApproval: []awaitingJSON{}}
-	for i := range ev.Results {
-		r := &ev.Results[i]
-		res := mcpGateResult{Name: r.Name(), Outcome: string(r.Outcome), Enforcement: string(r.Enforcement()),
-			ExitCode: r.ExitCode, Duration: r.Duration.Seconds(), Reason: r.Reason(),
-			Log: r.LogPath, Issue: gr.Issues[r.Name()].ID, Approval: gr.Approvals[r.Name()]}
-		if r.Review != nil {
-			res.Findings = r.Review.Findings
-		}
-		out.Results = append(out.Results, res)
-	}
-	for _, name := range gr.AwaitingApproval {
-		out.AwaitingApproval = append(out.AwaitingApproval, awaitingJSON{Gate: name, Issue: gr.Approvals[name]})
-	}
-	return out, nil
+	return mcpGates{Passed: ev.Passed, Recorded: in.Record, Results: gateResults(gr), Warnings: nonNil(ev.Warnings),
+		Resolved: nonNil(gr.Resolved), Feedback: gr.Feedback, Artifacts: gr.Dir, AwaitingApproval: awaitingOf(gr)}, nil
 }
 
 type mcpIssueAddArgs struct {
@@ -145,6 +116,9 @@ func mcpIssueAdd(e *env, in mcpIssueAddArgs) (loop.Added, error) {
 			return loop.Added{}, err
 		}
 		if err := queue.CheckValue(k, ni.Fields[k]); err != nil {
+			return loop.Added{}, err
+		}
+		if err := checkFieldName(k, false); err != nil {
 			return loop.Added{}, err
 		}
 	}

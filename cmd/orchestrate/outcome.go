@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"strconv"
 )
 
@@ -52,6 +53,17 @@ func printOutcomeJSON(w io.Writer, err error) {
 	}
 	b = append(b, "}\n"...)
 	w.Write(b) //nolint:errcheck // the exit code says the outcome too
+}
+
+// stdoutFile is the file under the command's stdout (through the
+// countingWriter that run puts around it), when it is one.
+func (e *env) stdoutFile() (*os.File, bool) {
+	w := e.stdout
+	if c, ok := w.(*countingWriter); ok {
+		w = c.w
+	}
+	f, ok := w.(*os.File)
+	return f, ok
 }
 
 // countingWriter counts the bytes written through it.

@@ -294,9 +294,11 @@ func (p *runPrinter) step(s loop.Step) {
 		if p.closeProgress != nil {
 			p.closeProgress()
 		}
-		if s.Gates != nil { // nil: an issue the passing work resolved
-			_ = renderGateTable(p.w, s.Gates, false)
+		_ = renderGateTable(p.w, s.Gates, false)
+		for _, r := range s.Resolved {
+			fmt.Fprint(p.w, loop.SucceededMessage(r))
 		}
+	case loop.StepResolved:
 		for _, r := range s.Resolved {
 			fmt.Fprint(p.w, loop.SucceededMessage(r))
 		}

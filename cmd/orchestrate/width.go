@@ -15,11 +15,7 @@ import (
 // the terminal's when stdout is one, else $COLUMNS when it is set, else 0
 // (no bound: a file or a pipe gets every row whole).
 func termWidth(e *env) int {
-	w := e.stdout
-	if c, ok := w.(*countingWriter); ok {
-		w = c.w
-	}
-	if f, ok := w.(*os.File); ok {
+	if f, ok := e.stdoutFile(); ok {
 		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
 			return int(ws.Col)
 		}
