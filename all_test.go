@@ -34,6 +34,7 @@ var floors = map[string]int{
 	"internal/":  0, // atomic files, markdown patching, text cleaning, JSON settings, file problems, running git
 	"signature/": 0, // failure signatures
 	"findings/":  0, // findings parsed from tools' output
+	"results/":   0, // test-level results read from gates' output, judged against a baseline
 	"worktree/":  0, // an issue's git worktree: made, merged back, removed
 	"prompts/":   0, // the prompt templates
 	"agentcli/":  0, // the agent CLIs: profiles, outputs, hooks, trust
