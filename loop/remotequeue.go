@@ -68,6 +68,9 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		if err != nil {
 			return err
 		}
+		if err := checkShared(r, theirs); err != nil {
+			return err
+		}
 		ours, _, err := fsx.ReadFile(path)
 		if err != nil {
 			return err
@@ -105,6 +108,29 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		return r.Synced(ctx, synced)
 	}
 	return fmt.Errorf("syncing the queue with %s: every push lost to another machine's, %d times over: try again", r.Name(), syncTries)
+}
+
+// checkShared refuses the remote's queue when it has problems (an ID given
+// twice, a malformed field: what validate reports), before it is merged:
+// taken, it would leave this clone's queue refusing every write, and be
+// pushed on by it. The error is one line, naming the ref and its first
+// problem.
+func checkShared(r *remote.Remote, theirs remote.Queue) error {
+	if theirs.Sha == "" {
+		return nil
+	}
+	q := queue.Parse(theirs.Data)
+	if len(q.Problems) == 0 {
+		return nil
+	}
+	p := q.Problems[0]
+	p.File = remote.QueueFile
+	more := ""
+	if n := len(q.Problems) - 1; n > 0 {
+		more = fmt.Sprintf(" (and %d more)", n)
+	}
+	return fmt.Errorf("%s on %s (%.12s) is not a valid queue, not taken: %s%s; this clone's queue is left as it is, and nothing was pushed (see it: git fetch %s %s && git show FETCH_HEAD:%s)",
+		remote.QueueRef, r.Name(), theirs.Sha, p, more, r.Name(), remote.QueueRef, remote.QueueFile)
 }
 
 // mergeQueue merges what this machine changed in its queue (ours) since
