@@ -75,7 +75,7 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		if err != nil {
 			return err
 		}
-		merged, err := mergeQueue(path, r, base, ours, theirs)
+		merged, err := w.mergeQueue(path, r, base, ours, theirs)
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,8 @@ func checkShared(r *remote.Remote, theirs remote.Queue) error {
 
 // mergeQueue merges what this machine changed in its queue (ours) since
 // the last sync (base) with what the others pushed meanwhile (theirs).
-func mergeQueue(path string, r *remote.Remote, base remote.Queue, ours []byte, theirs remote.Queue) ([]byte, error) {
+// What both changed and one side lost is said, a warning each.
+func (w Workspace) mergeQueue(path string, r *remote.Remote, base remote.Queue, ours []byte, theirs remote.Queue) ([]byte, error) {
 	if theirs.Sha == "" || bytes.Equal(ours, theirs.Data) {
 		return ours, nil
 	}
@@ -143,9 +144,12 @@ func mergeQueue(path string, r *remote.Remote, base remote.Queue, ours []byte, t
 		return nil, fmt.Errorf("%s: this clone never synced its queue with the one on %s, and no commit holds it: what each side changed cannot be told; commit the queue both started from, or take the remote's (git fetch %s %s && git show FETCH_HEAD:%s > %s)",
 			path, r.Name(), r.Name(), remote.QueueRef, remote.QueueFile, path)
 	}
-	merged, err := queue.Merge3(base.Data, ours, theirs.Data)
+	merged, notes, err := queue.Merge3Notes(base.Data, ours, theirs.Data)
 	if err != nil {
 		return nil, syncError(path, r, err)
+	}
+	for _, n := range notes {
+		w.warn(fmt.Errorf("%s: merged with the queue on %s: %s", path, r.Name(), n))
 	}
 	return merged, nil
 }

@@ -73,3 +73,71 @@ func TestSyncRefusesACorruptSharedQueue(t *testing.T) {
 		t.Fatalf("the sync once the shared queue is repaired: %v", err)
 	}
 }
+
+// TestSyncKeepsAHandEditOfAnIssueWorkedElsewhere: a person changes a
+// field and adds one, by hand, on clone 0, on an issue clone 1 worked
+// meanwhile at a greater epoch (its claim, its counters and a section of
+// its text). The sync merges the two by field name: the person's fields
+// are kept, and so is clone 1's work, here and on the remote.
+func TestSyncKeepsAHandEditOfAnIssueWorkedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	bare, ws, rs := sharedClones(t, 2)
+	syncQueue(t, ws[0], rs[0])
+	syncQueue(t, ws[1], rs[1])
+	const id = "ISSUE-20241213-001"
+	if err := ws[1].updateIssue(ctx, id, func(is *queue.Issue) error {
+		is.Set(queue.FieldClaimedBy, "agent@elsewhere/1")
+		is.Set(queue.FieldLeaseEpoch, "3")
+		is.Set(queue.FieldRetryCount, "2")
+		is.Set(queue.FieldStatus, queue.StatusInProgress)
+		is.SetSection("Last failure", "FAIL: TestX (worked on machine 1)")
+		return nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	syncQueue(t, ws[1], rs[1])
+
+	// The person's edit on clone 0, by hand: a priority, and a new field.
+	path := ws[0].Path(QueueFile)
+	data, _ := os.ReadFile(path)
+	edited := bytes.Replace(data, []byte("| Priority | medium |\n"), []byte("| Priority | critical |\n| Owner | alice |\n"), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatalf("no Priority row in\n%s", data)
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syncQueue(t, ws[0], rs[0])
+
+	shared := gitIn(t, bare, "show", remote.QueueRef+":"+remote.QueueFile)
+	for where, text := range map[string]string{"clone 0": mustRead(t, path), "the remote": shared} {
+		q := queue.Parse([]byte(text))
+		is := q.Issue(id)
+		if is == nil {
+			t.Fatalf("%s: no %s in\n%s", where, id, text)
+		}
+		for _, f := range []struct{ name, want string }{
+			{queue.FieldPriority, "critical"}, {"Owner", "alice"}, // the person's
+			{queue.FieldLeaseEpoch, "3"}, {queue.FieldRetryCount, "2"}, {queue.FieldStatus, queue.StatusInProgress}, // clone 1's
+		} {
+			if got, _ := is.Get(f.name); got != f.want {
+				t.Errorf("%s: %s = %q; want %q", where, f.name, got, f.want)
+			}
+		}
+		if !strings.Contains(text, "worked on machine 1") {
+			t.Errorf("%s: clone 1's section is lost", where)
+		}
+		if t.Failed() {
+			t.Logf("%s:\n%s", where, text)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
