@@ -141,3 +141,58 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// TestSyncNeverReplacesAnIssueByAnotherOfItsID: on clone 0 a person
+// deletes an issue by hand and files a new one, which is given the ID
+// freed; clone 1 works the old issue meanwhile. The sync keeps both: the
+// old issue as clone 1 left it, the new one under an ID of its own.
+func TestSyncNeverReplacesAnIssueByAnotherOfItsID(t *testing.T) {
+	bare, ws, rs := sharedClones(t, 2)
+	addIssue(t, ws[1], ruleNow.Add(time.Minute), "clone 1's open issue")
+	syncQueue(t, ws[1], rs[1])
+	syncQueue(t, ws[0], rs[0])
+	const id = "ISSUE-20241213-002"
+	setStatus(t, ws[1], id, queue.StatusInProgress)
+	syncQueue(t, ws[1], rs[1])
+
+	path := ws[0].Path(QueueFile)
+	data := mustRead(t, path)
+	i := strings.Index(data, "## "+id)
+	if i < 0 {
+		t.Fatalf("no %s in\n%s", id, data)
+	}
+	if err := os.WriteFile(path, []byte(data[:i]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addIssue(t, ws[0], ruleNow.Add(2*time.Minute), "clone 0's new issue")
+	if q, _ := queue.Load(path); q.Issue(id) == nil {
+		t.Fatalf("the new issue did not get the freed ID %s:\n%s", id, mustRead(t, path))
+	}
+	syncQueue(t, ws[0], rs[0])
+	syncQueue(t, ws[1], rs[1])
+
+	for where, text := range map[string]string{
+		"clone 0": mustRead(t, path), "clone 1": mustRead(t, ws[1].Path(QueueFile)),
+		"the remote": gitIn(t, bare, "show", remote.QueueRef+":"+remote.QueueFile),
+	} {
+		q := queue.Parse([]byte(text))
+		if len(q.Problems) > 0 {
+			t.Errorf("%s: problems %v", where, q.Problems)
+		}
+		var old, fresh *queue.Issue
+		for _, is := range q.Issues {
+			switch s := is.Section(queue.SectionSummary); {
+			case s != nil && strings.Contains(s.Body(), "clone 1's open issue"):
+				old = is
+			case s != nil && strings.Contains(s.Body(), "clone 0's new issue"):
+				fresh = is
+			}
+		}
+		switch {
+		case old == nil || fresh == nil:
+			t.Errorf("%s: the old issue %v, the new one %v; want both:\n%s", where, old != nil, fresh != nil, text)
+		case old.ID != id || old.Status() != queue.StatusInProgress || fresh.ID == id:
+			t.Errorf("%s: the old issue is %s (%s), the new one %s; want %s in_progress, and another ID", where, old.ID, old.Status(), fresh.ID, id)
+		}
+	}
+}

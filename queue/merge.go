@@ -35,7 +35,8 @@ import (
 //     (Merge3Notes).
 //
 // Two issues added with one ID (two machines filed one each) are both
-// kept, ours with the next free number of its day. What cannot be told
+// kept, ours with the next free number of its day; so is an issue of ours
+// whose Created differs from the base's issue of its ID (see unlink). What cannot be told
 // apart so (both sides changed one row two ways, or rewrote the issue, at
 // one epoch) is a *MergeError that says where, and nothing is merged.
 func Merge3(base, ours, theirs []byte) ([]byte, error) {
@@ -48,7 +49,9 @@ func Merge3(base, ours, theirs []byte) ([]byte, error) {
 // the person to hear, so that no change is dropped unsaid.
 func Merge3Notes(base, ours, theirs []byte) (merged []byte, notes []string, err error) {
 	b, o, t := cutPieces(base), cutPieces(ours), cutPieces(theirs)
-	bm, om, tm := b.byKey(), o.byKey(), t.byKey()
+	bm, tm := b.byKey(), t.byKey()
+	o.unlink(bm)
+	om := o.byKey()
 	var out pieces
 	for _, p := range t {
 		bt, inB := bm[p.key]
@@ -80,8 +83,8 @@ func Merge3Notes(base, ours, theirs []byte) (merged []byte, notes []string, err 
 			continue
 		case inB && !inT && same(p.text, bt):
 			continue // removed there, not changed here
-		case inT:
-			p.text = renumber(p.text, p.key, out.ids())
+		case inT, p.reused:
+			p.text = renumber(p.text, string(Heading(p.text)), out.ids())
 			p.key = string(Heading(p.text))
 		}
 		out = out.insertAfter(after, p)
@@ -108,6 +111,35 @@ type piece struct {
 	key  string
 	text []byte
 	at   int
+	// reused: an issue of ours filed under the ID of another the base
+	// has (freed by a deletion by hand, then given again): see unlink.
+	reused bool
+}
+
+// unlink tells apart an issue of ours that has the ID of a base's issue
+// but is another (its Created differs): that one was deleted here, and
+// this one is new, to be renumbered, so that a merge never takes one
+// issue for another of the same ID.
+func (ps pieces) unlink(base map[string][]byte) {
+	for i, p := range ps {
+		b, ok := base[p.key]
+		if !ok || p.key == "" {
+			continue
+		}
+		if co, cb := createdOf(p.text), createdOf(b); co != "" && cb != "" && co != cb {
+			ps[i].key += "\x00reused"
+			ps[i].reused = true
+		}
+	}
+}
+
+// createdOf is the Created field of an issue's text, as written; "" when
+// it has none.
+func createdOf(text []byte) string {
+	if m := createdRow.FindSubmatch(text); m != nil {
+		return string(bytes.Trim(bytes.TrimSpace(m[1]), "`"))
+	}
+	return ""
 }
 
 type pieces []piece
@@ -547,6 +579,7 @@ var (
 	epochRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Epoch\s*\|\s*(\d+)\s*\|`)
 	untilRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Until\s*\|\s*([^|]*?)\s*\|`)
 	byRow      = regexp.MustCompile(`(?m)^\s*\|\s*Claimed-By\s*\|([^|\n]*)\|`)
+	createdRow = regexp.MustCompile(`(?m)^\s*\|\s*Created\s*\|([^|\n]*)\|`)
 	issueDayNo = regexp.MustCompile(`^(ISSUE-\d{8}-)(\d+)$`)
 )
 
