@@ -131,7 +131,9 @@
 //     (Fenced).
 //   - epochs.go: the epochs given to each issue's claims, kept apart from
 //     the queue (EpochsFile): a Lease-Epoch set back is set up again, so
-//     that no epoch is given twice (raiseEpochs, noteEpoch).
+//     that no epoch is given twice (raiseEpochs, noteEpoch); a takeover on
+//     a remote, learned, fences the old holder here (learnEpoch), and its
+//     changes are not shared (staleHere).
 //   - remote.go: claims on a git remote, for agents on several machines
 //     (remoteClaims): the remote's ref is the claim, mirrored into the
 //     queue (mirror); a ref that holds no record orchestrate wrote skipped

@@ -3,6 +3,7 @@ package loop
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -93,4 +94,32 @@ func raiseEpochs(q *queue.Queue, gs map[string]given) {
 			claim.Put(is, claim.Lease{Epoch: g.epoch})
 		}
 	}
+}
+
+// learnEpoch notes in EpochsFile the lease l of issue id, as the remote
+// holds it, under the lock: a claim taken over elsewhere, which fences
+// its old holder here from then on.
+func (w Workspace) learnEpoch(ctx context.Context, id string, l claim.Lease) error {
+	return w.withLock(ctx, func() error {
+		gs, err := w.givenEpochs()
+		if err != nil {
+			return err
+		}
+		return w.noteEpoch(gs, id, l)
+	})
+}
+
+// staleHere returns the issues of ours whose claim this machine knows was
+// taken over elsewhere: EpochsFile holds a greater epoch than the queue's,
+// given to another holder. What the queue's holder changed of them since
+// the last sync was written fenced, and is not to be shared (see
+// queue.Revert).
+func staleHere(ours []byte, gs map[string]given) []string {
+	var ids []string
+	for _, is := range queue.Parse(ours).Issues {
+		if l, g := claim.Of(is), gs[is.ID]; l.Holder != "" && l.Epoch < g.epoch && l.Holder != g.holder {
+			ids = append(ids, is.ID)
+		}
+	}
+	return ids
 }

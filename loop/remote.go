@@ -236,6 +236,15 @@ func (w Workspace) changeOn(ctx context.Context, r *remote.Remote, now time.Time
 	if skew != nil && !errors.Is(err, skew) && w.Notify != nil {
 		w.Notify("warning: " + skew.Error())
 	}
+	var fenced *claim.FencedError
+	if errors.As(err, &fenced) {
+		// Taken over on the remote: this machine's queue may not know
+		// yet. The epoch is noted, so that the old holder's writes are
+		// refused here too, and its changes not shared (SyncQueue).
+		if nerr := w.learnEpoch(ctx, id, fenced.Lease); nerr != nil {
+			w.warn(nerr)
+		}
+	}
 	return c, err
 }
 

@@ -62,6 +62,10 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 			base = seen
 		}
 	}
+	given, err := w.givenEpochs()
+	if err != nil {
+		return err
+	}
 	host := w.historyHost(ctx, r)
 	for range syncTries {
 		theirs, err := r.FetchQueue(ctx)
@@ -75,7 +79,8 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		if err != nil {
 			return err
 		}
-		merged, err := w.mergeQueue(path, r, base, ours, theirs)
+		stale := append(staleHere(base.Data, given), staleHere(ours, given)...)
+		merged, err := w.mergeQueue(path, r, base, w.unfenced(path, ours, base.Data, stale, given), theirs)
 		if err != nil {
 			return err
 		}
@@ -108,6 +113,21 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		return r.Synced(ctx, synced)
 	}
 	return fmt.Errorf("syncing the queue with %s: every push lost to another machine's, %d times over: try again", r.Name(), syncTries)
+}
+
+// unfenced is ours without the changes made since the last sync (base)
+// to the issues stale, whose claim was taken over elsewhere (see
+// staleHere): their old holder wrote them, fenced. Each issue put back is
+// said.
+func (w Workspace) unfenced(path string, ours, base []byte, stale []string, gs map[string]given) []byte {
+	if len(stale) == 0 {
+		return ours
+	}
+	kept, back := queue.Revert(ours, base, stale)
+	for _, id := range back {
+		w.warn(fmt.Errorf("%s: %s: the changes made here since the last sync are undone, not shared: its claim was taken over (epoch %d, %s), and they were written by the holder it was taken from", path, id, gs[id].epoch, gs[id].holder))
+	}
+	return kept
 }
 
 // checkShared refuses the remote's queue when it has problems (an ID given

@@ -3,12 +3,14 @@ package loop
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/remote"
 )
@@ -194,5 +196,45 @@ func TestSyncNeverReplacesAnIssueByAnotherOfItsID(t *testing.T) {
 		case old.ID != id || old.Status() != queue.StatusInProgress || fresh.ID == id:
 			t.Errorf("%s: the old issue is %s (%s), the new one %s; want %s in_progress, and another ID", where, old.ID, old.Status(), fresh.ID, id)
 		}
+	}
+}
+
+// TestTakenOverOnTheRemoteFencedHere: machine 1 takes over machine 0's
+// claim on the remote. Machine 0's holder, told so when it renews, is
+// fenced in machine 0's queue too; and what it wrote there before it knew
+// is not pushed by machine 0's next sync.
+func TestTakenOverOnTheRemoteFencedHere(t *testing.T) {
+	ctx := context.Background()
+	bare, ws, rs := sharedClones(t, 2)
+	syncQueue(t, ws[0], rs[0])
+	syncQueue(t, ws[1], rs[1])
+	const id = "ISSUE-20241213-001"
+	now := ruleNow.Add(time.Minute)
+	a, err := ws[0].Claims(rs[0]).Claim(ctx, now, id, "a1@elsewhere/1", time.Hour, false)
+	if err != nil || a.Epoch != 1 {
+		t.Fatalf("machine 0's claim: %+v, %v", a, err)
+	}
+	syncQueue(t, ws[0], rs[0])
+	if b, err := ws[1].Claims(rs[1]).Claim(ctx, now, id, "b1@elsewhere/2", time.Hour, true); err != nil || b.Epoch != 2 {
+		t.Fatalf("machine 1's takeover: %+v, %v", b, err)
+	}
+	old := ws[0].Fenced(id, 1)
+	// Before it knows: a write at its epoch, which only the remote can
+	// refuse.
+	if err := old.updateIssue(ctx, id, func(is *queue.Issue) error { is.Set(queue.FieldRetryCount, "7"); return nil }, nil); err != nil {
+		t.Fatalf("the old holder's write before it knew: %v", err)
+	}
+	if _, err := ws[0].Claims(rs[0]).Fenced(id, 1).Renew(ctx, now, id, "a1@elsewhere/1", 1, time.Hour); !errors.Is(err, claim.ErrFenced) {
+		t.Fatalf("the old holder's renewal: %v; want it fenced", err)
+	}
+	err = old.updateIssue(ctx, id, func(is *queue.Issue) error { is.Set(queue.FieldStatus, queue.StatusResolved); return nil }, nil)
+	if !errors.Is(err, claim.ErrFenced) {
+		t.Errorf("the old holder's write once it knew: %v; want it fenced", err)
+	}
+	syncQueue(t, ws[0], rs[0])
+	shared := gitIn(t, bare, "show", remote.QueueRef+":"+remote.QueueFile)
+	is := queue.Parse([]byte(shared)).Issue(id)
+	if got, _ := is.Get(queue.FieldRetryCount); got == "7" || is.Status() == queue.StatusResolved {
+		t.Errorf("the old holder's writes were pushed: Retry-Count %q, Status %q:\n%s", got, is.Status(), shared)
 	}
 }

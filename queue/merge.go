@@ -93,6 +93,25 @@ func Merge3Notes(base, ours, theirs []byte) (merged []byte, notes []string, err 
 	return out.join(), notes, nil
 }
 
+// Revert puts back, in ours, the issues ids as base has them, where they
+// differ: the changes made to them since base are undone. An issue base
+// has not is left as it is. It returns the text and the IDs it put back.
+func Revert(ours, base []byte, ids []string) ([]byte, []string) {
+	o, bm := cutPieces(ours), cutPieces(base).byKey()
+	var back []string
+	for i, p := range o {
+		id := strings.TrimPrefix(p.key, "## ")
+		if b, ok := bm[p.key]; ok && slices.Contains(ids, id) && !same(p.text, b) {
+			o[i].text = append(bytes.Clone(trimEnd(b)), p.text[len(trimEnd(p.text)):]...)
+			back = append(back, id)
+		}
+	}
+	if len(back) == 0 {
+		return ours, nil
+	}
+	return o.join(), back
+}
+
 // MergeError is an issue both sides changed in ways Merge3 cannot tell
 // apart.
 type MergeError struct {
