@@ -146,7 +146,6 @@ func TestRemoteClaimClockSkew(t *testing.T) {
 		{"written 95s ahead", 0, 95 * time.Second, 95},
 	} {
 		put("b1@elsewhere/1", now.Add(c.since), now.Add(c.written))
-		before, _ := os.ReadFile(queueFile)
 		out, code := orch[0](env, "claim", "--next", "--as", fmt.Sprintf("a%d", i), "--remote", "origin")
 		if c.ahead == 0 {
 			if code != 0 || !strings.Contains(out, "claimed "+id1+":") {
@@ -157,7 +156,7 @@ func TestRemoteClaimClockSkew(t *testing.T) {
 			}
 			continue
 		}
-		before, _ = os.ReadFile(queueFile)
+		before, _ := os.ReadFile(queueFile)
 		if out, code := orch[0](env, "claim", id2, "--as", "p", "--force", "--remote", "origin"); code != 1 || out != skewLine(id2, c.ahead) {
 			t.Errorf("%s: claim --force: exit %d:\n%s", c.name, code, out)
 		}

@@ -304,6 +304,19 @@ func readsAs(f *os.File, data []byte) (bool, error) {
 // cleaner at that very moment.
 var afterExchange = func(tmp string) {}
 
+// current is the file about to be replaced, as lockCurrent found
+// it.
+type current struct {
+	same   bool                 // it holds what was read
+	busy   bool                 // another program has it open for writing
+	verify func() (bool, error) // see lockCurrent
+	unlock func()
+	// kept reports whether no other program opened the file to write it
+	// since it was looked at; an in-place writer that did now writes into
+	// the content a replace displaced, which is to be put back.
+	kept func() bool
+}
+
 // lockCurrent is holds(path, old, exists) for a file about to be replaced
 // by an exchange, which moves the content displaced to the temporary
 // file's name: there, a cleaner (RemoveStaleTemps) would take it for a
@@ -318,32 +331,14 @@ var afterExchange = func(tmp string) {}
 // all it displaced, which undoes it should the stamp have been wrong. A
 // replace that cannot exchange compares first: verify does, when the
 // content was not compared here.
-func lockCurrent(path string, old []byte, exists bool, st Stamp) (same bool, verify func() (bool, error), unlock func(), err error) {
-	c, err := lockCurrentLeased(path, old, exists, st)
-	return c.same, c.verify, c.unlock, err
-}
-
-// current is the file about to be replaced, as lockCurrentLeased found
-// it.
-type current struct {
-	same   bool                 // it holds what was read
-	busy   bool                 // another program has it open for writing
-	verify func() (bool, error) // see lockCurrent
-	unlock func()
-	// kept reports whether no other program opened the file to write it
-	// since it was looked at; an in-place writer that did now writes into
-	// the content a replace displaced, which is to be put back.
-	kept func() bool
-}
-
-// lockCurrentLeased is lockCurrent, with a read lease on the file where
-// the system gives one (Linux, to the file's owner): a file another
-// program has open for writing (an in-place save under way, or paused
-// between two of its writes) is busy, and what was read of it may be a
-// torn part of what is being written. The lease also tells of a program
-// that opens the file to write it after the look (see current.kept): its
-// open waits until the lease is let go.
-func lockCurrentLeased(path string, old []byte, exists bool, st Stamp) (current, error) {
+//
+// It takes a read lease on the file where the system gives one (Linux,
+// to the file's owner): a file another program has open for writing (an
+// in-place save under way, or paused between two of its writes) is busy,
+// and what was read of it may be a torn part of what is being written.
+// The lease also tells of a program that opens the file to write it after
+// the look (see current.kept): its open waits until the lease is let go.
+func lockCurrent(path string, old []byte, exists bool, st Stamp) (current, error) {
 	nothing := func() {}
 	sure := func() (bool, error) { return true, nil }
 	always := func() bool { return true }
@@ -533,7 +528,7 @@ func replace(path string, old []byte, exists bool, st Stamp, data [][]byte) (sam
 	if err != nil {
 		return false, false, err
 	}
-	cur, err := lockCurrentLeased(path, old, exists, st)
+	cur, err := lockCurrent(path, old, exists, st)
 	same = cur.same
 	if err == nil && same {
 		var exchanged bool

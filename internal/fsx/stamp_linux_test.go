@@ -31,7 +31,8 @@ func TestStampSkipsTheCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := []byte("mine!!\n") // what the caller read: as long, other bytes
-	same, verify, unlock, err := lockCurrent(path, read, true, stampNow(t, path))
+	c, err := lockCurrent(path, read, true, stampNow(t, path))
+	same, verify, unlock := c.same, c.verify, c.unlock
 	if err != nil || !same {
 		t.Fatalf("with the file's stamp: same %v, err %v; want taken for the same", same, err)
 	}
@@ -40,7 +41,8 @@ func TestStampSkipsTheCompare(t *testing.T) {
 	}
 	unlock()
 	for _, st := range []Stamp{{}, {size: 7}} {
-		same, verify, unlock, err = lockCurrent(path, read, true, st)
+		c, err = lockCurrent(path, read, true, st)
+		same, verify, unlock = c.same, c.verify, c.unlock
 		if err != nil || same {
 			t.Errorf("with stamp %+v: same %v, err %v; want compared and found changed", st, same, err)
 		}
