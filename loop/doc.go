@@ -44,6 +44,17 @@
 //     attempt count, from the first failing blocking gate with an issue
 //     (attemptOf); the gate results and the summary of seed 001 for the
 //     whole fix cycle (previousAttempts).
+//   - judge.go: an attempt judged by its issue (judgeClaimed,
+//     JudgeClaimed): the gates' test-level results (reportsOf), the units
+//     an issue holds (ownUnits: its Tests, or the gate that filed it), the
+//     failures that count against it and none other recorded, signed and
+//     fed back (verdictFailure, judgedEvaluation), the tests an issue
+//     without any learns from a pass (learn); with the open issues, each
+//     issue whose tests pass with nothing regressed resolved while the
+//     others go on (resolveHeld).
+//   - baseline.go: the gates' results on the commit the work starts from,
+//     kept by tree and gates' config in runs/baseline/ (TakeBaseline,
+//     KeptBaseline, keepBaseline).
 //   - seen.go: each failure an issue saw, for the feedback's already tried
 //     (noteFailureSeen, failuresSeen): its failing tests in the output's
 //     order (headlines), and what tells two of them apart

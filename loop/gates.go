@@ -17,6 +17,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
@@ -51,6 +52,15 @@ type GateRun struct {
 	// be run or read (twice), why: not the agent's to fix, so no issue is
 	// filed for it; a person is told.
 	ReviewerErrors []string
+
+	// Reports are the blocking gates' test-level results (see reportsOf).
+	Reports []results.Report
+	// Verdict, for an attempt at a claimed issue judged against a
+	// baseline (GateOptions.Baseline), is what it comes to; nil when the
+	// attempt was not judged by its issue.
+	Verdict *results.Verdict
+	// counted are the failures that count against the judged issue.
+	counted []results.Failed
 }
 
 // OnlyReviewerErrors reports whether every blocking failure is a
@@ -75,8 +85,15 @@ func reviewerError(r *gate.Result) bool {
 	return r.Gate.IsReview() && r.Outcome == gate.Errored
 }
 
-// Failed reports whether a blocking gate failed: the agent has work to do.
-func (gr *GateRun) Failed() bool { return len(gr.Evaluation.Failures()) > 0 }
+// Failed reports whether a blocking gate failed, or, for an attempt
+// judged by its issue, whether the verdict is not a pass: the agent has
+// work to do.
+func (gr *GateRun) Failed() bool {
+	if gr.Verdict != nil {
+		return !gr.Verdict.Pass
+	}
+	return len(gr.Evaluation.Failures()) > 0
+}
 
 // GateOptions tunes RunGates.
 type GateOptions struct {
@@ -106,6 +123,11 @@ type GateOptions struct {
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
 	Dir string
+	// Baseline, with Issue, are the results of the commit the work started
+	// from: the attempt is judged by its issue against them (see
+	// results.Judge), and only the failures that count against the issue
+	// are recorded and fed back.
+	Baseline *BaseResults
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
@@ -150,6 +172,12 @@ func (w Workspace) evaluateGates(ctx context.Context, now func() time.Time, opt 
 	humans, err := w.evaluate(ctx, now, cfg, gates, gr, opt)
 	if err != nil {
 		return nil, err
+	}
+	gr.Reports = reportsOf(gr.Evaluation)
+	if opt.Issue != "" && opt.Baseline != nil {
+		if err := w.judgeClaimed(direct{w}, gr, opt.Issue, opt.Baseline.Reports); err != nil {
+			return nil, err
+		}
 	}
 	return &gateStep{w: w, now: now, cfg: cfg, opt: opt, gr: gr, run: run, humans: humans, sigs: map[string]string{}}, nil
 }
@@ -307,10 +335,19 @@ func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id s
 // recordClaimed is recordClaimedFailure through tx.
 func (w Workspace) recordClaimed(ctx context.Context, tx queueTx, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
 	failed := slices.DeleteFunc(gr.Evaluation.Failures(), func(r gate.Result) bool { return reviewerError(&r) })
+	var f Failure
+	if gr.Verdict != nil {
+		if gr.Verdict.Pass {
+			return w.learn(ctx, tx, id, gr.Verdict)
+		}
+		if f, failed = verdictFailure(gr); failed == nil {
+			return w.recordVerdict(ctx, tx, now, id, gr, f, sigs)
+		}
+	}
 	if len(failed) == 0 {
 		return nil
 	}
-	f, _ := gateFailure(&failed[0])
+	f, _ = gateFailure(&failed[0])
 	f.Summary = ""
 	if len(failed) > 1 {
 		var out bytes.Buffer
@@ -435,7 +472,11 @@ func (s *gateStep) writeArtifacts() error {
 	// The feedback of a failed evaluation is kept with the artifacts.
 	var extra []gate.File
 	if gr.Failed() {
-		data := gate.NewFeedback(ev, gate.FeedbackInput{
+		told := ev
+		if gr.Verdict != nil {
+			told = judgedEvaluation(gr)
+		}
+		data := gate.NewFeedback(told, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
 			Signatures: s.sigs, Tried: tried(s.tx, gr),
 		})

@@ -133,8 +133,9 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
+	bases := &baselines{w: w, repo: repo, now: opt.Now}
 	p := &pool{w: w, opt: opt, cfg: cfg, started: run, repo: repo, branch: branch, land: land, claims: w.Claims(opt.Remote), rel: rel, res: res,
-		given: map[string]bool{}, train: &train{repo: repo, land: land}}
+		given: map[string]bool{}, bases: bases, train: &train{repo: repo, land: land, bases: bases}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	err = p.end(ctx)
@@ -215,6 +216,7 @@ type pool struct {
 	claims  loop.Claims // the claims: here, or on the remote
 	rel     string
 	train   *train
+	bases   *baselines // the results each agent's work is judged against
 
 	mu    sync.Mutex
 	res   *Result
@@ -406,6 +408,11 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		release()
 		return nil, err
 	}
+	bl, err := p.bases.of(ctx, base)
+	if err != nil {
+		release()
+		return nil, err
+	}
 	tree, err := p.takeUp(ctx, c.ID, base)
 	if err != nil {
 		release()
@@ -433,6 +440,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		}
 	}
 	opt := p.opt.RunOptions
+	opt.Baseline = bl
 	if opt.Step != nil {
 		opt.Step = func(s loop.Step) {
 			s.Worker, s.Issue = name, c.ID
