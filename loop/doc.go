@@ -48,7 +48,8 @@
 //     JudgeClaimed): the gates' test-level results (reportsOf), the units
 //     an issue holds (ownUnits: its Tests, or the gate that filed it), the
 //     failures that count against it and none other recorded, signed and
-//     fed back (verdictFailure, judgedEvaluation), the tests an issue
+//     fed back (recordClaimed, verdictFailure, judgedEvaluation), or, not
+//     judged, every blocking gate's failure as one; the tests an issue
 //     without any learns from a pass (learn); with the open issues, each
 //     issue whose tests pass with nothing regressed resolved while the
 //     others go on (resolveHeld).

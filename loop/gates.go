@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/results"
-	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // GateRun is what one evaluation of the gates did.
@@ -321,60 +319,6 @@ func (s *gateStep) recordResults(ctx context.Context) ([]analytics.Event, error)
 // issue (see GateOptions.Issue and Workspace.recordClaimedFailure).
 func (s *gateStep) recordClaimed(ctx context.Context) error {
 	return s.w.recordClaimed(ctx, s.tx, s.now(), s.opt.Issue, s.gr, s.sigs)
-}
-
-// recordClaimedFailure records the blocking gates' failures of gr against
-// issue id as one failure: their outputs in config order, so that the same
-// gates failing the same way are the same signature, and one loop is one
-// attempt. It notes the issue of each failed gate in gr.Issues (and its
-// signature in sigs, when given).
-func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
-	return w.recordClaimed(ctx, direct{w}, now, id, gr, sigs)
-}
-
-// recordClaimed is recordClaimedFailure through tx.
-func (w Workspace) recordClaimed(ctx context.Context, tx queueTx, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
-	failed := slices.DeleteFunc(gr.Evaluation.Failures(), func(r gate.Result) bool { return reviewerError(&r) })
-	var f Failure
-	if gr.Verdict != nil {
-		if gr.Verdict.Pass {
-			return w.learn(ctx, tx, id, gr.Verdict)
-		}
-		if f, failed = verdictFailure(gr); failed == nil {
-			return w.recordVerdict(ctx, tx, now, id, gr, f, sigs)
-		}
-	}
-	if len(failed) == 0 {
-		return nil
-	}
-	f, _ = gateFailure(&failed[0])
-	f.Summary = ""
-	if len(failed) > 1 {
-		var out bytes.Buffer
-		var code *int
-		for i := range failed {
-			g, _ := gateFailure(&failed[i])
-			fmt.Fprintf(&out, "== gate %s ==\n%s\n", failed[i].Name(), g.Output)
-			if code == nil && g.Class() != signature.Infra {
-				code = g.ExitCode
-			}
-		}
-		if code == nil {
-			code = f.ExitCode
-		}
-		f = Failure{Output: out.Bytes(), ExitCode: code}
-	}
-	rec, err := w.record(ctx, tx, now, id, f)
-	if err != nil {
-		return err
-	}
-	for i := range failed {
-		gr.Issues[failed[i].Name()] = Added{ID: rec.ID, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}
-		if sigs != nil {
-			sigs[failed[i].Name()] = rec.Signature
-		}
-	}
-	return nil
 }
 
 // gateEvent is the history row of a gate's result, before its issue.

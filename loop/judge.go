@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/internal/git"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/results"
+	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
 // reportsOf returns the test-level results of an evaluation's blocking
@@ -122,7 +124,7 @@ func (gr *GateRun) Passed() bool {
 // results.Text of what counts, signed as results.Sign signs it; or, when
 // all that counts are whole gates whose output was not read as tests,
 // those gates' failures as an evaluation of them records them.
-func verdictFailure(gr *GateRun) (Failure, []gate.Result) {
+func verdictFailure(gr *GateRun, opt signature.Options) (Failure, []gate.Result) {
 	var whole []gate.Result
 	for _, f := range gr.counted {
 		r := resultOf(gr.Evaluation, f.Gate)
@@ -138,10 +140,65 @@ func verdictFailure(gr *GateRun) (Failure, []gate.Result) {
 		return Failure{}, whole
 	}
 	f := Failure{Output: []byte(results.Text(gr.counted))}
+	f.signed[0], f.signed[1] = results.Sign(gr.counted, opt)
 	if gates := countedGates(gr); len(gates) == 1 {
 		f.Gate = gates[0]
 	}
 	return f, nil
+}
+
+// recordClaimedFailure records the blocking gates' failures of gr against
+// issue id as one failure: their outputs in config order, so that the same
+// gates failing the same way are the same signature, and one loop is one
+// attempt. It notes the issue of each failed gate in gr.Issues (and its
+// signature in sigs, when given).
+func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
+	return w.recordClaimed(ctx, direct{w}, now, id, gr, sigs)
+}
+
+// recordClaimed is recordClaimedFailure through tx.
+func (w Workspace) recordClaimed(ctx context.Context, tx queueTx, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
+	failed := slices.DeleteFunc(gr.Evaluation.Failures(), func(r gate.Result) bool { return reviewerError(&r) })
+	var f Failure
+	if gr.Verdict != nil {
+		if gr.Verdict.Pass {
+			return w.learn(ctx, tx, id, gr.Verdict)
+		}
+		if f, failed = verdictFailure(gr, w.SignatureOptions()); failed == nil {
+			return w.recordVerdict(ctx, tx, now, id, gr, f, sigs)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	f, _ = gateFailure(&failed[0])
+	f.Summary = ""
+	if len(failed) > 1 {
+		var out bytes.Buffer
+		var code *int
+		for i := range failed {
+			g, _ := gateFailure(&failed[i])
+			fmt.Fprintf(&out, "== gate %s ==\n%s\n", failed[i].Name(), g.Output)
+			if code == nil && g.Class() != signature.Infra {
+				code = g.ExitCode
+			}
+		}
+		if code == nil {
+			code = f.ExitCode
+		}
+		f = Failure{Output: out.Bytes(), ExitCode: code}
+	}
+	rec, err := w.record(ctx, tx, now, id, f)
+	if err != nil {
+		return err
+	}
+	for i := range failed {
+		gr.Issues[failed[i].Name()] = Added{ID: rec.ID, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}
+		if sigs != nil {
+			sigs[failed[i].Name()] = rec.Signature
+		}
+	}
+	return nil
 }
 
 // recordVerdict records f, the failure of a judged attempt, against the

@@ -68,7 +68,7 @@ func TestVerdictFailureSignsOwnUnits(t *testing.T) {
 		if err := w.JudgeClaimed(gr, ids[0], base); err != nil {
 			t.Fatal(err)
 		}
-		f, whole := verdictFailure(gr)
+		f, whole := verdictFailure(gr, w.SignatureOptions())
 		if whole != nil {
 			t.Fatalf("verdictFailure fell back to the whole gate %v", whole)
 		}

@@ -403,12 +403,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 			w.Warn(fmt.Errorf("releasing %s: %w", c.ID, err))
 		}
 	}
-	base, err := p.land.Head(ctx)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	bl, err := p.bases.of(ctx, base)
+	base, bl, err := p.startOf(ctx)
 	if err != nil {
 		release()
 		return nil, err
@@ -475,6 +470,17 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 	}
 	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")
 	return wk, err
+}
+
+// startOf returns the commit an agent's work starts from, the branch's
+// head, and its baseline, what the work is judged against.
+func (p *pool) startOf(ctx context.Context) (string, *loop.BaseResults, error) {
+	base, err := p.land.Head(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	bl, err := p.bases.of(ctx, base)
+	return base, bl, err
 }
 
 // takeUp makes the worktree of issue id on base. On a remote, the work
