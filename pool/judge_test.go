@@ -10,6 +10,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
 // gateIssues files an issue per gate, as the gate files its failure:
@@ -46,11 +47,12 @@ func judgedRepo(t *testing.T, trees, more string) loop.Workspace {
 // fixes its own alone, and its pass lands while the other two still fail
 // on its tree. Each is launched once, merged in a commit of its own. The
 // baseline costs one evaluation of the gates for the run, not one per
-// agent, and is kept by tree.
+// agent, and is kept by tree: a later run on the same tree pays nothing.
 func TestAgentsJudgedByTheirIssue(t *testing.T) {
 	trees := t.TempDir()
 	w := judgedRepo(t, trees, "true")
 	gateIssues(t, w, "a", "b", "c")
+	start := gitIn(t, w.Root(), "rev-parse", "main")
 	res := runAgents(t, w, 3)
 	if res.Outcome != loop.RunPassed || len(res.Merged) != 3 {
 		t.Fatalf("RunAgents = %s %q, merged %v", res.Outcome, res.Reason, res.Merged)
@@ -65,6 +67,15 @@ func TestAgentsJudgedByTheirIssue(t *testing.T) {
 		if strings.Count(log, g+".ok") != 1 {
 			t.Errorf("%s.ok is not in one commit of its own:\n%s", g, log)
 		}
+	}
+	// A later run on the same tree reads the baseline kept.
+	repo, err := worktree.Open(context.Background(), w.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.Base = trees
+	if _, err := (&baselines{w: w, repo: repo, now: time.Now}).of(context.Background(), start); err != nil {
+		t.Fatal(err)
 	}
 	ran, _ := os.ReadFile(filepath.Join(w.Root(), "ran"))
 	base := 0
