@@ -55,7 +55,7 @@ type Reader struct {
 // opt normalizes the failure blocks for their signatures.
 func NewReader(gate string, opt signature.Options) *Reader {
 	return &Reader{gate: gate, opt: opt, parsers: []parser{
-		newGoJSON(), newGoText(), newPytest(), newJest(), newVitest(), newNode(), newCargo(), newLint(),
+		newGoJSON(), newGoText(), newPytest(), newJest(), newVitest(), newNode(opt), newCargo(), newLint(opt),
 	}, keep: headTail{max: MaxBlock / 2}}
 }
 

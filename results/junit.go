@@ -1,0 +1,91 @@
+package results
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"strings"
+
+	"github.com/orchestrate-dev/orchestrate/signature"
+)
+
+// junitSuite is a <testsuite>, which may hold more suites (<testsuites>
+// is one too: the same fields).
+type junitSuite struct {
+	Suites []junitSuite `xml:"testsuite"`
+	Cases  []junitCase  `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string         `xml:"name,attr"`
+	Classname string         `xml:"classname,attr"`
+	Failures  []junitProblem `xml:"failure"`
+	Errors    []junitProblem `xml:"error"`
+	Skipped   *struct{}      `xml:"skipped"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// ReadJUnit reads a JUnit XML report (from a file a gate wrote): a unit is
+// a test case, its ID "CLASSNAME NAME" (NAME alone without a class name),
+// its block the messages and text of its failures and errors. Whether the
+// gate failed is what the report says. A report that cannot be read is one
+// failure of the whole gate, of no runner.
+func ReadJUnit(gate string, data []byte, opt signature.Options) Report {
+	rep, err := readJUnit(gate, data, nil, opt)
+	if err != nil {
+		r := NewReader(gate, opt)
+		r.keep.write(data)
+		return r.build(Report{Gate: gate, Whole: true}, nil, nil)
+	}
+	return rep
+}
+
+func readJUnit(gate string, data []byte, failed *bool, opt signature.Options) (Report, error) {
+	var root junitSuite
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	dec.Strict = false
+	if err := dec.Decode(&root); err != nil {
+		return Report{}, errors.New("it is not XML: " + err.Error())
+	}
+	u := newUnits()
+	n := junitCases(&root, u)
+	if n == 0 {
+		return Report{}, errors.New("it holds no test case")
+	}
+	r := NewReader(gate, opt)
+	return r.build(Report{Gate: gate, Runner: "junit"}, u, failed), nil
+}
+
+// junitCases reads the cases of s and of the suites in it, and returns
+// how many it read.
+func junitCases(s *junitSuite, u *units) int {
+	n := len(s.Cases)
+	for _, c := range s.Cases {
+		id := strings.TrimSpace(c.Classname + " " + c.Name)
+		problems := append(append([]junitProblem(nil), c.Failures...), c.Errors...)
+		if len(problems) == 0 {
+			if c.Skipped == nil {
+				u.pass(id)
+			}
+			continue
+		}
+		b, _ := u.fail(id)
+		for _, p := range problems {
+			if head := strings.TrimSpace(strings.TrimSpace(p.Type + ": " + p.Message)); head != ":" {
+				b.add(strings.TrimPrefix(head, ": "))
+			}
+			if t := strings.Trim(p.Text, "\n"); t != "" {
+				b.add(t)
+			}
+		}
+	}
+	for i := range s.Suites {
+		n += junitCases(&s.Suites[i], u)
+	}
+	return n
+}
