@@ -35,6 +35,7 @@ type goText struct {
 	u      *units
 	seen   bool
 	failed []*goTest // the failed tests of the package being read
+	more   int       // and those past MaxUnits
 	passed []string
 	// running holds the output of each test started and not done (-v).
 	running map[string]*boundedText
@@ -101,9 +102,7 @@ func (g *goText) result(sub bool, verb, name, l string) {
 		if out != nil {
 			t.block.add(strings.TrimRight(out.String(), "\n"))
 		}
-		if len(g.failed) < MaxUnits {
-			g.failed = append(g.failed, t)
-		}
+		g.keep(t)
 		g.inFail = t
 	case "PASS":
 		g.inFail = nil
@@ -144,6 +143,15 @@ func (g *goText) other(l string) {
 	}
 }
 
+// keep keeps a failed test of the package, or counts it past MaxUnits.
+func (g *goText) keep(t *goTest) {
+	if len(g.failed) < MaxUnits {
+		g.failed = append(g.failed, t)
+	} else {
+		g.more++
+	}
+}
+
 // startPanic keeps a panic's lines in the block of the test that panicked:
 // the last one reported failed, else the one running.
 func (g *goText) startPanic(l string) {
@@ -153,9 +161,7 @@ func (g *goText) startPanic(l string) {
 		if out := g.running[g.current]; out != nil {
 			t.block.add(strings.TrimRight(out.String(), "\n"))
 		}
-		if len(g.failed) < MaxUnits {
-			g.failed = append(g.failed, t)
-		}
+		g.keep(t)
 	}
 	if t == nil {
 		t = &goTest{} // outside any test: the package's
@@ -184,6 +190,8 @@ func (g *goText) flush(pkg string) {
 			*b = t.block
 		}
 	}
+	g.u.more += g.more
+	g.more = 0
 	for _, name := range g.passed {
 		g.u.pass(strings.TrimSpace(pkg + " " + name))
 	}
@@ -192,7 +200,7 @@ func (g *goText) flush(pkg string) {
 }
 
 func (g *goText) finish() *units {
-	if len(g.failed) > 0 || len(g.passed) > 0 {
+	if len(g.failed) > 0 || len(g.passed) > 0 || g.more > 0 {
 		g.flush("") // the package's line never came: the output was cut
 	}
 	return g.u

@@ -71,7 +71,7 @@ func (t *boundedText) add(l string) {
 	if t == nil || t.cut {
 		return
 	}
-	if len(t.b)+len(l)+1 > MaxBlock {
+	if len(t.b)+len(l)+1 > MaxBlock-len(cutNote)-1 {
 		t.cut = true
 		t.b = append(t.b, cutNote+"\n"...)
 		return
