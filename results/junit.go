@@ -3,7 +3,6 @@ package results
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"strings"
 
 	"github.com/orchestrate-dev/orchestrate/signature"
@@ -36,29 +35,16 @@ type junitProblem struct {
 // gate failed is what the report says. A report that cannot be read is one
 // failure of the whole gate, of no runner.
 func ReadJUnit(gate string, data []byte, opt signature.Options) Report {
-	rep, err := readJUnit(gate, data, nil, opt)
-	if err != nil {
-		r := NewReader(gate, opt)
-		r.keep.write(data)
-		return r.build(Report{Gate: gate, Whole: true}, nil, nil)
-	}
-	return rep
-}
-
-func readJUnit(gate string, data []byte, failed *bool, opt signature.Options) (Report, error) {
+	r := NewReader(gate, opt)
 	var root junitSuite
 	dec := xml.NewDecoder(bytes.NewReader(data))
 	dec.Strict = false
-	if err := dec.Decode(&root); err != nil {
-		return Report{}, errors.New("it is not XML: " + err.Error())
-	}
 	u := newUnits()
-	n := junitCases(&root, u)
-	if n == 0 {
-		return Report{}, errors.New("it holds no test case")
+	if dec.Decode(&root) != nil || junitCases(&root, u) == 0 {
+		r.keep.write(data) // not a report: the gate's as a whole
+		return r.build(Report{Gate: gate, Whole: true}, nil, nil)
 	}
-	r := NewReader(gate, opt)
-	return r.build(Report{Gate: gate, Runner: "junit"}, u, failed), nil
+	return r.build(Report{Gate: gate, Runner: "junit"}, u, nil)
 }
 
 // junitCases reads the cases of s and of the suites in it, and returns

@@ -7,24 +7,45 @@ import (
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
-// ReadReport reads a report file a gate wrote, JUnit XML or go test -json
-// lines, the format found from the content; failed says whether the gate
-// failed (see Reader.Report). The error says why the file is not a report
-// of either kind: the caller then reads the gate's output instead.
+// ReadReport reads a report file a gate wrote, the format found from the
+// content: JUnit XML (ReadJUnit), go test -json lines (ReadGoJSON), or a
+// runner's text output (Read). failed says whether the gate failed (see
+// Reader.Report). The error says why the file is not a report: the caller
+// then reads the gate's output instead.
 func ReadReport(gate string, data []byte, failed bool, opt signature.Options) (Report, error) {
 	trimmed := bytes.TrimSpace(data)
+	var rep Report
 	switch {
 	case len(trimmed) == 0:
 		return Report{}, errors.New("it is empty")
 	case trimmed[0] == '<':
-		return readJUnit(gate, data, &failed, opt)
+		if rep = ReadJUnit(gate, data, opt); rep.Runner == "" {
+			return Report{}, errors.New("it is not JUnit XML")
+		}
 	case trimmed[0] == '{':
-		r := &Reader{gate: gate, opt: opt, parsers: []parser{newGoJSON()}, keep: headTail{max: MaxBlock / 2}}
-		r.Write(data)
-		if !r.parsers[0].recognized() {
+		if rep = ReadGoJSON(gate, data, opt); rep.Runner == "" {
 			return Report{}, errors.New("it holds no go test -json event")
 		}
-		return r.report(&failed), nil
+	default:
+		if rep = Read(gate, data, opt); rep.Runner == "" {
+			return Report{}, errors.New("it is neither JUnit XML, go test -json nor the output of a runner orchestrate reads")
+		}
 	}
-	return Report{}, errors.New("it is neither JUnit XML nor go test -json")
+	return settle(rep, failed, opt), nil
+}
+
+// settle makes a report read without the gate's exit status agree with
+// it: the failures of a gate that passed are not failures, and a gate
+// that failed with no failure listed failed whole.
+func settle(rep Report, failed bool, opt signature.Options) Report {
+	switch {
+	case !failed:
+		rep.Failed, rep.More = nil, 0
+	case rep.Passing():
+		rep.Whole = true
+		f := Failed{Unit: Unit{Gate: rep.Gate}}
+		f.Signature, _ = Sign([]Failed{f}, opt)
+		rep.Failed = []Failed{f}
+	}
+	return rep
 }
