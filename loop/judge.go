@@ -122,13 +122,14 @@ func (gr *GateRun) Passed() bool {
 
 // verdictFailure is the failure a verdict records against its issue:
 // results.Text of what counts, signed as results.Sign signs it; or, when
-// all that counts are whole gates whose output was not read as tests,
-// those gates' failures as an evaluation of them records them.
+// all that counts are whole gates (a runner not known, a build failure),
+// those gates' failures as an evaluation of them records them, signed
+// from their whole output as the gate filed them.
 func verdictFailure(gr *GateRun, opt signature.Options) (Failure, []gate.Result) {
 	var whole []gate.Result
 	for _, f := range gr.counted {
 		r := resultOf(gr.Evaluation, f.Gate)
-		if f.ID != "" || r == nil || r.Tests != nil && !r.Tests.Passing() {
+		if f.ID != "" || r == nil {
 			whole = nil
 			break
 		}
@@ -265,7 +266,7 @@ func judgedEvaluation(gr *GateRun) *gate.Evaluation {
 			continue
 		}
 		var b strings.Builder
-		n := 0
+		n, whole := 0, false
 		for _, f := range gr.counted {
 			if f.Gate != r.Name() {
 				continue
@@ -274,7 +275,7 @@ func judgedEvaluation(gr *GateRun) *gate.Evaluation {
 			if slices.ContainsFunc(gr.Verdict.Regressions, func(x results.Failed) bool { return x.Unit == f.Unit }) {
 				b.WriteString(f.Unit.String() + " passed before your change and fails now.\n")
 			}
-			if r.Tests != nil {
+			if whole = whole || f.ID == ""; f.ID != "" {
 				b.WriteString(strings.TrimRight(f.Block, "\n") + "\n")
 			}
 		}
@@ -283,8 +284,8 @@ func judgedEvaluation(gr *GateRun) *gate.Evaluation {
 			continue
 		}
 		body := b.String()
-		if r.Tests == nil {
-			body += r.Output
+		if whole {
+			body += r.Output // the gate's own output, its excerpt as for any gate
 		} else {
 			r.Marks, r.Omitted = nil, 0
 		}
