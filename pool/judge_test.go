@@ -3,7 +3,9 @@ package pool
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +150,81 @@ func TestAgentsNeverFixingHaltAfterTwoLaunches(t *testing.T) {
 		if k != 2 {
 			t.Errorf("%s launched %d times; want 2", id, k)
 		}
+	}
+}
+
+// goRepo makes agentsRepo a Go module with three bugs in three files of
+// one package, each failing a test of its own, and one gate: go test.
+// The agent fixes the bug its prompt names ("fix-a-now" fixes a.go).
+func goRepo(t *testing.T, summaries ...string) loop.Workspace {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go on PATH")
+	}
+	return agentsRepo(t, func(w loop.Workspace) string {
+		root := w.Root()
+		files := map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n"}
+		for _, f := range []string{"a", "b", "c"} {
+			up := strings.ToUpper(f)
+			files[f+".go"] = "package m\n\n// " + up + " is one.\nfunc " + up + "() int { return 0 }\n"
+			files[f+"_test.go"] = "package m\n\nimport \"testing\"\n\nfunc Test" + up + "(t *testing.T) {\n\tif got := " + up + "(); got != 1 {\n\t\tt.Errorf(\"" + up + "() = %d; want 1\", got)\n\t}\n}\n"
+		}
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return "agent:\n  command: '" + logLaunch(w) + `p=$(cat); printf "%s\n====\n" "$p" >> ` + filepath.Join(root, "prompts") +
+			`; for f in a b c; do case "$p" in *fix-$f-now*) sed -i "s/return 0/return 1/" $f.go;; esac; done'` + "\n" +
+			"gates:\n  - name: tests\n    command: go test ./...\n"
+	}, summaries...)
+}
+
+// Three bugs in three files of one Go package, three issues filed by
+// hand (no Tests), one gate for the whole suite: three agents merge three
+// of three, each fix in a commit of its own, each agent launched once;
+// each issue learns the test its fix turned green.
+func TestAgentsOneSuiteThreeBugs(t *testing.T) {
+	w := goRepo(t, "fix-a-now", "fix-b-now", "fix-c-now")
+	res := runAgents(t, w, 3)
+	if res.Outcome != loop.RunPassed || len(res.Merged) != 3 {
+		data, _ := os.ReadFile(filepath.Join(w.Root(), "prompts"))
+		t.Fatalf("RunAgents = %s %q, merged %v; prompts:\n%s", res.Outcome, res.Reason, res.Merged, data)
+	}
+	for id, n := range launches(t, w) {
+		if n != 1 {
+			t.Errorf("%s launched %d times", id, n)
+		}
+		is := loadIssue(t, w, id)
+		tests := is.Tests()
+		if len(tests) != 1 || tests[0].Gate != "tests" || !strings.HasPrefix(tests[0].ID, "example.com/m Test") {
+			t.Errorf("%s learned the tests %v; want its own", id, tests)
+		}
+	}
+	first := gitIn(t, w.Root(), "rev-list", "--max-parents=0", "main")
+	log := gitIn(t, w.Root(), "log", "--format=%s", "--name-only", "main", "^"+first)
+	if n := strings.Count(log, "ISSUE-"); n != 3 {
+		t.Errorf("%d commits on main after the first; want 3:\n%s", n, log)
+	}
+	for _, f := range []string{"a.go", "b.go", "c.go"} {
+		if n := slices.Index(strings.Fields(log), f); n < 0 || slices.Index(strings.Fields(log)[n+1:], f) >= 0 {
+			t.Errorf("%s is not fixed in one commit of its own:\n%s", f, log)
+		}
+	}
+}
+
+// On a red suite, an issue filed by hand that an agent's attempts turn
+// nothing green for is not passed: its feedback says so and names the
+// failures, and it halts on three identical ones; the other issue's agent
+// fixes its own bug and is merged.
+func TestAgentsNothingFixedIsNoPass(t *testing.T) {
+	w := goRepo(t, "fix-a-now", "look at it")
+	res := runAgents(t, w, 2)
+	if len(res.Merged) != 1 || res.Outcome != loop.RunHalted {
+		t.Fatalf("RunAgents = %s %q, merged %v", res.Outcome, res.Reason, res.Merged)
+	}
+	data, _ := os.ReadFile(filepath.Join(w.Root(), "prompts"))
+	if !strings.Contains(string(data), "None of the failures there were before your change passes now") || !strings.Contains(string(data), "TestC") {
+		t.Errorf("no prompt says that nothing was fixed, naming the failures:\n%s", data)
 	}
 }
