@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,11 +64,11 @@ func TestLaunchBudget(t *testing.T) {
 		args []string
 		kill bool
 	}{
-		{"killed", budgetConfig(maxRetries, 15, 30), []string{"run", "--agents", "1", "--lease", "3s"}, true},
+		{"killed", budgetConfig(maxRetries, 15, 30), []string{"run", "--agents", "2", "--lease", "3s"}, true},
 		{"killed-one-agent", budgetConfig(maxRetries, 15, 30), []string{"run"}, true},
 		{"max-loops", budgetConfig(maxRetries, 15, 0), []string{"run", "--max-loops", "1"}, false},
 		{"cap", budgetConfig(maxRetries+1, 1, 0), []string{"run"}, false},
-		{"agents-max-loops", budgetConfig(maxRetries, 15, 0), []string{"run", "--agents", "1", "--max-loops", "1"}, false},
+		{"agents-max-loops", budgetConfig(maxRetries, 15, 0), []string{"run", "--agents", "2", "--max-loops", "1"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -80,7 +81,7 @@ func TestLaunchBudget(t *testing.T) {
 			for i := 0; i < max+4; i++ {
 				before := launchesIn(launches)
 				run := orch(tc.args...)
-				var out strings.Builder
+				var out syncBuffer
 				run.Stdout, run.Stderr = &out, &out
 				if err := run.Start(); err != nil {
 					t.Fatal(err)
@@ -146,7 +147,7 @@ func TestAgentResetsItsCounts(t *testing.T) {
 	}{
 		{"retries", 2, 15, 3, []string{"run", "--max-loops", "12"}, "Retry-Count went down from"},
 		{"cap", 50, 3, 4, []string{"run", "--max-loops", "12"}, "total_auto_retries went down from"},
-		{"agents", 2, 15, 3, []string{"run", "--agents", "1", "--max-loops", "12"}, "Launch-Count went down from"},
+		{"agents", 2, 15, 3, []string{"run", "--agents", "2", "--max-loops", "12"}, "Launch-Count went down from"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -167,4 +168,138 @@ func TestAgentResetsItsCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKilledRunTakenOverAtOnce: after a run --agents killed (SIGKILL)
+// while its agent works, under a lease of ten minutes, the next run takes
+// the issue over at once, at the next epoch: the holder was a process of
+// this machine, and it is gone. A holder that is alive is waited for, and
+// the wait is said.
+func TestKilledRunTakenOverAtOnce(t *testing.T) {
+	_, launches, orch := budgetProject(t, budgetConfig(5, 15, 30))
+	run := orch("run", "--agents", "2", "--lease", "10m")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); launchesIn(launches) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent was not launched in a minute")
+		}
+	}
+	run.Process.Signal(syscall.SIGKILL)
+	run.Wait()
+
+	next := orch("run", "--agents", "2", "--lease", "10m")
+	var out syncBuffer
+	next.Stdout, next.Stderr = &out, &out
+	if err := next.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { next.Process.Signal(syscall.SIGKILL); next.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); launchesIn(launches) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the next run did not take the claim of the killed one over in 30s (its lease is 10m):\n%s", out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "(epoch 2)") {
+		t.Errorf("the next run did not claim at epoch 2:\n%s", out.String())
+	}
+}
+
+// TestLiveHolderWaitSaid: a claim held by a live process of this machine
+// (a person's claim --as, its holder this test) under a long lease is
+// waited for, and the wait is said at once: which issue, whose claim,
+// until when.
+func TestLiveHolderWaitSaid(t *testing.T) {
+	ws, _, orch := budgetProject(t, budgetConfig(5, 15, 0))
+	q, _ := queue.Load(filepath.Join(ws, "issue_queue.md"))
+	id := q.Issues[0].ID
+	if out, err := orch("claim", id, "--as", "alice", "--lease", "10m").CombinedOutput(); err != nil {
+		t.Fatalf("claim: %v\n%s", err, out)
+	}
+	next := orch("run", "--agents", "2")
+	var out syncBuffer
+	next.Stdout, next.Stderr = &out, &out
+	if err := next.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { next.Process.Signal(syscall.SIGKILL); next.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "waiting for claims"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the wait was not said in 30s:\n%s", out.String())
+		}
+	}
+	if s := out.String(); !strings.Contains(s, id) || !strings.Contains(s, "alice@") {
+		t.Errorf("the wait does not name the issue and its holder:\n%s", s)
+	}
+}
+
+// syncBuffer is a buffer a command writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestClaimHolderOutlivesItsShell: an agent that claims through its shell
+// tool (a new sh -c for each command) is one holder: the process that
+// runs the shells, not a shell that exits at once. Its second claim of
+// the issue it holds is a no-op at the same epoch (exit 0, not 11), and
+// the claim stays held once the shell is gone. --as NAME@HOST/PID names
+// the holder whole.
+func TestClaimHolderOutlivesItsShell(t *testing.T) {
+	ws, _, orch := budgetProject(t, budgetConfig(5, 15, 0))
+	q, _ := queue.Load(filepath.Join(ws, "issue_queue.md"))
+	id := q.Issues[0].ID
+	bin := orchestrateBin(t)
+	viaShell := func(args ...string) (string, int) {
+		cmd := orch()
+		cmd.Path, cmd.Args = "/bin/sh", []string{"sh", "-c", `"$@"; code=$?; exit $code`, "sh", bin, "--dir", ws}
+		cmd.Args = append(cmd.Args, args...)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			return string(out), 0
+		}
+		return string(out), exitOf(err)
+	}
+	out, code := viaShell("claim", id, "--as", "agent-7")
+	if code != 0 || !strings.Contains(out, "at epoch 1") {
+		t.Fatalf("first claim: exit %d\n%s", code, out)
+	}
+	me := "agent-7@" + hostnameOf(t) + "/" + strconv.Itoa(os.Getpid())
+	if !strings.Contains(out, me) {
+		t.Errorf("the holder is not the process that runs the shells (%s):\n%s", me, out)
+	}
+	out, code = viaShell("claim", id, "--as", "agent-7")
+	if code != 0 || !strings.Contains(out, "at epoch 1") {
+		t.Errorf("claiming again what one holds: exit %d; want 0 at epoch 1\n%s", code, out)
+	}
+	out, code = viaShell("claim", id, "--as", "other")
+	if code != 11 {
+		t.Errorf("another's claim of a held issue, once the first shell exited: exit %d; want 11\n%s", code, out)
+	}
+	whole := "bot@" + hostnameOf(t) + "/" + strconv.Itoa(os.Getpid())
+	out, code = viaShell("claim", id, "--as", whole, "--force")
+	if code != 0 || !strings.Contains(out, "claimed "+id+": "+whole+" at epoch 2") {
+		t.Errorf("--as %s --force: exit %d\n%s", whole, code, out)
+	}
+}
+
+func hostnameOf(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
