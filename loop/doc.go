@@ -107,6 +107,11 @@
 //     such line, unless it finished a model turn first (stallWatch); the
 //     run then stops as for an agent that could not work. The lines are
 //     agentcli's.
+//   - budget.go: a launch counted before it starts, against each issue it
+//     works on (spendLaunch): Launch-Count + 1, and for an auto-retry
+//     issue no check retried, Retry-Count with it; none past 1 +
+//     Max-Retries. The run's own counts, the floor of what the files say
+//     once its agent exited, a count that went down said (keepCounts).
 //   - maxloops.go: the check at run's --max-loops limit, asked without
 //     writing, so that no loop is announced or counted that will not run
 //     (wouldRetry).

@@ -221,6 +221,12 @@ type runner struct {
 	// launchUsage).
 	totals map[string]analytics.Usage
 
+	// own is what the run counted itself of each issue, and total its
+	// total_auto_retries: the floor of what the files may say (see
+	// keepCounts).
+	own   map[string]counted
+	total int
+
 	// scope is what the loop works on and how its passing work lands:
 	// the workspace's, or the claimed issue of one of several agents.
 	scope Scope
@@ -379,6 +385,9 @@ func (r *runner) agentOf(ctx context.Context, n int) (*AgentRun, *RunResult, err
 		r.step(Step{Kind: StepGatesOnly, Loop: n, Why: why})
 		return nil, nil, nil
 	}
+	if res, err := r.spendLaunch(ctx); res != nil || err != nil {
+		return nil, res, err
+	}
 	a, err := r.launch(ctx, n)
 	if ctx.Err() != nil {
 		res, err := r.interrupted(ctx)
@@ -389,6 +398,9 @@ func (r *runner) agentOf(ctx context.Context, n int) (*AgentRun, *RunResult, err
 	}
 	if err == nil {
 		err = r.couldNotStart(a)
+	}
+	if err == nil {
+		err = r.keepCounts(ctx)
 	}
 	if err != nil {
 		res, err := r.fail(ctx, err)
@@ -459,6 +471,7 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 		return r.fail(ctx, err)
 	}
 	r.res.Check = &chk
+	r.countedCheck(chk)
 	r.step(Step{Kind: StepCheck, Loop: n, Check: &chk})
 	switch chk.Outcome {
 	case CheckTriggered:
