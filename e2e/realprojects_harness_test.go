@@ -85,7 +85,7 @@ done < "$RP_BUGS"
 // realRepo is a real project's repository with its bugs committed, its
 // workspace made by orchestrate init, and the script agent as its agent.
 type realRepo struct {
-	t    *testing.T
+	t    testing.TB
 	rp   realProject
 	root string
 	Dir  string
@@ -187,7 +187,7 @@ func (r runner) need(t *testing.T, check func(path string) error) string {
 // newRealRepo extracts the project into a new repository, commits it,
 // applies and commits its bugs, runs orchestrate init there, and makes the
 // script agent its agent; extra are more variables for the agent.
-func newRealRepo(t *testing.T, rp realProject, extra ...string) *realRepo {
+func newRealRepo(t testing.TB, rp realProject, extra ...string) *realRepo {
 	t.Helper()
 	bin := realBin(t)
 	root := t.TempDir()
@@ -447,7 +447,7 @@ func (r *realRepo) checkOneLaunchEach() {
 		}
 	}
 	if len(prompts) != len(r.rp.bugs) || len(told) != len(r.rp.bugs) {
-		t.Errorf("%d issues' agents launched, told of %d bugs; want %d and %d", len(prompts), len(told), len(r.rp.bugs), len(r.rp.bugs))
+		t.Errorf("%d issues' agents launched, %d bugs told to one agent alone; want %d and %d", len(prompts), len(told), len(r.rp.bugs), len(r.rp.bugs))
 	}
 }
 
