@@ -43,7 +43,7 @@ var (
 	goHumanize = realProject{"go-humanize", []bug{
 		{"ordinals", "ordinals.go", "TestOrdinals", "Ordinal(11) says 11st: TestOrdinals fails"},
 		{"comma", "comma.go", "TestCommas", "Comma(1001) says 1,01: TestCommas fails"},
-		{"bytes", "bytes.go", "TestBytes", "Bytes(82854982) says 83 MB, not 83 MB with a decimal below 10: TestBytes fails"},
+		{"bytes", "bytes.go", "TestBytes", "Bytes drops the decimal below 10 (1.5 kB comes out as 2 kB): TestBytes fails"},
 		{"plural", "english/words.go", "TestPluralWord", "english.PluralWord(2, \"potato\", \"\") says potatos: TestPluralWord fails"},
 	}}
 	pyHumanize = realProject{"humanize", []bug{
