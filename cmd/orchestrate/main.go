@@ -70,10 +70,11 @@ func collector(name, dir string) {
 	}
 }
 
-// streams are the commands whose heap is steady however much they read
-// (they stream it: gate and agent output) or that live long: they keep Go's
-// collector percentage, within commandHeap.
-var streams = map[string]bool{"watch": true, "gate": true, "demo": true}
+// streams are the commands that live long (watch) or run a whole project
+// (demo): they keep Go's collector percentage, within commandHeap. A gate
+// streams its output, and collects at 400% too: its limit bounds it, and a
+// collection in the middle of twenty short gates is CPU that a gate costs.
+var streams = map[string]bool{"watch": true, "demo": true}
 
 // signatureHeap is the memory signature's collector keeps to (a soft
 // limit): with the program itself, its peak stays under 64 MiB on any
