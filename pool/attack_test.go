@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
 // plantHooks is an agent command's start that plants, in the repository's
@@ -39,5 +40,53 @@ func TestAgentsPlantedHooksDoNotRun(t *testing.T) {
 	}
 	if s := strings.Fields(string(ran)); len(s) > 0 {
 		t.Errorf("orchestrate's git ran what the agent planted: %v", s)
+	}
+}
+
+// An agent that puts a link to the main checkout in its worktree's place,
+// or puts its worktree's HEAD on main, gets no git command of
+// orchestrate's run there: nothing is committed onto main, the person's
+// change not committed stays as it is, and the worktree that is no longer
+// it is a failure of the issue, recorded, that ends its work in the run.
+func TestAgentsWorktreeSwappedForALink(t *testing.T) {
+	for _, tc := range []struct{ name, attack, said string }{
+		{"link", `d=$PWD; cd / && rm -rf "$d" && ln -s ROOT "$d"`, "is no longer the one orchestrate made: a link to ROOT"},
+		{"head", `echo x > x.txt && git symbolic-ref HEAD refs/heads/main`, "is no longer the one orchestrate made: its HEAD is on refs/heads/main"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var root string
+			w := agentsRepo(t, func(w loop.Workspace) string {
+				root = w.Root()
+				return "agent:\n  command: '" + logLaunch(w) + strings.ReplaceAll(tc.attack, "ROOT", w.Root()) + "'\n" +
+					"gates:\n  - name: test\n    command: 'true'\n"
+			}, "one")
+			if err := os.WriteFile(filepath.Join(w.Root(), "shared.txt"), []byte("the person's edit\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res := runAgents(t, w, 1)
+			if got := gitIn(t, w.Root(), "rev-list", "--count", "main"); got != "1" {
+				t.Errorf("main has %s commits, want 1: %s", got, gitIn(t, w.Root(), "log", "--stat", "-1"))
+			}
+			if got := gitIn(t, w.Root(), "status", "--porcelain", "--untracked-files=no"); got != "M shared.txt" {
+				t.Errorf("the checkout's status: %q; want the person's change, not committed", got)
+			}
+			if n := launches(t, w); len(res.Worked) != 1 || n[res.Worked[0].Issue] != 1 {
+				t.Fatalf("worked %+v, launches %v; want one issue launched once", res.Worked, n)
+			}
+			id, said := res.Worked[0].Issue, strings.ReplaceAll(tc.said, "ROOT", root)
+			is := loadIssue(t, w, id)
+			if d := is.Section(queue.SectionFailureDetails); d == nil || !strings.Contains(d.Body(), said) {
+				t.Errorf("%s: failure %v; want %q", id, d, said)
+			}
+			if res.Outcome == loop.RunPassed || !strings.Contains(res.Worked[0].Reason, said) {
+				t.Errorf("RunAgents = %s %q, %s: %q", res.Outcome, res.Reason, id, res.Worked[0].Reason)
+			}
+			if _, err := os.Stat(w.Path(loop.QueueFile)); err != nil {
+				t.Errorf("the checkout lost its queue: %v", err)
+			}
+			if out := gitIn(t, w.Root(), "worktree", "list"); strings.Count(out, "\n") != 0 {
+				t.Errorf("worktrees left:\n%s", out)
+			}
+		})
 	}
 }

@@ -134,7 +134,7 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 		return nil, err
 	}
 	p := &pool{w: w, opt: opt, cfg: cfg, started: run, repo: repo, branch: branch, land: land, claims: w.Claims(opt.Remote), rel: rel, res: res,
-		given: map[string]bool{}, train: &train{repo: repo, land: land}}
+		given: map[string]bool{}, lost: map[string]bool{}, train: &train{repo: repo, land: land}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	err = p.end(ctx)
@@ -219,6 +219,9 @@ type pool struct {
 	mu    sync.Mutex
 	res   *Result
 	given map[string]bool // issues this run worked and let go: not claimed again
+	// lost are the issues whose worktree was no longer the one made (see
+	// worker.lost): their work stopped, the run's goes on.
+	lost map[string]bool
 	// waitFrom is when the agents began to wait for claims held
 	// elsewhere; waitTold that the wait was said.
 	waitFrom time.Time
@@ -274,7 +277,7 @@ func (p *pool) agent(ctx context.Context, cancel context.CancelFunc, name string
 			}
 			switch wk.Outcome {
 			case loop.RunInterrupted:
-				if !wk.TakenOver && p.stop == nil {
+				if !wk.TakenOver && !p.lost[c.ID] && p.stop == nil {
 					p.stop = wk.RunResult
 				}
 			case loop.RunCapReached, loop.RunAborted, loop.RunError, loop.RunNothing:
@@ -418,7 +421,8 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		defer close(renewed)
 		p.renew(actx, stop, w, c)
 	}()
-	a := &worker{w: w, name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel}
+	a := &worker{w: w, name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel,
+		stop: stop, now: p.opt.Now}
 	if base := p.cfg.Agents.PortBase; base > 0 {
 		a.port = base + a.index()
 	}
@@ -453,6 +457,13 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		wk.RunResult.Outcome, wk.RunResult.Reason = loop.RunInterrupted, fenced.Error()
 		wk.TakenOver, err = true, nil
 	}
+	if nt := (*worktree.NotTreeError)(nil); errors.As(context.Cause(actx), &nt) && ctx.Err() == nil && a.merged == "" && wk.RunResult != nil {
+		wk.RunResult.Outcome, wk.RunResult.Reason, err = loop.RunInterrupted, lostReason(nt), nil
+		p.w.Warn(errors.New(wk.RunResult.Reason))
+		p.mu.Lock()
+		p.lost[c.ID] = true
+		p.mu.Unlock()
+	}
 	stop(nil)
 	<-renewed
 	wk.Merged = a.merged
@@ -467,6 +478,15 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 	}
 	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")
 	return wk, err
+}
+
+// lostReason says why the work on an issue whose worktree is no longer
+// the one made stopped, and what comes of it.
+func lostReason(nt *worktree.NotTreeError) string {
+	if nt.Gone {
+		return nt.Error() + " while its agent worked: a failure of the machine, not of the issue, which is left for the next run"
+	}
+	return nt.Error() + ": a failure of the issue, recorded; its work stops for this run"
 }
 
 // takeUp makes the worktree of issue id on base. On a remote, the work

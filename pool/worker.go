@@ -2,9 +2,11 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -31,6 +33,10 @@ type worker struct {
 	// merge train that did not merge it: its own commits are after it.
 	upstream string
 	rel      string // the workspace directory, relative to the repository
+	// stop ends the agent's work on its issue, with its cause; now is the
+	// run's clock.
+	stop func(error)
+	now  func() time.Time
 	// marked are the files a conflict was marked in when the work was put
 	// back onto the branch for the agent to resolve (see conflictBack),
 	// until no marker is left in them.
@@ -54,6 +60,9 @@ func (a *worker) Env(env map[string]string) {
 // Launching publishes, on a remote, the retry this launch spends: a
 // machine that takes the issue over counts it.
 func (a *worker) Launching(ctx context.Context) error {
+	if err := a.tree.Check(); a.lost(ctx, err) {
+		return err
+	}
 	if a.share == nil {
 		return nil
 	}
@@ -63,7 +72,7 @@ func (a *worker) Launching(ctx context.Context) error {
 // Launched keeps, on a remote, what the agent did, for the machine that
 // takes the issue over.
 func (a *worker) Launched(ctx context.Context) {
-	if a.keep == nil {
+	if err := a.tree.Check(); a.lost(ctx, err) || a.keep == nil {
 		return
 	}
 	if err := a.keep(ctx); err != nil {
@@ -88,7 +97,9 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 			listSome(left, 5)))}, nil
 	}
 	a.marked = nil
-	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); err != nil {
+	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); a.lost(ctx, err) {
+		return loop.Landed{}, nil
+	} else if err != nil {
 		return loop.Landed{}, err
 	}
 	if files, err := a.repo.Touched(ctx, a.branch, a.tree.Branch, a.rel); err != nil {
@@ -110,6 +121,8 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 	res := a.train.merge(ctx, c)
 	a.upstream = c.upstream
 	switch {
+	case a.lost(ctx, res.err):
+		return loop.Landed{}, nil
 	case res.err != nil:
 		return loop.Landed{}, res.err
 	case res.conflict != nil:
@@ -127,6 +140,26 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 	}
 	a.mergeEvent(ctx, l, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", res.merged, a.branch))
 	return landed, nil
+}
+
+// lost ends the agent's work on its issue when err says its worktree is
+// no longer the one made (see worktree.Tree.Check), and reports whether it
+// did. A worktree gone is not the issue's failure: nothing is recorded. A
+// worktree with something else in its place (a link to another checkout)
+// is: it is recorded against the issue, with the gate "worktree".
+func (a *worker) lost(ctx context.Context, err error) bool {
+	var nt *worktree.NotTreeError
+	if !errors.As(err, &nt) {
+		return false
+	}
+	if !nt.Gone {
+		code := 1
+		if _, rerr := a.w.Record(ctx, a.now(), a.claim.ID, loop.Failure{Output: []byte(nt.Error() + "\n"), ExitCode: &code, Gate: "worktree"}); rerr != nil {
+			a.w.Warn(fmt.Errorf("recording that %w: %v", nt, rerr))
+		}
+	}
+	a.stop(nt)
+	return true
 }
 
 // conflictBack sends work that conflicts with the integration branch back
