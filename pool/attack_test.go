@@ -49,9 +49,12 @@ func TestAgentsPlantedHooksDoNotRun(t *testing.T) {
 // change not committed stays as it is, and the worktree that is no longer
 // it is a failure of the issue, recorded, that ends its work in the run.
 func TestAgentsWorktreeSwappedForALink(t *testing.T) {
-	for _, tc := range []struct{ name, attack, said string }{
-		{"link", `d=$PWD; cd / && rm -rf "$d" && ln -s ROOT "$d"`, "is no longer the one orchestrate made: a link to ROOT"},
-		{"head", `echo x > x.txt && git symbolic-ref HEAD refs/heads/main`, "is no longer the one orchestrate made: its HEAD is on refs/heads/main"},
+	for _, tc := range []struct {
+		name, attack, said string
+		kept               int // worktrees kept, with work not merged
+	}{
+		{"link", `d=$PWD; cd / && rm -rf "$d" && ln -s ROOT "$d"`, "is no longer the one orchestrate made: a link to ROOT", 0},
+		{"head", `echo x > x.txt && git symbolic-ref HEAD refs/heads/main`, "is no longer the one orchestrate made: its HEAD is on refs/heads/main", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var root string
@@ -84,8 +87,8 @@ func TestAgentsWorktreeSwappedForALink(t *testing.T) {
 			if _, err := os.Stat(w.Path(loop.QueueFile)); err != nil {
 				t.Errorf("the checkout lost its queue: %v", err)
 			}
-			if out := gitIn(t, w.Root(), "worktree", "list"); strings.Count(out, "\n") != 0 {
-				t.Errorf("worktrees left:\n%s", out)
+			if out := gitIn(t, w.Root(), "worktree", "list"); strings.Count(out, "\n") != tc.kept || len(res.Left) != tc.kept {
+				t.Errorf("worktrees left:\n%s\nreported: %q; want %d", out, res.Left, tc.kept)
 			}
 		})
 	}
