@@ -93,3 +93,64 @@ func TestAgentsWorktreeSwappedForALink(t *testing.T) {
 		})
 	}
 }
+
+// A person's directories in agents.worktrees stay as they are, whatever
+// their names: orchestrate removes only the worktrees and temporary
+// directories it made. One named as the worktree of an issue to work is
+// in the way: the run says so, and deletes nothing.
+func TestAgentsKeepThePersonsDirectories(t *testing.T) {
+	trees := t.TempDir()
+	mine := []string{"notes", "notes.tmp", "ISSUE-20241213-009", "ISSUE-20241213-009.tmp", "ISSUE-20241213-002.tmp.tmp"}
+	for _, d := range mine {
+		if err := os.MkdirAll(filepath.Join(trees, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(trees, d, "mine.txt"), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		return "agents:\n  worktrees: " + trees + "\n" +
+			"agent:\n  command: '" + `id=${ORCHESTRATE_CLAIM%%:*}; echo "$id" > "$id.txt"'` + "\n" +
+			"gates:\n  - name: test\n    command: 'ls ISSUE-*.txt'\n"
+	}, "one", "two")
+	res := runAgents(t, w, 2)
+	if res.Outcome != loop.RunPassed || len(res.Merged) != 2 {
+		t.Errorf("RunAgents = %s %q, merged %v", res.Outcome, res.Reason, res.Merged)
+	}
+	kept := func() {
+		t.Helper()
+		for _, d := range mine {
+			if _, err := os.Stat(filepath.Join(trees, d, "mine.txt")); err != nil {
+				t.Errorf("the person's %s: %v", d, err)
+			}
+		}
+	}
+	kept()
+
+	// A directory of the person's where the next issue's worktree, or its
+	// temporary directory, would go.
+	for _, suffix := range []string{"", ".tmp"} {
+		t.Run("worktree"+suffix, func(t *testing.T) {
+			added, err := w.AddIssue(t.Context(), testNow, loop.NewIssue{Sections: map[string]string{queue.SectionSummary: "three"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := added.ID + suffix
+			mine = append(mine, in)
+			if err := os.MkdirAll(filepath.Join(trees, in), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(trees, in, "mine.txt"), []byte("mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Run(t.Context(), w, Options{Agents: 1})
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(trees, in)+" is in the way") {
+				t.Errorf("a run with the person's %s in the way: %v", in, err)
+			}
+			kept()
+			os.RemoveAll(filepath.Join(trees, in))
+			mine = mine[:len(mine)-1]
+		})
+	}
+}

@@ -121,3 +121,85 @@ func (t *Tree) git(env ...string) git.Runner {
 	}
 	return gitIn(t.Dir, env...)
 }
+
+// InTheWayError says a file or directory that orchestrate did not make is
+// where it would put the worktree of an issue, or its temporary
+// directory: it is someone's, and stays as it is.
+type InTheWayError struct {
+	Issue string
+	Path  string
+}
+
+func (e *InTheWayError) Error() string {
+	return fmt.Sprintf("%s is in the way of the worktree of %s: orchestrate did not make it, and leaves it as it is; move it away, or set agents.worktrees to a directory of orchestrate's own",
+		e.Path, e.Issue)
+}
+
+// ours reports whether dir is a directory that holds a worktree of the
+// repository whose git common directory is common: its .git file names a
+// git directory of common's worktrees. git may know it (a worktree made)
+// or have forgotten it (a worktree a killed run was making). Anything else
+// is someone else's.
+func ours(dir, common string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	data, err := readSmall(filepath.Join(dir, ".git"))
+	if err != nil {
+		return false
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	gitdir = strings.TrimSpace(gitdir)
+	return ok && filepath.IsAbs(gitdir) && filepath.Dir(realPath(gitdir)) == filepath.Join(realPath(common), "worktrees")
+}
+
+// clear makes room for the worktree of issue at dir: nothing is there, an
+// empty directory, or what is left of a worktree of the repository's that
+// git forgot, all of which go. Anything else is in the way (an
+// *InTheWayError).
+func (r *Repo) clear(issue, dir string) error {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case ours(dir, r.Common):
+		return os.RemoveAll(dir)
+	case fi.IsDir() && os.Remove(dir) == nil: // empty
+		return nil
+	}
+	return &InTheWayError{Issue: issue, Path: dir}
+}
+
+// tempMark is the file that marks a temporary directory as orchestrate's:
+// only a directory that holds it is removed.
+const tempMark = ".orchestrate-tmpdir"
+
+// makeTemp makes the temporary directory of issue, marked as
+// orchestrate's, or finds it made: one without the mark is in the way.
+func (r *Repo) makeTemp(issue string) error {
+	dir := r.TempDir(issue)
+	err := os.Mkdir(dir, 0o755)
+	if err == nil {
+		return os.WriteFile(filepath.Join(dir, tempMark), nil, 0o644)
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if !madeTemp(dir) {
+		return &InTheWayError{Issue: issue, Path: dir}
+	}
+	return nil
+}
+
+// madeTemp reports whether dir is a temporary directory orchestrate made.
+func madeTemp(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	fi, err = os.Lstat(filepath.Join(dir, tempMark))
+	return err == nil && fi.Mode().IsRegular()
+}

@@ -160,6 +160,9 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	if err := os.MkdirAll(r.Dir(), 0o755); err != nil {
 		return nil, err
 	}
+	if err := r.makeTemp(issue); err != nil {
+		return nil, err
+	}
 	// Registered one at a time, with no files (--no-checkout); the files
 	// are written after, each worktree's at once with the others'.
 	r.mu.Lock()
@@ -174,13 +177,15 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 		checkout = false // its worktree, as a killed run left it
 		recoverTree(ctx, t.Dir)
 	case branchErr == nil:
-		os.RemoveAll(t.Dir) // what is left of a worktree git forgot
-		r.git(ctx, "worktree", "prune")
-		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
+		if err = r.clear(issue, t.Dir); err == nil {
+			r.git(ctx, "worktree", "prune")
+			_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
+		}
 	default:
-		os.RemoveAll(t.Dir)
-		r.git(ctx, "worktree", "prune")
-		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Dir, base)
+		if err = r.clear(issue, t.Dir); err == nil {
+			r.git(ctx, "worktree", "prune")
+			_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Dir, base)
+		}
 	}
 	r.mu.Unlock()
 	if err != nil {
@@ -193,9 +198,6 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 		if _, err := t.git().Output(ctx, "reset", "--quiet", "--hard"); err != nil {
 			return nil, err
 		}
-	}
-	if err := os.MkdirAll(r.TempDir(issue), 0o755); err != nil {
-		return nil, err
 	}
 	return t, nil
 }
@@ -461,7 +463,10 @@ func (r *Repo) Advance(ctx context.Context, branch, old, new string) error {
 // first (see killUnder). keep says to leave the branch.
 func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error {
 	dir := filepath.Join(r.Dir(), issue)
-	killUnder(dir)
+	own := ours(dir, r.Common)
+	if own {
+		killUnder(dir)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
@@ -471,9 +476,14 @@ func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error 
 		if err := os.Remove(dir); err != nil {
 			errs = append(errs, err)
 		}
-	} else if err == nil {
-		if _, err := r.git(ctx, "worktree", "remove", "--force", "--force", dir); err != nil {
+	} else if own {
+		if _, err := r.git(ctx, "worktree", "remove", "--force", "--force", dir); err != nil && !ours(dir, r.Common) {
 			errs = append(errs, err)
+		} else if err != nil {
+			// A worktree git forgot: what is left of it.
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	r.git(ctx, "worktree", "prune")
@@ -484,8 +494,10 @@ func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error 
 			}
 		}
 	}
-	if err := os.RemoveAll(r.TempDir(issue)); err != nil {
-		errs = append(errs, err)
+	if madeTemp(r.TempDir(issue)) {
+		if err := os.RemoveAll(r.TempDir(issue)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -514,10 +526,15 @@ func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
 	for _, b := range strings.Fields(out) {
 		issues[strings.TrimPrefix(b, BranchPrefix)] = true
 	}
+	// In the directory, only what orchestrate made: a directory of
+	// someone else's is no issue's, whatever its name.
 	if ents, err := os.ReadDir(r.Dir()); err == nil {
 		for _, e := range ents {
-			if name := e.Name(); !strings.HasSuffix(name, ".tmp") {
-				issues[name] = true
+			path := filepath.Join(r.Dir(), e.Name())
+			if issue, ok := strings.CutSuffix(e.Name(), ".tmp"); ok && madeTemp(path) {
+				issues[issue] = true
+			} else if !ok && ours(path, r.Common) {
+				issues[e.Name()] = true
 			}
 		}
 	}
