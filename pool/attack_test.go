@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
@@ -151,6 +152,56 @@ func TestAgentsKeepThePersonsDirectories(t *testing.T) {
 			kept()
 			os.RemoveAll(filepath.Join(trees, in))
 			mine = mine[:len(mine)-1]
+		})
+	}
+}
+
+// An agent whose worktree is deleted, by itself or after orchestrate last
+// looked at it, spends at most one retry of its issue: its work stops,
+// said as a failure of the machine, the issue is left open for the next
+// run, and the other agents go on.
+func TestAgentsWorktreeDeleted(t *testing.T) {
+	for _, tc := range []struct{ name, attack string }{
+		{"by the agent", `d=$PWD; cd / && rm -rf "$d"`},
+		{"after the check", `true`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := agentsRepo(t, func(w loop.Workspace) string {
+				return "retry:\n  max_retries: 3\nagent:\n  command: '" + logLaunch(w) + `case $id in *-001) ` + tc.attack + `;; *) echo "$id" > "$id.txt";; esac'` + "\n" +
+					"gates:\n  - name: test\n    command: 'true'\n"
+			}, "one", "two")
+			if tc.attack == "true" {
+				testAfterCheck = func(dir string) {
+					if strings.HasSuffix(dir, "-001") {
+						os.RemoveAll(dir)
+					}
+				}
+				t.Cleanup(func() { testAfterCheck = nil })
+			}
+			res := runAgents(t, w, 1)
+			n := launches(t, w)
+			var first *loop.Worked
+			for i := range res.Worked {
+				if strings.HasSuffix(res.Worked[i].Issue, "-001") {
+					first = &res.Worked[i]
+				}
+			}
+			if first == nil || n[first.Issue] != 1 {
+				t.Fatalf("worked %+v, launches %v; want the first issue launched once", res.Worked, n)
+			}
+			if !strings.Contains(first.Reason, "is gone: it was deleted while its agent worked: a failure of the machine, not of the issue, which is left for the next run") {
+				t.Errorf("%s: %s %q; want its worktree gone said", first.Issue, first.Outcome, first.Reason)
+			}
+			is := loadIssue(t, w, first.Issue)
+			if is.Int(queue.FieldRetryCount, 0) > 1 || is.Status() == queue.StatusResolved || is.Status() == queue.StatusStuck || claim.Of(is).Holder != "" {
+				t.Errorf("%s: status %s, Retry-Count %d, claim %+v; want it open, one retry at most, released", first.Issue, is.Status(), is.Int(queue.FieldRetryCount, 0), claim.Of(is))
+			}
+			if len(res.Merged) != 1 || res.Outcome == loop.RunError {
+				t.Errorf("RunAgents = %s %q, merged %v; want the other issue merged", res.Outcome, res.Reason, res.Merged)
+			}
+			if out := gitIn(t, w.Root(), "worktree", "list"); strings.Count(out, "\n") != 0 {
+				t.Errorf("worktrees left:\n%s", out)
+			}
 		})
 	}
 }

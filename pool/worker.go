@@ -57,8 +57,9 @@ func (a *worker) Env(env map[string]string) {
 	}
 }
 
-// Launching publishes, on a remote, the retry this launch spends: a
-// machine that takes the issue over counts it.
+// Launching checks that the worktree is still the one made (see lost),
+// and publishes, on a remote, the retry this launch spends: a machine that
+// takes the issue over counts it.
 func (a *worker) Launching(ctx context.Context) error {
 	if err := a.tree.Check(); a.lost(ctx, err) {
 		return err
@@ -69,10 +70,22 @@ func (a *worker) Launching(ctx context.Context) error {
 	return a.share(ctx)
 }
 
-// Launched keeps, on a remote, what the agent did, for the machine that
-// takes the issue over.
+// testAfterCheck, set by a test alone, runs with the worktree's
+// directory once a launch's check of it passed: a fault there (the
+// worktree deleted) is one that no check before the gates sees.
+var testAfterCheck func(dir string)
+
+// Launched checks that the agent left its worktree the one made, before
+// its gates run there (see lost), and keeps, on a remote, what the agent
+// did, for the machine that takes the issue over.
 func (a *worker) Launched(ctx context.Context) {
-	if err := a.tree.Check(); a.lost(ctx, err) || a.keep == nil {
+	if err := a.tree.Check(); a.lost(ctx, err) {
+		return
+	}
+	if testAfterCheck != nil {
+		testAfterCheck(a.tree.Dir)
+	}
+	if a.keep == nil {
 		return
 	}
 	if err := a.keep(ctx); err != nil {
