@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,5 +204,34 @@ func TestAgentsWorktreeDeleted(t *testing.T) {
 				t.Errorf("worktrees left:\n%s", out)
 			}
 		})
+	}
+}
+
+// An agent that moves the integration branch onto its own failing commit
+// stops the run at once: the run names the commit, builds nothing on it,
+// and does not blame the person's checkout, which did not move.
+func TestAgentsBranchMovedByAnAgent(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		return "retry:\n  max_retries: 1\nagent:\n  command: '" + logLaunch(w) + `case $id in *-001) echo bad > bad.txt && git add -A && git -c user.name=a -c user.email=a@a commit -qm "the agent moves main" && git update-ref refs/heads/main HEAD;; *) echo "$id" > "$id.txt";; esac'` + "\n" +
+			"gates:\n  - name: test\n    command: 'test ! -e bad.txt'\n"
+	}, "one", "two")
+	before := gitIn(t, w.Root(), "rev-parse", "main")
+	res, err := Run(t.Context(), w, Options{Agents: 1})
+	moved := gitIn(t, w.Root(), "rev-parse", "main")
+	if moved == before {
+		t.Fatal("the agent did not move main")
+	}
+	want := fmt.Sprintf("main moved from %.12s to %.12s (the agent moves main), which no merge of orchestrate's made", before, moved)
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "local changes") {
+		t.Errorf("Run: %v; want %q, and no word of local changes", err, want)
+	}
+	if n := launches(t, w); len(n) != 1 || n["ISSUE-20241213-001"] != 1 {
+		t.Errorf("launches %v; want the run stopped after the agent that moved main", n)
+	}
+	if res != nil && len(res.Merged) > 0 {
+		t.Errorf("merged %v onto the agent's commit", res.Merged)
+	}
+	if got := gitIn(t, w.Root(), "rev-list", "--count", "main"); got != "2" {
+		t.Errorf("main has %s commits; want the agent's alone on the first", got)
 	}
 }

@@ -110,7 +110,7 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 	if err := os.Remove(w.Path(loop.AbortFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	var land landing = localBranch{repo, branch}
+	var land landing = &localBranch{repo: repo, branch: branch}
 	if opt.Remote != nil {
 		land = remoteBranch{opt.Remote, branch}
 		if _, err := land.Head(ctx); err != nil {
@@ -426,6 +426,12 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 	if base := p.cfg.Agents.PortBase; base > 0 {
 		a.port = base + a.index()
 	}
+	if l, ok := p.land.(*localBranch); ok {
+		a.watch = func(ctx context.Context) error {
+			_, err := l.Head(ctx)
+			return err
+		}
+	}
 	if r := p.opt.Remote; r != nil {
 		a.share = func(ctx context.Context) error { return w.SyncQueue(ctx, r) }
 		a.keep = func(ctx context.Context) error {
@@ -463,6 +469,9 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		p.mu.Lock()
 		p.lost[c.ID] = true
 		p.mu.Unlock()
+	}
+	if moved := (*worktree.ForeignMoveError)(nil); errors.As(context.Cause(actx), &moved) && err == nil {
+		err = moved // the run stops on it
 	}
 	stop(nil)
 	<-renewed

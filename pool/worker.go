@@ -37,6 +37,10 @@ type worker struct {
 	// run's clock.
 	stop func(error)
 	now  func() time.Time
+	// watch, where the branch is this repository's, reads it after each
+	// launch: a move an agent made stops the run at once (see
+	// localBranch).
+	watch func(context.Context) error
 	// marked are the files a conflict was marked in when the work was put
 	// back onto the branch for the agent to resolve (see conflictBack),
 	// until no marker is left in them.
@@ -76,7 +80,8 @@ func (a *worker) Launching(ctx context.Context) error {
 var testAfterCheck func(dir string)
 
 // Launched checks that the agent left its worktree the one made, before
-// its gates run there (see lost), and keeps, on a remote, what the agent
+// its gates run there (see lost), and the integration branch where a
+// person or the train put it (see watch), and keeps, on a remote, what the agent
 // did, for the machine that takes the issue over.
 func (a *worker) Launched(ctx context.Context) {
 	if err := a.tree.Check(); a.lost(ctx, err) {
@@ -84,6 +89,12 @@ func (a *worker) Launched(ctx context.Context) {
 	}
 	if testAfterCheck != nil {
 		testAfterCheck(a.tree.Dir)
+	}
+	if a.watch != nil {
+		if err := a.watch(ctx); err != nil {
+			a.stop(err)
+			return
+		}
 	}
 	if a.keep == nil {
 		return
