@@ -116,9 +116,15 @@ func TestAgentsKeepThePersonsDirectories(t *testing.T) {
 			"agent:\n  command: '" + `id=${ORCHESTRATE_CLAIM%%:*}; echo "$id" > "$id.txt"'` + "\n" +
 			"gates:\n  - name: test\n    command: 'ls ISSUE-*.txt'\n"
 	}, "one", "two")
+	// A killed run's branch of the issue whose name the person's
+	// directories have: the cleanup at the start removes it, and only it.
+	gitIn(t, w.Root(), "branch", "orchestrate/ISSUE-20241213-009")
 	res := runAgents(t, w, 2)
 	if res.Outcome != loop.RunPassed || len(res.Merged) != 2 {
 		t.Errorf("RunAgents = %s %q, merged %v", res.Outcome, res.Reason, res.Merged)
+	}
+	if out := gitIn(t, w.Root(), "branch", "--list", "orchestrate/*"); out != "" {
+		t.Errorf("branches left: %s", out)
 	}
 	kept := func() {
 		t.Helper()
@@ -194,6 +200,9 @@ func TestAgentsWorktreeDeleted(t *testing.T) {
 				t.Errorf("%s: %s %q; want its worktree gone said", first.Issue, first.Outcome, first.Reason)
 			}
 			is := loadIssue(t, w, first.Issue)
+			if d := is.Section(queue.SectionFailureDetails); d != nil && strings.Contains(d.Body(), "is gone") {
+				t.Errorf("%s: the machine's failure recorded as the issue's: %q", first.Issue, d.Body())
+			}
 			if is.Int(queue.FieldRetryCount, 0) > 1 || is.Status() == queue.StatusResolved || is.Status() == queue.StatusStuck || claim.Of(is).Holder != "" {
 				t.Errorf("%s: status %s, Retry-Count %d, claim %+v; want it open, one retry at most, released", first.Issue, is.Status(), is.Int(queue.FieldRetryCount, 0), claim.Of(is))
 			}

@@ -39,12 +39,14 @@ type localBranch struct {
 }
 
 func (l *localBranch) Head(ctx context.Context) (string, error) {
+	// Read under the lock that Advance holds: a head read before a merge
+	// and judged after it would pass for a move back.
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	head, err := l.repo.Head(ctx, "refs/heads/"+l.branch)
 	if err != nil {
 		return "", err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.bad == nil && l.seen != "" && head != l.seen {
 		l.bad = l.repo.Moved(ctx, l.branch, l.seen, head)
 	}
@@ -56,11 +58,11 @@ func (l *localBranch) Head(ctx context.Context) (string, error) {
 }
 
 func (l *localBranch) Advance(ctx context.Context, old, new string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	err := l.repo.Advance(ctx, l.branch, old, new)
 	if err == nil {
-		l.mu.Lock()
 		l.seen = new
-		l.mu.Unlock()
 	}
 	return err
 }
