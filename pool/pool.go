@@ -422,15 +422,9 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		p.renew(actx, stop, w, c)
 	}()
 	a := &worker{w: w, name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel,
-		stop: stop, now: p.opt.Now}
+		stop: stop, now: p.opt.Now, watch: p.watch()}
 	if base := p.cfg.Agents.PortBase; base > 0 {
 		a.port = base + a.index()
-	}
-	if l, ok := p.land.(*localBranch); ok {
-		a.watch = func(ctx context.Context) error {
-			_, err := l.Head(ctx)
-			return err
-		}
 	}
 	if r := p.opt.Remote; r != nil {
 		a.share = func(ctx context.Context) error { return w.SyncQueue(ctx, r) }
@@ -463,16 +457,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		wk.RunResult.Outcome, wk.RunResult.Reason = loop.RunInterrupted, fenced.Error()
 		wk.TakenOver, err = true, nil
 	}
-	if nt := (*worktree.NotTreeError)(nil); errors.As(context.Cause(actx), &nt) && ctx.Err() == nil && a.merged == "" && wk.RunResult != nil {
-		wk.RunResult.Outcome, wk.RunResult.Reason, err = loop.RunInterrupted, lostReason(nt), nil
-		p.w.Warn(errors.New(wk.RunResult.Reason))
-		p.mu.Lock()
-		p.lost[c.ID] = true
-		p.mu.Unlock()
-	}
-	if moved := (*worktree.ForeignMoveError)(nil); errors.As(context.Cause(actx), &moved) && err == nil {
-		err = moved // the run stops on it
-	}
+	err = p.cutShort(ctx, context.Cause(actx), wk, a.merged != "", err)
 	stop(nil)
 	<-renewed
 	wk.Merged = a.merged
@@ -487,6 +472,43 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 	}
 	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")
 	return wk, err
+}
+
+// watch reads the integration branch, where it is this repository's (see
+// localBranch): nil on a remote.
+func (p *pool) watch() func(context.Context) error {
+	l, ok := p.land.(*localBranch)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		_, err := l.Head(ctx)
+		return err
+	}
+}
+
+// cutShort says, in wk, why the agent's work on its issue was cut short,
+// when the run goes on (ctx) and the work was not merged, and cause (its
+// context's) says so: its worktree no longer the one made,
+// which stops the issue's work, said, and the run goes on; or the
+// integration branch moved where no one should have put it, which stops
+// the run. It returns the work's error, err unless the run is to stop.
+func (p *pool) cutShort(ctx context.Context, cause error, wk *loop.Worked, merged bool, err error) error {
+	if ctx.Err() != nil || merged {
+		return err
+	}
+	if nt := (*worktree.NotTreeError)(nil); errors.As(cause, &nt) && wk.RunResult != nil {
+		wk.RunResult.Outcome, wk.RunResult.Reason = loop.RunInterrupted, lostReason(nt)
+		p.w.Warn(errors.New(wk.RunResult.Reason))
+		p.mu.Lock()
+		p.lost[wk.Issue] = true
+		p.mu.Unlock()
+		return nil
+	}
+	if moved := (*worktree.ForeignMoveError)(nil); errors.As(cause, &moved) && err == nil {
+		return moved
+	}
+	return err
 }
 
 // lostReason says why the work on an issue whose worktree is no longer
