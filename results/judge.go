@@ -1,6 +1,9 @@
 package results
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Verdict is what an attempt at one issue comes to: its results judged
 // against the baseline's.
@@ -146,8 +149,28 @@ func notSeenPassing(u Unit, r *Report) string {
 		return u.Gate + " did not run, so " + u.String() + " was not seen to pass.\n"
 	case u.ID == "" || !r.Passing() && r.Whole:
 		return ""
-	case r.Passed != nil && !slices.Contains(r.Passed, u.ID) && !slices.ContainsFunc(r.Failed, func(f Failed) bool { return f.Unit == u }):
+	case r.Passed != nil && !seenPassing(r.Passed, u.ID) && !slices.ContainsFunc(r.Failed, func(f Failed) bool { return f.Unit == u }):
 		return u.String() + " was not among the tests " + u.Gate + " ran: was it renamed, skipped or removed?\n"
 	}
 	return ""
+}
+
+// seenPassing reports whether passed lists id, or a file that stands for
+// all of its tests (vitest's "✓ file (N tests)": it lists the tests of a
+// file only when one of them failed): id's part before a " › ".
+func seenPassing(passed []string, id string) bool {
+	if slices.Contains(passed, id) {
+		return true
+	}
+	for i := strings.Index(id, " › "); i >= 0; {
+		if slices.Contains(passed, id[:i]) {
+			return true
+		}
+		j := strings.Index(id[i+len(" › "):], " › ")
+		if j < 0 {
+			break
+		}
+		i += len(" › ") + j
+	}
+	return false
 }

@@ -159,3 +159,28 @@ func TestJudgeOwnBlockSaysWhy(t *testing.T) {
 		t.Error("Pass = true for a test whose gate did not run")
 	}
 }
+
+// vitest lists a file's tests only when one of them failed: a
+// file listed as passing whole stands for each of its tests, and for no
+// other file's, nor for a file whose name only begins the same.
+func TestSeenPassingByItsFile(t *testing.T) {
+	passed := []string{"test/a.test.ts", "test/b.test.ts › suite › x"}
+	for id, want := range map[string]bool{
+		"test/a.test.ts › suite › name": true,
+		"test/a.test.ts › name":         true,
+		"test/b.test.ts › suite › x":    true,
+		"test/b.test.ts › suite › y":    false,
+		"test/a.test.tsx › name":        false,
+		"test/c.test.ts › name":         false,
+	} {
+		if got := seenPassing(passed, id); got != want {
+			t.Errorf("seenPassing(%q) = %v; want %v", id, got, want)
+		}
+	}
+	own := []Unit{{Gate: "tests", ID: "test/a.test.ts › suite › name"}}
+	now := []Report{{Gate: "tests", Runner: "vitest", Passed: []string{"test/a.test.ts"}}}
+	base := []Report{{Gate: "tests", Runner: "vitest", Failed: []Failed{fail("tests: test/a.test.ts › suite › name")}}}
+	if v := Judge(own, now, base); !v.Pass {
+		t.Errorf("the issue's test in a file that passed whole: Judge = %+v; want a pass", v)
+	}
+}
