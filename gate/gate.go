@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
@@ -142,6 +143,11 @@ type Result struct {
 	// names and messages), wherever they were: see Excerpt.
 	Marks   []string
 	LogPath string // the whole output; "" when not logged
+
+	// Tests are the gate's test-level results, read from its report file
+	// (report:) or its whole output; nil for a gate that ran no command
+	// of its own (review and human gates: they stay whole).
+	Tests *results.Report
 
 	Review   *Review   // a review gate's findings and reviewers; nil for other gates
 	Approval *Approval // a human gate's approval as it stood; nil for other gates
