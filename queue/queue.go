@@ -95,7 +95,7 @@ var (
 )
 
 func init() {
-	for _, f := range append(SeedFields, FieldClaimedBy, FieldClaimedAt, FieldLeaseEpoch, FieldLeaseUntil, FieldTouches) {
+	for _, f := range append(SeedFields, FieldClaimedBy, FieldClaimedAt, FieldLeaseEpoch, FieldLeaseUntil, FieldTouches, FieldTests) {
 		canonicalName[mdpatch.Norm(f)] = f
 	}
 }
