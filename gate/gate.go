@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
@@ -143,7 +144,10 @@ type Result struct {
 	Marks   []string
 	LogPath string // the whole output; "" when not logged
 
-	Review   *Review   // a review gate's findings and reviewers; nil for other gates
+	Review *Review // a review gate's findings and reviewers; nil for other gates
+	// Tests are the gate's test-level results; nil for a gate that ran no
+	// command, or whose output was not read as tests.
+	Tests    *results.Report
 	Approval *Approval // a human gate's approval as it stood; nil for other gates
 }
 
