@@ -44,6 +44,13 @@
 //     attempt count, from the first failing blocking gate with an issue
 //     (attemptOf); the gate results and the summary of seed 001 for the
 //     whole fix cycle (previousAttempts).
+//   - filing.go: a failing suite filed one issue per failing test
+//     (recordUnits, fileUnits), each listing its test in Tests and signed
+//     over its own block (unitsFailure); at most MaxFiledPerGate a gate
+//     and evaluation, the last holding the rest (capUnits); a test an
+//     open issue holds recorded against it, never filed again, and an
+//     issue filed before issues listed their tests holding its whole gate
+//     (holderOf).
 //   - seen.go: each failure an issue saw, for the feedback's already tried
 //     (noteFailureSeen, failuresSeen): its failing tests in the output's
 //     order (headlines), and what tells two of them apart

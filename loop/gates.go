@@ -17,6 +17,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"github.com/orchestrate-dev/orchestrate/queue"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
@@ -26,8 +27,13 @@ type GateRun struct {
 	Dir        string         // runs/<run-id>/: logs, gate-results.json, summary.md
 	Attempts   []gate.Attempt // this one last
 	// Issues maps each failed auto-retry gate to the issue its failure was
-	// filed or recorded against.
-	Issues   map[string]Added
+	// filed or recorded against: for a gate whose failing tests are filed
+	// one by one, the first of them.
+	Issues map[string]Added
+	// Filed maps each failed auto-retry gate whose failing tests were filed
+	// one by one to every issue they were filed or recorded against, in
+	// order (see IssuesOf).
+	Filed    map[string][]Added
 	Resolved []string // the issues of gates that passed, resolved
 	Feedback string   // for the agent, when a blocking gate failed
 
@@ -406,6 +412,9 @@ func (s *gateStep) recordFailure(ctx context.Context, r *gate.Result, e *analyti
 		e.IssueID, e.Signature = ref.ID, sig
 		return nil
 	}
+	if splitByUnit(r) {
+		return s.recordUnits(ctx, r, e)
+	}
 	a, err := s.w.fileGateFailure(ctx, s.tx, s.now(), s.cfg, r, s.opt.Tag)
 	if err != nil {
 		return err
@@ -545,8 +554,10 @@ func exitCodeOf(r *gate.Result) int {
 	return r.ExitCode
 }
 
-// fileGateFailure files a gate's failure as an issue, or records it against
-// the open issue the gate filed before.
+// fileGateFailure files a gate's failure as one issue, or records it
+// against the open issue that holds the gate as a whole (openGateIssue).
+// The issue lists the gate as its test when the gate's results were read
+// (the gate failed before its tests ran, or its runner is unknown).
 func (w Workspace) fileGateFailure(ctx context.Context, tx queueTx, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
 	f, findings := gateFailure(r)
 	f.Summary = gateSummary(r)
@@ -563,6 +574,21 @@ func (w Workspace) fileGateFailure(ctx context.Context, tx queueTx, now time.Tim
 		}
 		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}, err
 	}
+	ni := gateIssue(cfg, r, tag)
+	if r.Tests != nil {
+		ni.Fields[queue.FieldTests] = queue.FormatTests([]results.Unit{{Gate: r.Name()}})
+	}
+	if findings != "" {
+		ni.Sections[SectionReviewFindings] = findings
+	}
+	ni.Failure = &f
+	return w.addIssue(ctx, tx, now, ni)
+}
+
+// gateIssue is the issue a gate's failure files, but for its failure and
+// its tests: its fields (the tags among them), its Summary, how to verify
+// a fix and the gate's hints.
+func gateIssue(cfg *config.Config, r *gate.Result, tag map[string]string) NewIssue {
 	fields := map[string]string{
 		queue.FieldType:       "bug",
 		queue.FieldPriority:   config.PriorityFor(r.Gate.Priority, r.Enforcement()),
@@ -585,13 +611,10 @@ func (w Workspace) fileGateFailure(ctx context.Context, tx queueTx, now time.Tim
 	case r.Gate.IsReview():
 		sections[queue.SectionVerification] = "The review gate " + r.Name() + " finds nothing at " + r.Gate.FailOn + " or worse."
 	}
-	if findings != "" {
-		sections[SectionReviewFindings] = findings
-	}
 	if fix := suggestedFix(r.Gate.Hints); fix != "" {
 		sections[queue.SectionSuggestedFix] = fix
 	}
-	return w.addIssue(ctx, tx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
+	return NewIssue{Fields: fields, Sections: sections}
 }
 
 // gateSummary is the Summary of a gate's issue: the gate and the cause of
@@ -634,21 +657,18 @@ func gateFailure(r *gate.Result) (f Failure, md string) {
 // failure filed: all of them, with their lines and suggestions.
 const SectionReviewFindings = "Review Findings"
 
-// openGateIssue returns the ID of the open issue a gate filed (with the
-// same tags), or "". A halted issue is not one: its evidence (signature,
-// repeat count) is what a person is to look at, and a different failure
-// of the gate is an issue of its own (the same one is waitingFor's).
+// openGateIssue returns the ID of the open issue that holds a gate as a
+// whole (see holderOf): one that lists the gate in its Tests, or one the
+// gate filed (with the same tags) that lists no tests; or "". A halted
+// issue is not one: its evidence (signature, repeat count) is what a
+// person is to look at, and a different failure of the gate is an issue
+// of its own (the same one is waitingFor's).
 func openGateIssue(tx queueTx, name string, tag map[string]string) string {
 	q, err := tx.load()
 	if err != nil {
 		return ""
 	}
-	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) && !is.Bool(queue.FieldHalted, false) {
-			return is.ID
-		}
-	}
-	return ""
+	return holderOf(q, results.Unit{Gate: name}, tag)
 }
 
 func open(is *queue.Issue) bool {

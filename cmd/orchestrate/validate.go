@@ -228,6 +228,9 @@ func validateAll(ws loop.Workspace) (*workspaceState, error) {
 	for _, p := range cps {
 		problems = append(problems, problemJSON{File: p.File, Line: p.Line, Message: p.Msg})
 	}
+	if len(cps) == 0 {
+		add(ws.Path(loop.QueueFile), unknownTestGates(q, cfg))
+	}
 	hps, err := analytics.CheckHistory(ws.Path(loop.HistoryFile))
 	if err != nil {
 		return nil, err
@@ -271,4 +274,35 @@ func explainGates(e *env, file string, cfg *config.Config, ok bool) {
 		return
 	}
 	fmt.Fprint(e.stdout, config.FormatGates(file, cfg.Gates))
+}
+
+// unknownTestGates are the items of the issues' Tests fields that name a
+// gate config.yaml does not have, each a problem at its field's line.
+func unknownTestGates(q *queue.Queue, cfg *config.Config) []queue.Problem {
+	known := map[string]bool{}
+	for _, g := range cfg.Gates {
+		known[g.Name] = true
+	}
+	var out []queue.Problem
+	for _, is := range q.Issues {
+		for _, u := range is.Tests() {
+			if !known[u.Gate] {
+				out = append(out, queue.Problem{Line: is.Field(queue.FieldTests).Line,
+					Msg: fmt.Sprintf("%s: Tests names the gate %q, which config.yaml does not have (its gates: %s)", is.ID, u.Gate, gateList(cfg.Gates))})
+			}
+		}
+	}
+	return out
+}
+
+// gateList names gates, for a message: "a, b", or "none".
+func gateList(gates []config.Gate) string {
+	if len(gates) == 0 {
+		return "none"
+	}
+	names := make([]string, len(gates))
+	for i, g := range gates {
+		names[i] = g.Name
+	}
+	return strings.Join(names, ", ")
 }
