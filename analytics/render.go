@@ -264,7 +264,7 @@ func cards(m *Metrics) []card {
 		}
 		return s
 	}
-	return []card{{
+	out := []card{{
 		Label: "Autonomous fix rate",
 		Value: dash(m.IssuesFiled > 0, pct(m.AutonomousFixRate)),
 		Note:  fmt.Sprintf("%d of %s fixed with no person's help", m.FixedAutonomously, count(m.IssuesFiled, "issue")),
@@ -314,6 +314,15 @@ func cards(m *Metrics) []card {
 		Value: dash(m.Runs > 0, fmt.Sprintf("%.1f", m.RetriesPerRun)),
 		Note:  fmt.Sprintf("%s in all, at most %d in one run", count(m.RetryLoops, "auto-retry loop"), m.MaxRetriesPerRun),
 	}}
+	if m.JudgedAttempts > 0 {
+		out = append(out, card{
+			Label: "Tests fixed",
+			Value: fmt.Sprint(m.TestsFixed),
+			Note: fmt.Sprintf("failing where the work started, passing after an attempt that passed; %s caught over %s judged by their issue's tests",
+				count(m.Regressions, "regression"), count(m.JudgedAttempts, "attempt")),
+		})
+	}
+	return out
 }
 
 // Colours of outcomes, the same in every chart.
