@@ -1,8 +1,12 @@
 package analytics
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -89,4 +93,39 @@ func (c *computer) onJudge(ev Event) {
 	j.add(ev)
 	m.JudgedAttempts++
 	m.TestsFixed, m.Regressions = j.Fixed, j.Regressions
+}
+
+// judgedTail is how much of the end of a history CountJudgedFile reads:
+// a run's rows are its last ones.
+var judgedTail int64 = 8 << 20
+
+// CountJudgedFile is CountJudged of the history at path, reading its
+// header and at most its last 8 MiB, where the rows of a run in progress
+// are: status runs it on every save of the queue. A missing file has none.
+func CountJudgedFile(path, run string) (Judged, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Judged{}, nil
+	}
+	if err != nil {
+		return Judged{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Judged{}, err
+	}
+	if fi.Size() <= judgedTail {
+		return CountJudged(f, run)
+	}
+	br := bufio.NewReader(io.LimitReader(f, 64<<10))
+	header, err := br.ReadString('\n')
+	if err != nil {
+		return Judged{}, fmt.Errorf("reading the header of %s: %w", path, err)
+	}
+	tail := bufio.NewReader(io.NewSectionReader(f, fi.Size()-judgedTail, judgedTail))
+	if _, err := tail.ReadString('\n'); err != nil { // the row cut in two
+		return Judged{}, nil
+	}
+	return CountJudged(io.MultiReader(strings.NewReader(header), tail), run)
 }

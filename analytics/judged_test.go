@@ -1,6 +1,8 @@
 package analytics
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,5 +54,24 @@ func TestJudgedCard(t *testing.T) {
 		if c.Label == "Tests fixed" {
 			t.Errorf("a Tests fixed card with no judged attempt")
 		}
+	}
+}
+
+// CountJudgedFile reads the end of a long history with its header, and a
+// missing history counts nothing.
+func TestCountJudgedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.csv")
+	if got, err := CountJudgedFile(path, ""); err != nil || got != (Judged{}) {
+		t.Fatalf("missing file: %+v, %v", got, err)
+	}
+	head, rows, _ := strings.Cut(judgeRows, "\n")
+	filler := strings.Repeat("2026-01-21T09:00:00.000Z,r0,1,gate,,tests,0,pass,0,5,,\n", 40)
+	if err := os.WriteFile(path, []byte(head+"\n"+filler+rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int64) { judgedTail = n }(judgedTail)
+	judgedTail = int64(len(rows) + 10) // the judge rows and part of a filler row
+	if got, err := CountJudgedFile(path, "r1"); err != nil || got != (Judged{2, 1}) {
+		t.Errorf("CountJudgedFile(r1) = %+v, %v; want {2 1}", got, err)
 	}
 }

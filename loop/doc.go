@@ -51,6 +51,8 @@
 //     open issue holds recorded against it, never filed again, and an
 //     issue filed before issues listed their tests holding its whole gate
 //     (holderOf).
+//   - teststate.go: where an issue's tests stand in the last gate results
+//     kept (LastResults, TestStates).
 //   - seen.go: each failure an issue saw, for the feedback's already tried
 //     (noteFailureSeen, failuresSeen): its failing tests in the output's
 //     order (headlines), and what tells two of them apart

@@ -22,7 +22,8 @@ Checks issue_queue.md, session_state.md and config.yaml and prints every
 problem as file:line: message: duplicate issue IDs, an issue with no field
 table, a malformed ID, a count that is not a non-negative integer, an unknown
 status, a table row with a missing cell, a boolean that is not true or false,
-an unknown or mistyped config key, an agent section that cannot work
+an item of an issue's Tests that is empty, names no gate or names a gate
+config.yaml does not have, an unknown or mistyped config key, an agent section that cannot work
 (retry.strategy same with no agent.resume_command, a custom profile with no
 agent.command). When every loop will start a fresh agent (no resume command),
 a note says so.
