@@ -314,15 +314,21 @@ func cards(m *Metrics) []card {
 		Value: dash(m.Runs > 0, fmt.Sprintf("%.1f", m.RetriesPerRun)),
 		Note:  fmt.Sprintf("%s in all, at most %d in one run", count(m.RetryLoops, "auto-retry loop"), m.MaxRetriesPerRun),
 	}}
-	if m.JudgedAttempts > 0 {
-		out = append(out, card{
-			Label: "Tests fixed",
-			Value: fmt.Sprint(m.TestsFixed),
-			Note: fmt.Sprintf("failing where the work started, passing after an attempt that passed; %s caught over %s judged by their issue's tests",
-				count(m.Regressions, "regression"), count(m.JudgedAttempts, "attempt")),
-		})
+	return append(out, judgedCards(m)...)
+}
+
+// judgedCards are the cards of the attempts judged by their issue's own
+// tests: none when no attempt was.
+func judgedCards(m *Metrics) []card {
+	if m.JudgedAttempts == 0 {
+		return nil
 	}
-	return out
+	return []card{{
+		Label: "Tests fixed",
+		Value: fmt.Sprint(m.TestsFixed),
+		Note: fmt.Sprintf("failing where the work started, passing after an attempt that passed; %s caught over %s judged by their issue's tests",
+			count(m.Regressions, "regression"), count(m.JudgedAttempts, "attempt")),
+	}}
 }
 
 // Colours of outcomes, the same in every chart.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
@@ -209,4 +210,81 @@ func (gr *GateRun) IssuesOf(name string) []string {
 		ids = append(ids, a.ID)
 	}
 	return ids
+}
+
+// fileGateFailure files a gate's failure as one issue, or records it
+// against the open issue that holds the gate as a whole (openGateIssue).
+// The issue lists the gate as its test when the gate's results were read
+// (the gate failed before its tests ran, or its runner is unknown).
+func (w Workspace) fileGateFailure(ctx context.Context, tx queueTx, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
+	f, findings := gateFailure(r)
+	f.Summary = gateSummary(r)
+	if id := openGateIssue(tx, r.Name(), tag); id != "" {
+		rec, err := w.record(ctx, tx, now, id, f)
+		if err != nil {
+			return Added{}, err
+		}
+		if findings != "" {
+			err = w.changeIssue(ctx, tx, id, func(is *queue.Issue) error {
+				is.SetSection(SectionReviewFindings, findings)
+				return nil
+			}, nil)
+		}
+		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}, err
+	}
+	ni := gateIssue(cfg, r, tag)
+	if r.Tests != nil {
+		ni.Fields[queue.FieldTests] = queue.FormatTests([]results.Unit{{Gate: r.Name()}})
+	}
+	if findings != "" {
+		ni.Sections[SectionReviewFindings] = findings
+	}
+	ni.Failure = &f
+	return w.addIssue(ctx, tx, now, ni)
+}
+
+// gateIssue is the issue a gate's failure files, but for its failure and
+// its tests: its fields (the tags among them), its Summary, how to verify
+// a fix and the gate's hints.
+func gateIssue(cfg *config.Config, r *gate.Result, tag map[string]string) NewIssue {
+	fields := map[string]string{
+		queue.FieldType:       "bug",
+		queue.FieldPriority:   config.PriorityFor(r.Gate.Priority, r.Enforcement()),
+		queue.FieldSource:     "gate",
+		queue.FieldCategory:   "quality-gate",
+		queue.FieldAutoRetry:  "true",
+		queue.FieldMaxRetries: strconv.Itoa(cfg.GateMaxRetries(r.Gate)),
+		queue.FieldBlocking:   strconv.FormatBool(r.Enforcement() == config.Blocking),
+	}
+	for k, v := range tag {
+		fields[k] = v
+	}
+	sections := map[string]string{
+		queue.SectionSummary:      gateSummary(r),
+		queue.SectionVerification: "`" + r.Gate.Command + "`",
+	}
+	switch {
+	case r.Gate.IsHuman():
+		sections[queue.SectionVerification] = "A person approves the change: orchestrate approve, once the gate asks again."
+	case r.Gate.IsReview():
+		sections[queue.SectionVerification] = "The review gate " + r.Name() + " finds nothing at " + r.Gate.FailOn + " or worse."
+	}
+	if fix := suggestedFix(r.Gate.Hints); fix != "" {
+		sections[queue.SectionSuggestedFix] = fix
+	}
+	return NewIssue{Fields: fields, Sections: sections}
+}
+
+// openGateIssue returns the ID of the open issue that holds a gate as a
+// whole (see holderOf): one that lists the gate in its Tests, or one the
+// gate filed (with the same tags) that lists no tests; or "". A halted
+// issue is not one: its evidence (signature, repeat count) is what a
+// person is to look at, and a different failure of the gate is an issue
+// of its own (the same one is waitingFor's).
+func openGateIssue(tx queueTx, name string, tag map[string]string) string {
+	q, err := tx.load()
+	if err != nil {
+		return ""
+	}
+	return holderOf(q, results.Unit{Gate: name}, tag)
 }
