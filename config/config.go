@@ -242,10 +242,13 @@ const DefaultDiffBase = "HEAD"
 // agent's work, reviewers whose findings do (type: review), or a person
 // (type: human).
 type Gate struct {
-	Name        string
-	Command     string
-	Timeout     time.Duration // DefaultGateTimeout when not set in the file
-	WorkingDir  string        // relative to the repository root; "" or "." is the root
+	Name       string
+	Command    string
+	Timeout    time.Duration // DefaultGateTimeout when not set in the file
+	WorkingDir string        // relative to the repository root; "" or "." is the root
+	// Report is the file the command writes its test results to, JUnit
+	// XML or go test -json, relative to WorkingDir; "" reads the output.
+	Report      string
 	Env         map[string]string
 	Enforcement Enforcement
 	MaxRetries  int // with MaxRetriesSet; otherwise retry.max_retries

@@ -254,6 +254,12 @@ func TestProblems(t *testing.T) {
 				`c.yaml:4: gate "t": working_dir: "../other" is outside the repository (want a path relative to its root)`,
 				`c.yaml:7: gate "u": working_dir: "/abs" is outside the repository (want a path relative to its root)`,
 			}},
+		{"report outside, a directory, on a human gate", "gates:\n  - name: t\n    command: x\n    report: ../r.xml\n  - name: u\n    command: x\n    report: out/\n  - name: h\n    type: human\n    report: r.xml\n",
+			[]string{
+				`c.yaml:4: gate "t": report: "../r.xml" is outside the repository (want a file relative to the gate's working_dir)`,
+				`c.yaml:7: gate "u": report: "out/" is a directory (want the report's file: report.xml, test.json)`,
+				`c.yaml:10: gate "h": report: not for a human gate`,
+			}},
 		{"multi-line name", "gates:\n  - name: \"a\\nb\"\n    command: x\n",
 			[]string{"c.yaml:2: gates[0].name: must be one line", "c.yaml:2: gates[0]: a gate needs a name"}},
 		{"bad merge", "retry:\n  <<: 3\n", []string{"c.yaml:2: a merge key (<<) wants a mapping or a list of mappings, not the integer 3"}},
@@ -468,5 +474,20 @@ func TestFormatAgentPrices(t *testing.T) {
 	again, problems := ParseIn("c.yaml", []byte(text), "")
 	if len(problems) > 0 || !reflect.DeepEqual(again.Agent.Prices, cfg.Agent.Prices) {
 		t.Errorf("FormatAgent gave\n%s\nwhich reads back as %+v, %v; want %+v", text, again.Agent.Prices, problems, cfg.Agent.Prices)
+	}
+}
+
+// TestGateReport reads a gate's report file, and validate --explain
+// writes it back.
+func TestGateReport(t *testing.T) {
+	cfg, problems := ParseIn("c.yaml", []byte("gates:\n  - name: t\n    command: go test -json ./... > test.json\n    working_dir: sub\n    report: test.json\n"), "")
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if g := cfg.Gates[0]; g.Report != "test.json" {
+		t.Errorf("Report = %q, want test.json", g.Report)
+	}
+	if s := FormatGates("c.yaml", cfg.Gates); !strings.Contains(s, "report: test.json") {
+		t.Errorf("FormatGates does not write the report:\n%s", s)
 	}
 }

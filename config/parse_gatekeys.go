@@ -77,6 +77,7 @@ func (r *gateReader) handlers() map[string]func(*yaml.Node) {
 		"command":     func(v *yaml.Node) { g.Command, _ = p.nonEmpty(v, key("command")) },
 		"timeout":     p.setDuration(&g.Timeout, key("timeout")),
 		"working_dir": func(v *yaml.Node) { g.WorkingDir = p.workingDir(v, key("working_dir")) },
+		"report":      func(v *yaml.Node) { g.Report = p.reportPath(v, key("report")) },
 		"env":         func(v *yaml.Node) { g.Env = p.env(v, key("env")) },
 		"enforcement": func(v *yaml.Node) {
 			if s, good := p.enum(v, key("enforcement"), string(Blocking), string(Advisory), string(Informational)); good {
@@ -330,6 +331,26 @@ func (p *parser) workingDir(v *yaml.Node, key string) string {
 	clean := path.Clean(slashed)
 	if path.IsAbs(slashed) || clean == ".." || strings.HasPrefix(clean, "../") {
 		p.add(v.Line, "%s: %q is outside the repository (want a path relative to its root)", key, s)
+		return ""
+	}
+	return s
+}
+
+// reportPath reads the file a gate writes its test report to: a file
+// relative to the gate's working directory, inside the repository.
+func (p *parser) reportPath(v *yaml.Node, key string) string {
+	s, ok := p.nonEmpty(v, key)
+	if !ok {
+		return ""
+	}
+	slashed := strings.ReplaceAll(s, `\`, "/")
+	clean := path.Clean(slashed)
+	switch {
+	case path.IsAbs(slashed) || clean == ".." || strings.HasPrefix(clean, "../"):
+		p.add(v.Line, "%s: %q is outside the repository (want a file relative to the gate's working_dir)", key, s)
+		return ""
+	case clean == "." || strings.HasSuffix(slashed, "/"):
+		p.add(v.Line, "%s: %q is a directory (want the report's file: report.xml, test.json)", key, s)
 		return ""
 	}
 	return s

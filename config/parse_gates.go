@@ -134,6 +134,7 @@ var notFor = map[string][]string{
 	"serial":       {TypeCommand, TypeReview},
 	"prerequisite": {TypeCommand, TypeReview},
 	"fail_fast":    {TypeCommand, TypeReview},
+	"report":       {TypeCommand},
 	"prompt":       {TypeReview, TypeHuman},
 	"dimensions":   {TypeReview},
 	"fail_on":      {TypeReview},
@@ -181,6 +182,8 @@ func notForMessage(key, kind string) string {
 		return "only a review gate has findings (add type: review)"
 	case key == "when":
 		return "only a human gate has a condition (add type: human)"
+	case key == "report":
+		return "only a command gate writes a test report (this one is a " + kind + " gate)"
 	}
 	return fmt.Sprintf("only a review or human gate has one (this one is a %s gate)", kind)
 }

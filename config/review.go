@@ -187,6 +187,9 @@ func formatGateRun(b *strings.Builder, g Gate) {
 	if g.WorkingDir != "" {
 		gateKey(b, "working_dir", yamlString(g.WorkingDir))
 	}
+	if g.Report != "" {
+		gateKey(b, "report", yamlString(g.Report))
+	}
 	if len(g.Env) > 0 {
 		b.WriteString("    env:\n")
 		for _, k := range sortedKeys(g.Env) {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
@@ -22,6 +23,7 @@ import (
 type capture struct {
 	sig   *signature.Writer
 	marks marks
+	tests *results.Reader // reads the whole stream as test-level results; nil for none
 
 	head    []byte
 	headMax int
@@ -44,6 +46,9 @@ func (c *capture) Write(p []byte) (int, error) {
 		c.sig.Write(p)
 	}
 	c.marks.Write(p)
+	if c.tests != nil {
+		c.tests.Write(p)
+	}
 	if c.log != nil && c.logErr == nil && n > 0 {
 		if _, err := c.log.Write(p); err != nil {
 			c.logErr = err // keep capturing: the log is a copy, the result is not

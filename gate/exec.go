@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/config"
+	"github.com/orchestrate-dev/orchestrate/results"
 )
 
 // drainTimeout is how long the output pipe may stay open once the whole
@@ -41,7 +42,10 @@ func run(ctx context.Context, g config.Gate, opts *Options, logPath string) (Res
 		r.Outcome, r.Err = Errored, err.Error()
 		return r, nil
 	}
-	logErr := execute(ctx, &r, spec{command: g.Command, dir: dir, env: g.Env, timeout: g.Timeout}, opts, logPath)
+	tests := results.NewReader(g.Name, opts.signatureOptions(dir))
+	began := time.Now()
+	logErr := execute(ctx, &r, spec{command: g.Command, dir: dir, env: g.Env, timeout: g.Timeout, tests: tests}, opts, logPath)
+	r.Tests = testResults(g, &r, tests, dir, began, opts.signatureOptions(dir))
 	return r, logErr
 }
 
@@ -71,6 +75,8 @@ type spec struct {
 	// stdout, when set, gets the command's stdout alone, apart from the
 	// interleaved output that the capture and the log get.
 	stdout *limitedBuffer
+	// tests, when set, reads the whole output as test-level results.
+	tests *results.Reader
 }
 
 // limitedBuffer keeps the first max bytes written to it and counts the rest.
@@ -113,6 +119,7 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 		}
 	}
 	c := newCapture(opts.output(), logw).signing(opts.signatureOptions(sp.dir))
+	c.tests = sp.tests
 	p, err := openPipes(sp)
 	if err != nil {
 		closeLog(log, &logErr)

@@ -144,10 +144,12 @@ type Result struct {
 	Marks   []string
 	LogPath string // the whole output; "" when not logged
 
-	Review *Review // a review gate's findings and reviewers; nil for other gates
-	// Tests are the gate's test-level results; nil for a gate that ran no
-	// command, or whose output was not read as tests.
-	Tests    *results.Report
+	// Tests are the gate's test-level results, read from its report file
+	// (report:) or its whole output; nil for a gate that ran no command
+	// of its own (review and human gates: they stay whole).
+	Tests *results.Report
+
+	Review   *Review   // a review gate's findings and reviewers; nil for other gates
 	Approval *Approval // a human gate's approval as it stood; nil for other gates
 }
 

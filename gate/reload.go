@@ -9,6 +9,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/findings"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
+	"github.com/orchestrate-dev/orchestrate/results"
 
 	"github.com/orchestrate-dev/orchestrate/config"
 )
@@ -20,8 +21,9 @@ const maxResults = 64 << 20
 // so that a driver that evaluates once per process (orchestrate gate, the
 // Stop hook) adds its attempt to the fix cycle instead of starting the
 // files again. Each Evaluation holds what the file has of it: every gate's
-// name, outcome, enforcement, exit code, duration, output, log, findings
-// and approval.
+// name, outcome, enforcement, exit code, duration, output, log, findings,
+// approval and test-level results (their units and signatures, not their
+// failure blocks).
 func ReadAttempts(path string) ([]Attempt, error) {
 	data, exists, err := fsx.ReadFileMax(path, maxResults)
 	if err != nil {
@@ -69,12 +71,26 @@ func ReadAttempts(path string) ([]Attempt, error) {
 				r.Gate.Type = config.TypeHuman
 				r.Approval = &Approval{State: ap.State, Ref: ap.Issue, Comment: ap.Comment, Note: ap.Note}
 			}
+			r.Tests = reportOf(jr.Name, jr.Tests)
 			ev.Results = append(ev.Results, r)
 		}
 		a.Evaluation = ev
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// reportOf returns the test-level results gate-results.json keeps of a
+// gate; nil for none.
+func reportOf(gate string, t *jsonTests) *results.Report {
+	if t == nil {
+		return nil
+	}
+	rep := &results.Report{Gate: gate, Runner: t.Runner, Whole: t.Whole, More: t.More, Passed: t.Passed}
+	for _, f := range t.Failed {
+		rep.Failed = append(rep.Failed, results.Failed{Unit: results.Unit{Gate: gate, ID: f.ID}, Signature: f.Signature})
+	}
+	return rep
 }
 
 func durationOf(s seconds) time.Duration {

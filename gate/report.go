@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/findings"
+	"github.com/orchestrate-dev/orchestrate/results"
 
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/internal/fsx"
@@ -126,6 +127,36 @@ type jsonResult struct {
 	Reviewers []jsonReviewer     `json:"reviewers,omitempty"`
 	// A human gate's approval: its state and request.
 	Approval *jsonApproval `json:"approval,omitempty"`
+	// A command gate's test-level results.
+	Tests *jsonTests `json:"tests,omitempty"`
+}
+
+// jsonTests are a gate's test-level results (results.Report): the units
+// that failed, with their signatures, and the tests seen passing.
+type jsonTests struct {
+	Runner string       `json:"runner"`
+	Whole  bool         `json:"whole"`
+	Failed []jsonFailed `json:"failed"`
+	More   int          `json:"more,omitempty"`
+	Passed []string     `json:"passed,omitempty"`
+}
+
+type jsonFailed struct {
+	Unit      string `json:"unit"` // as an issue's Tests field holds it: "GATE: ID", "GATE"
+	ID        string `json:"id"`
+	Signature string `json:"signature"`
+}
+
+// testsJSON returns the test-level results of gate-results.json; nil for none.
+func testsJSON(rep *results.Report) *jsonTests {
+	if rep == nil {
+		return nil
+	}
+	t := &jsonTests{Runner: rep.Runner, Whole: rep.Whole, Failed: []jsonFailed{}, More: rep.More, Passed: rep.Passed}
+	for _, f := range rep.Failed {
+		t.Failed = append(t.Failed, jsonFailed{Unit: f.Unit.String(), ID: f.ID, Signature: f.Signature})
+	}
+	return t
 }
 
 type jsonReviewer struct {
@@ -193,6 +224,7 @@ func (r *Report) JSON() ([]byte, error) {
 				if a := res.Approval; a != nil {
 					jr.Approval = &jsonApproval{State: a.State, Issue: a.Ref, Comment: a.Comment, Note: a.Note}
 				}
+				jr.Tests = testsJSON(res.Tests)
 				ja.Results = append(ja.Results, jr)
 			}
 		}

@@ -113,11 +113,21 @@ func (r *runner) couldNotStart(a *AgentRun) error {
 	if !ok {
 		return nil
 	}
+	return fmt.Errorf("the agent could not work: %s (exit %d: %q; all of it in %s): %s; nothing was counted", f.What, a.ExitCode, quoteLine(line), a.Log, f.Fix)
+}
+
+// quoteMax is how many characters of the agent's own line a start failure
+// quotes: a longer line is cut to quoteMax-1 and "…".
+const quoteMax = 200
+
+// quoteLine is the agent's line as a start failure quotes it: one line of
+// text, at most quoteMax characters.
+func quoteLine(line string) string {
 	line = textclean.Line(line)
-	if r := []rune(line); len(r) > 200 {
-		line = string(r[:199]) + "…"
+	if r := []rune(line); len(r) > quoteMax {
+		line = string(r[:quoteMax-1]) + "…"
 	}
-	return fmt.Errorf("the agent could not work: %s (exit %d: %q; all of it in %s): %s; nothing was counted", f.What, a.ExitCode, line, a.Log, f.Fix)
+	return line
 }
 
 // agentCall is how a loop calls the agent: the prompt it renders, the

@@ -187,3 +187,34 @@ func TestClaimNextLeavesWhatWaitsForAPerson(t *testing.T) {
 		t.Fatalf("claim --next: %v, %v; want ISSUE-20241213-005, the one ready", cmp.Or(got, &Claimed{}).ID, err)
 	}
 }
+
+// A run killed between an issue's resolution and the release of its ref
+// leaves the remote's record holding the issue: the next claim --next ends
+// that claim once its lease lapsed (endLapsed), and not a moment before
+// while its holder lives.
+func TestRemoteClaimEndsALapsedClaimOfADoneIssue(t *testing.T) {
+	ctx := context.Background()
+	_, ws, rs := sharedClones(t, 1)
+	c := ws[0].Claims(rs[0])
+	h := claim.Holder("a", os.Getpid()) // alive: this test
+	got, err := c.Next(ctx, ruleNow, h, time.Minute, nil)
+	if err != nil || got == nil {
+		t.Fatalf("claim: %+v, %v", got, err)
+	}
+	if _, err := ws[0].Fenced(got.ID, got.Epoch).Resolve(ctx, ruleNow, got.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	other := claim.Holder("b", os.Getpid())
+	if _, err := c.Next(ctx, ruleNow.Add(59*time.Second), other, time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rec := remoteLease(t, rs[0], got.ID); rec.Holder != h {
+		t.Fatalf("the record before its lease lapsed: %+v; want %s's claim kept", rec.Lease, h)
+	}
+	if _, err := c.Next(ctx, ruleNow.Add(61*time.Second), other, time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rec := remoteLease(t, rs[0], got.ID); rec.Holder != "" || rec.Epoch != got.Epoch {
+		t.Errorf("the record after its lease lapsed: %+v; want no holder at epoch %d", rec.Lease, got.Epoch)
+	}
+}

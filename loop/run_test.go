@@ -187,3 +187,17 @@ func TestRunCodexUsagePerLaunch(t *testing.T) {
 		}
 	}
 }
+
+// A start failure quotes the agent's line whole up to 200 characters, and
+// cuts a longer one to 199 and "…".
+func TestQuoteLineCut(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{strings.Repeat("é", 200), strings.Repeat("é", 200)},
+		{strings.Repeat("é", 201), strings.Repeat("é", 199) + "…"},
+		{"a\x1b[31mred\x1b[0m", "ared"},
+	} {
+		if got := quoteLine(tc.in); got != tc.want {
+			t.Errorf("quoteLine(%d runes) = %d runes %q", len([]rune(tc.in)), len([]rune(got)), got)
+		}
+	}
+}

@@ -70,6 +70,8 @@ type Report struct {
 	Whole bool
 	// Failed are the units that failed, in the order of the output.
 	Failed []Failed
+	// More counts the failed units past MaxUnits: read, not kept in Failed.
+	More int
 	// Passed are the IDs of the tests seen passing, where the runner
 	// lists them (go test -v or -json, JUnit, pytest -v, jest, vitest,
 	// node, cargo); nil where it lists only failures.
