@@ -166,10 +166,11 @@ func unitsOf(failed []results.Failed) []results.Unit {
 
 // holderOf returns the open issue that holds unit u of a failing gate, or
 // "": the first open issue (neither halted nor an approval request) whose
-// Tests lists u, of the session of tag or of none (a person's, or one
-// orchestrate gate filed); else the open issue the gate filed with the
-// same tags that lists no tests (filed before issues held their tests),
-// which holds the whole gate. A halted issue holds nothing: its evidence
+// Tests lists u, with the same tags (a session's, or none for orchestrate
+// gate's), or a person's of no session; else the open issue the gate
+// filed with the same tags that lists no tests (filed before issues held
+// their tests), which holds the whole gate. A session's failure never
+// goes to another session's issue, nor to one orchestrate gate filed. A halted issue holds nothing: its evidence
 // is what a person is to look at, and the same failure again is
 // waitingFor's.
 func holderOf(q *queue.Queue, u results.Unit, tag map[string]string) string {
@@ -185,11 +186,17 @@ func holderOf(q *queue.Queue, u results.Unit, tag map[string]string) string {
 			}
 			continue
 		}
-		if slices.Contains(tests, u) && (tagged(is, tag) || sessionOf(is) == "") {
+		if slices.Contains(tests, u) && (tagged(is, tag) || sessionOf(is) == "" && !filedByGate(is)) {
 			return is.ID
 		}
 	}
 	return whole
+}
+
+// filedByGate reports whether a gate filed the issue (its Source).
+func filedByGate(is *queue.Issue) bool {
+	src, _ := is.Get(queue.FieldSource)
+	return src == "gate"
 }
 
 // sessionOf is the agent session an issue belongs to, or "".
