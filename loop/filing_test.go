@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -221,5 +223,36 @@ func TestFileWholeGate(t *testing.T) {
 	fileResult(t, w, r, nil)
 	if issues = loadAll(t, w); len(issues) != 2 || issues[1].Int(queue.FieldSignatureRepeatCount, 0) != 2 {
 		t.Errorf("the same build failure again was not recorded against the gate's issue")
+	}
+}
+
+// The Stop hook files a failing suite's tests one issue each, for its
+// session, and retries them all; a person's issue that lists one of the
+// tests gets its failure and is retried too.
+func TestStopHookFilesEachTest(t *testing.T) {
+	const suite = "--- FAIL: TestA (0.00s)\n    a_test.go:9: got 1, want 2\n--- FAIL: TestB (0.00s)\n    b_test.go:9: got 3, want 4\nFAIL\nFAIL\texample.com/m\t0.003s\n"
+	w := ruleWorkspace(t, "gates:\n  - name: tests\n    command: 'cat out.txt; exit 1'\n",
+		"# Queue\n\n"+issueText("ISSUE-20241213-001", "Status", "pending", "Auto-Retry", "true", "Tests", "tests: example.com/m TestB"))
+	if err := os.WriteFile(filepath.Join(filepath.Dir(w.Dir), "out.txt"), []byte(suite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.StopHook(context.Background(), func() time.Time { return ruleNow }, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var retried []string
+	for _, r := range res.Retried {
+		retried = append(retried, r.ID)
+	}
+	slices.Sort(retried)
+	if res.Outcome != HookBlocked || !slices.Equal(retried, []string{"ISSUE-20241213-001", "ISSUE-20241213-002"}) {
+		t.Fatalf("hook: %s, retried %v; want blocked, the person's issue and TestA's (filed %+v)", res.Outcome, retried, res.Gates.Filed)
+	}
+	filed := loadIssue(t, w, "ISSUE-20241213-002")
+	if s, _ := filed.Get(FieldSession); s != "s1" || !slices.Equal(filed.Tests(), []results.Unit{{Gate: "tests", ID: "example.com/m TestA"}}) {
+		t.Errorf("the filed issue: Session %q, Tests %q; want s1, TestA", s, filed.Tests())
+	}
+	if d := loadIssue(t, w, "ISSUE-20241213-001").Section(queue.SectionFailureDetails); d == nil || !strings.Contains(d.Body(), "got 3, want 4") || strings.Contains(d.Body(), "TestA") {
+		t.Errorf("the person's issue does not hold TestB's failure alone")
 	}
 }
