@@ -76,9 +76,11 @@ func (w Workspace) fileUnits(ctx context.Context, tx queueTx, now time.Time, cfg
 		return nil, nil, err
 	}
 	held := map[string][]results.Failed{}
+	at := map[string]int{} // each holder's first test, in the output's order
 	var holders []string
 	var free []results.Failed
-	for _, f := range r.Tests.Failed {
+	var freeAt []int
+	for i, f := range r.Tests.Failed {
 		sig, _ := w.Signature(unitsFailure(r, []results.Failed{f}))
 		if ref := waitingIn(q.All(), cfg, sig); ref.ID != "" {
 			waiting = append(waiting, waitingUnit{ref, sig})
@@ -87,21 +89,23 @@ func (w Workspace) fileUnits(ctx context.Context, tx queueTx, now time.Time, cfg
 		id := holderOf(q, f.Unit, tag)
 		switch {
 		case id == "":
-			free = append(free, f)
+			free, freeAt = append(free, f), append(freeAt, i)
 		case held[id] == nil:
-			holders = append(holders, id)
+			holders, at[id] = append(holders, id), i
 			fallthrough
 		default:
 			held[id] = append(held[id], f)
 		}
 	}
+	var pos []int
 	for _, id := range holders {
 		rec, err := w.record(ctx, tx, now, id, unitsFailure(r, held[id]))
 		if err != nil {
 			return filed, waiting, err
 		}
-		filed = append(filed, Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status})
+		filed, pos = append(filed, Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}), append(pos, at[id])
 	}
+	n := 0
 	for _, units := range capUnits(free) {
 		ni := gateIssue(cfg, r, tag)
 		f := unitsFailure(r, units)
@@ -111,9 +115,25 @@ func (w Workspace) fileUnits(ctx context.Context, tx queueTx, now time.Time, cfg
 		if err != nil {
 			return filed, waiting, err
 		}
-		filed = append(filed, a)
+		filed, pos = append(filed, a), append(pos, freeAt[n])
+		n += len(units)
 	}
-	return filed, waiting, nil
+	return inOrder(filed, pos), waiting, nil
+}
+
+// inOrder sorts issues by pos, the place of each one's first test in the
+// output.
+func inOrder(issues []Added, pos []int) []Added {
+	idx := make([]int, len(issues))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return pos[a] - pos[b] })
+	out := make([]Added, len(issues))
+	for i, j := range idx {
+		out[i] = issues[j]
+	}
+	return out
 }
 
 // capUnits groups failing tests into the issues they file: one each, but
