@@ -70,7 +70,7 @@
 //	                 priced the tokens (the entry that did)
 //	judge            an attempt at issue_id judged by its own tests against the
 //	                 baseline: outcome pass|fail, detail = key=value pairs
-//	                 (FormatJudged): fixed=N, the tests failing on the baseline
+//	                 (ParseJudged): fixed=N, the tests failing on the baseline
 //	                 that pass now; regressions=M, the tests that passed on the
 //	                 baseline and fail now
 //
@@ -102,7 +102,7 @@
 // All of its exported names are API: the history (Event and the names of its events,
 // outcomes and details, TimeFormat, ValidID, AppendHistory, Usage
 // with ParseUsage and FormatUsage for usage rows, and Judged with
-// ParseJudged, FormatJudged and CountJudged for judge rows) and the report (Compute, Metrics
+// ParseJudged, CountJudged and CountJudgedFile for judge rows) and the report (Compute, Metrics
 // and the types of its fields, Render with RenderOptions, ComputeAll and Generate
 // with Source). The module is
 // at v0: the API follows history.csv and analytics.html and changes with them.

@@ -13,8 +13,8 @@ import (
 
 // EventJudge is the history row of an attempt at one issue judged by its
 // own tests against the baseline (the results where the work started):
-// issue_id, outcome pass|fail, detail the counts as key=value pairs
-// (FormatJudged).
+// issue_id, outcome pass|fail, detail the counts as space-separated
+// key=value pairs, "fixed=2 regressions=1" (see Judged and ParseJudged).
 const EventJudge = "judge"
 
 // Judged is what the judging of attempts counted.
@@ -25,13 +25,6 @@ type Judged struct {
 	// Regressions are the tests (findings, gates) that passed on the
 	// baseline and fail after the attempt.
 	Regressions int64
-}
-
-// FormatJudged writes j as the detail of a judge row:
-//
-//	fixed=2 regressions=1
-func FormatJudged(j Judged) string {
-	return fmt.Sprintf("fixed=%d regressions=%d", j.Fixed, j.Regressions)
 }
 
 // ParseJudged reads a judge row's detail. Unknown keys are ignored, so that
