@@ -24,3 +24,21 @@ func alive(pid int) bool {
 	}
 	return true
 }
+
+// exists reports whether process pid exists and is not a zombie: stopped
+// or running.
+func exists(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return true
+	}
+	switch data[i+2] {
+	case 'Z', 'X', 'x':
+		return false
+	}
+	return true
+}

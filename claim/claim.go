@@ -62,9 +62,11 @@ func (l Lease) Lapsed(now time.Time) bool {
 }
 
 // Free reports whether another may claim the issue at now: no one holds
-// it, or the lease lapsed and its holder is gone.
+// it, its holder is a process of this machine that has died (at once,
+// whatever its lease says: see Dead), or the lease lapsed and its holder
+// is gone.
 func (l Lease) Free(now time.Time) bool {
-	return l.Holder == "" || l.Lapsed(now) && Gone(l.Holder)
+	return l.Holder == "" || Dead(l.Holder) || l.Lapsed(now) && Gone(l.Holder)
 }
 
 func (l Lease) String() string {
@@ -341,6 +343,14 @@ func Holder(name string, pid int) string {
 	return fmt.Sprintf("%s@%s/%d", name, host, pid)
 }
 
+// Whole reports whether s names a holder whole, NAME@HOST/PID, as Holder
+// makes one: a name and a host with no space, @, / or |, and a process.
+func Whole(s string) bool {
+	host, _, ok := hostPID(s)
+	name, _, _ := strings.Cut(s, "@")
+	return ok && name != "" && host != "" && !strings.ContainsAny(name+host, "@/|` \t\n")
+}
+
 // Gone reports whether a holder is known to be gone: a process on this
 // machine that is dead, a zombie, or stopped (a paused process is not
 // working). A holder that names no process here (a person, another
@@ -352,6 +362,16 @@ func Gone(holder string) bool {
 		return true
 	}
 	return !alive(pid)
+}
+
+// Dead reports whether holder names a process on this machine that has
+// ended (or is a zombie): it will never renew its lease, which need not
+// be waited for. A stopped process is not dead: it may go on, and its
+// lease decides.
+func Dead(holder string) bool {
+	host, pid, ok := hostPID(holder)
+	me, _ := os.Hostname()
+	return ok && host == me && !exists(pid)
 }
 
 // GoneHere reports whether holder names a process on this machine that is

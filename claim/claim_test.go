@@ -180,6 +180,37 @@ func TestGone(t *testing.T) {
 	}
 }
 
+// A holder of this machine whose process died is free at once, under a
+// lease of an hour; running or stopped, it is held until its lease lapses;
+// a holder of another machine or a person is left to its lease.
+func TestDeadFreeAtOnce(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	now := time.Now()
+	l := Lease{Holder: Holder("a", cmd.Process.Pid), Epoch: 1, Until: now.Add(time.Hour)}
+	if l.Free(now) {
+		t.Fatal("a running holder's claim is free")
+	}
+	syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP)
+	waitFor(t, func() bool { return Gone(l.Holder) }, "a stopped process is not gone")
+	if l.Free(now) || Dead(l.Holder) {
+		t.Error("a stopped holder's claim is free before its lease lapsed")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !l.Free(now) {
+		t.Error("a dead holder's claim is not free at once")
+	}
+	for _, h := range []string{"alice", "a@elsewhere.invalid/1"} {
+		if (Lease{Holder: h, Epoch: 1, Until: now.Add(time.Hour)}).Free(now) {
+			t.Errorf("%s's claim is free before its lease lapsed", h)
+		}
+	}
+}
+
 func hostname() string { h, _ := os.Hostname(); return h }
 
 func waitFor(t *testing.T, cond func() bool, msg string) {

@@ -56,6 +56,18 @@
 //     openGateIssue).
 //   - teststate.go: where an issue's tests stand in the last gate results
 //     kept (LastResults, TestStates).
+//   - judge.go: an attempt judged by its issue (judgeClaimed,
+//     JudgeClaimed): the gates' test-level results (reportsOf), the units
+//     an issue holds (ownUnits: its Tests, or the gate that filed it), the
+//     failures that count against it and none other recorded, signed and
+//     fed back (recordClaimed, verdictFailure, judgedEvaluation), or, not
+//     judged, every blocking gate's failure as one; the tests an issue
+//     without any learns from a pass (learn); with the open issues, each
+//     issue whose tests pass with nothing regressed resolved while the
+//     others go on (resolveHeld).
+//   - baseline.go: the gates' results on the commit the work starts from,
+//     kept by tree and gates' config in runs/baseline/ (TakeBaseline,
+//     KeptBaseline, keepBaseline).
 //   - seen.go: each failure an issue saw, for the feedback's already tried
 //     (noteFailureSeen, failuresSeen): its failing tests in the output's
 //     order (headlines), and what tells two of them apart
@@ -107,6 +119,11 @@
 //     such line, unless it finished a model turn first (stallWatch); the
 //     run then stops as for an agent that could not work. The lines are
 //     agentcli's.
+//   - budget.go: a launch counted before it starts, against each issue it
+//     works on (spendLaunch): Launch-Count + 1, and for an auto-retry
+//     issue no check retried, Retry-Count with it; none past 1 +
+//     Max-Retries. The run's own counts, the floor of what the files say
+//     once its agent exited, a count that went down said (keepCounts).
 //   - maxloops.go: the check at run's --max-loops limit, asked without
 //     writing, so that no loop is announced or counted that will not run
 //     (wouldRetry).

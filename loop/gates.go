@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -17,7 +16,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"github.com/orchestrate-dev/orchestrate/queue"
-	"github.com/orchestrate-dev/orchestrate/signature"
+	"github.com/orchestrate-dev/orchestrate/results"
 )
 
 // GateRun is what one evaluation of the gates did.
@@ -56,6 +55,15 @@ type GateRun struct {
 	// be run or read (twice), why: not the agent's to fix, so no issue is
 	// filed for it; a person is told.
 	ReviewerErrors []string
+
+	// Reports are the blocking gates' test-level results (see reportsOf).
+	Reports []results.Report
+	// Verdict, for an attempt at a claimed issue judged against a
+	// baseline (GateOptions.Baseline), is what it comes to; nil when the
+	// attempt was not judged by its issue.
+	Verdict *results.Verdict
+	// counted are the failures that count against the judged issue.
+	counted []results.Failed
 }
 
 // OnlyReviewerErrors reports whether every blocking failure is a
@@ -80,8 +88,15 @@ func reviewerError(r *gate.Result) bool {
 	return r.Gate.IsReview() && r.Outcome == gate.Errored
 }
 
-// Failed reports whether a blocking gate failed: the agent has work to do.
-func (gr *GateRun) Failed() bool { return len(gr.Evaluation.Failures()) > 0 }
+// Failed reports whether a blocking gate failed, or, for an attempt
+// judged by its issue, whether the verdict is not a pass: the agent has
+// work to do.
+func (gr *GateRun) Failed() bool {
+	if gr.Verdict != nil {
+		return !gr.Verdict.Pass
+	}
+	return len(gr.Evaluation.Failures()) > 0
+}
 
 // GateOptions tunes RunGates.
 type GateOptions struct {
@@ -111,6 +126,11 @@ type GateOptions struct {
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
 	Dir string
+	// Baseline, with Issue, are the results of the commit the work started
+	// from: the attempt is judged by its issue against them (see
+	// results.Judge), and only the failures that count against the issue
+	// are recorded and fed back.
+	Baseline *BaseResults
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
@@ -155,6 +175,12 @@ func (w Workspace) evaluateGates(ctx context.Context, now func() time.Time, opt 
 	humans, err := w.evaluate(ctx, now, cfg, gates, gr, opt)
 	if err != nil {
 		return nil, err
+	}
+	gr.Reports = reportsOf(gr.Evaluation)
+	if opt.Issue != "" && opt.Baseline != nil {
+		if err := w.judgeClaimed(direct{w}, gr, opt.Issue, opt.Baseline.Reports); err != nil {
+			return nil, err
+		}
 	}
 	return &gateStep{w: w, now: now, cfg: cfg, opt: opt, gr: gr, run: run, humans: humans, sigs: map[string]string{}}, nil
 }
@@ -300,51 +326,6 @@ func (s *gateStep) recordClaimed(ctx context.Context) error {
 	return s.w.recordClaimed(ctx, s.tx, s.now(), s.opt.Issue, s.gr, s.sigs)
 }
 
-// recordClaimedFailure records the blocking gates' failures of gr against
-// issue id as one failure: their outputs in config order, so that the same
-// gates failing the same way are the same signature, and one loop is one
-// attempt. It notes the issue of each failed gate in gr.Issues (and its
-// signature in sigs, when given).
-func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
-	return w.recordClaimed(ctx, direct{w}, now, id, gr, sigs)
-}
-
-// recordClaimed is recordClaimedFailure through tx.
-func (w Workspace) recordClaimed(ctx context.Context, tx queueTx, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
-	failed := slices.DeleteFunc(gr.Evaluation.Failures(), func(r gate.Result) bool { return reviewerError(&r) })
-	if len(failed) == 0 {
-		return nil
-	}
-	f, _ := gateFailure(&failed[0])
-	f.Summary = ""
-	if len(failed) > 1 {
-		var out bytes.Buffer
-		var code *int
-		for i := range failed {
-			g, _ := gateFailure(&failed[i])
-			fmt.Fprintf(&out, "== gate %s ==\n%s\n", failed[i].Name(), g.Output)
-			if code == nil && g.Class() != signature.Infra {
-				code = g.ExitCode
-			}
-		}
-		if code == nil {
-			code = f.ExitCode
-		}
-		f = Failure{Output: out.Bytes(), ExitCode: code}
-	}
-	rec, err := w.record(ctx, tx, now, id, f)
-	if err != nil {
-		return err
-	}
-	for i := range failed {
-		gr.Issues[failed[i].Name()] = Added{ID: rec.ID, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}
-		if sigs != nil {
-			sigs[failed[i].Name()] = rec.Signature
-		}
-	}
-	return nil
-}
-
 // gateEvent is the history row of a gate's result, before its issue.
 func gateEvent(now time.Time, run string, r *gate.Result, h *human) analytics.Event {
 	e := analytics.Event{Time: now, RunID: run, Event: analytics.EventGate, Gate: r.Name(),
@@ -443,7 +424,11 @@ func (s *gateStep) writeArtifacts() error {
 	// The feedback of a failed evaluation is kept with the artifacts.
 	var extra []gate.File
 	if gr.Failed() {
-		data := gate.NewFeedback(ev, gate.FeedbackInput{
+		told := ev
+		if gr.Verdict != nil {
+			told = judgedEvaluation(gr)
+		}
+		data := gate.NewFeedback(told, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
 			Signatures: s.sigs, Tried: tried(s.tx, gr),
 		})

@@ -173,6 +173,9 @@ func (w Workspace) Retry(ctx context.Context, now time.Time, id string) error {
 	return w.updateIssue(ctx, id, func(is *queue.Issue) error {
 		is.Set(queue.FieldStatus, queue.StatusPending)
 		is.SetInt(queue.FieldRetryCount, 0)
+		if _, ok := is.Get(queue.FieldLaunchCount); ok {
+			is.SetInt(queue.FieldLaunchCount, 0)
+		}
 		is.SetInt(queue.FieldSignatureRepeatCount, 0)
 		is.SetBool(queue.FieldHalted, false)
 		if _, ok := is.Get(FieldHaltReason); ok {

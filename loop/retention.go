@@ -36,8 +36,8 @@ func (w Workspace) pruneRuns(keep int, current string) error {
 	}
 	var all []run
 	for _, e := range entries {
-		if e.Name() == current {
-			continue
+		if e.Name() == current || e.Name() == BaselineDir {
+			continue // the baselines are kept by tree, not by run
 		}
 		info, err := e.Info()
 		if err != nil {

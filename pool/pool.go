@@ -133,8 +133,9 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
+	bases := &baselines{w: w, repo: repo, now: opt.Now}
 	p := &pool{w: w, opt: opt, cfg: cfg, started: run, repo: repo, branch: branch, land: land, claims: w.Claims(opt.Remote), rel: rel, res: res,
-		given: map[string]bool{}, train: &train{repo: repo, land: land}}
+		given: map[string]bool{}, bases: bases, train: &train{repo: repo, land: land, bases: bases}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	err = p.end(ctx)
@@ -215,6 +216,7 @@ type pool struct {
 	claims  loop.Claims // the claims: here, or on the remote
 	rel     string
 	train   *train
+	bases   *baselines // the results each agent's work is judged against
 
 	mu    sync.Mutex
 	res   *Result
@@ -401,7 +403,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 			w.Warn(fmt.Errorf("releasing %s: %w", c.ID, err))
 		}
 	}
-	base, err := p.land.Head(ctx)
+	base, bl, err := p.startOf(ctx)
 	if err != nil {
 		release()
 		return nil, err
@@ -433,6 +435,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		}
 	}
 	opt := p.opt.RunOptions
+	opt.Baseline = bl
 	if opt.Step != nil {
 		opt.Step = func(s loop.Step) {
 			s.Worker, s.Issue = name, c.ID
@@ -467,6 +470,17 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 	}
 	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")
 	return wk, err
+}
+
+// startOf returns the commit an agent's work starts from, the branch's
+// head, and its baseline, what the work is judged against.
+func (p *pool) startOf(ctx context.Context) (string, *loop.BaseResults, error) {
+	base, err := p.land.Head(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	bl, err := p.bases.of(ctx, base)
+	return base, bl, err
 }
 
 // takeUp makes the worktree of issue id on base. On a remote, the work

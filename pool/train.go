@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
@@ -31,6 +32,10 @@ import (
 type train struct {
 	repo *worktree.Repo
 	land landing // the integration branch
+	// bases, when set, are the results of the commits the cars go onto:
+	// each car is judged by its issue against its own base's (see
+	// judge); nil judges a car by its gates alone.
+	bases *baselines
 
 	mu   sync.Mutex
 	base string // the branch's head under the first car; "" until a car comes
@@ -52,7 +57,12 @@ type car struct {
 	check  func(context.Context) (*loop.GateRun, error)
 	record func(context.Context, *loop.GateRun) error
 	fence  func(context.Context) error
-	done   chan carResult
+	// judge, when set, judges a check by the car's issue against the
+	// results of the commit under it; last is the loop's last evaluation,
+	// the results of a car that boarded where it was.
+	judge func(*loop.GateRun, []results.Report) error
+	last  *loop.GateRun
+	done  chan carResult
 
 	head    string        // where its branch is on the train
 	gen     int           // bumped when it is put onto other work: older checks do not count
@@ -235,7 +245,10 @@ func (t *train) advance(ctx context.Context) {
 		if c.err == nil && c.fence != nil {
 			c.err = c.fence(ctx)
 		}
-		if c.err == nil && (c.gr == nil || c.gr.Evaluation.Passed) {
+		if c.err == nil {
+			c.err = t.judge(ctx, c)
+		}
+		if c.err == nil && (c.gr == nil || c.gr.Passed()) {
 			err := t.land.Advance(ctx, t.base, c.head)
 			if errors.Is(err, worktree.ErrMoved) {
 				head, herr := t.land.Head(ctx)
@@ -253,6 +266,7 @@ func (t *train) advance(ctx context.Context) {
 			if err != nil {
 				c.err = err
 			} else {
+				t.merged(c)
 				t.base, t.cars = c.head, t.cars[1:]
 				t.gone()
 				c.done <- carResult{merged: c.head}
@@ -270,6 +284,32 @@ func (t *train) advance(ctx context.Context) {
 		}
 		t.rebuild(ctx, 0)
 		return
+	}
+}
+
+// judge judges c's check by its issue against the results of the branch
+// under it, t.base: the car merged before it, the run's baseline, or one
+// taken now; t.mu is held.
+func (t *train) judge(ctx context.Context, c *car) error {
+	if c.gr == nil || c.judge == nil || t.bases == nil {
+		return nil
+	}
+	base, err := t.bases.of(ctx, t.base)
+	if err != nil {
+		return err
+	}
+	return c.judge(c.gr, base.Reports)
+}
+
+// merged notes the results of c, merged, as those of its commit: the base
+// of the car after it.
+func (t *train) merged(c *car) {
+	gr := c.gr
+	if gr == nil {
+		gr = c.last
+	}
+	if t.bases != nil && gr != nil && gr.Reports != nil {
+		t.bases.note(c.head, gr.Reports)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
@@ -104,6 +105,10 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 		record: func(ctx context.Context, gr *loop.GateRun) error {
 			return w.RecordClaimed(ctx, l.Now(), a.claim.ID, gr)
 		},
+		judge: func(gr *loop.GateRun, base []results.Report) error {
+			return w.JudgeClaimed(gr, a.claim.ID, base)
+		},
+		last:  l.Gates(),
 		fence: w.CheckFence,
 	}
 	l.Step(loop.Step{Kind: loop.StepQueued})

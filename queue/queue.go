@@ -49,6 +49,10 @@ const (
 	FieldTouches    = "Touches"
 )
 
+// FieldLaunchCount counts the agent launches that worked on an issue,
+// each counted before it starts: at most one more than Max-Retries.
+const FieldLaunchCount = "Launch-Count"
+
 // SeedFields lists the seed's fields in the order a new issue gets them.
 var SeedFields = []string{
 	FieldType, FieldPriority, FieldStatus, FieldSource, FieldCategory, FieldCreated,
@@ -89,13 +93,13 @@ const DefaultMaxRetries = 10
 
 var (
 	idPattern     = regexp.MustCompile(`^ISSUE-(\d{8})-(\d{3,})$`)
-	intFields     = map[string]bool{"retrycount": true, "maxretries": true, "signaturerepeatcount": true, "leaseepoch": true}
+	intFields     = map[string]bool{"retrycount": true, "maxretries": true, "signaturerepeatcount": true, "leaseepoch": true, "launchcount": true}
 	boolFields    = map[string]bool{"autoretry": true, "halted": true, "blocking": true}
 	canonicalName = map[string]string{}
 )
 
 func init() {
-	for _, f := range append(SeedFields, FieldClaimedBy, FieldClaimedAt, FieldLeaseEpoch, FieldLeaseUntil, FieldTouches, FieldTests) {
+	for _, f := range append(SeedFields, FieldClaimedBy, FieldClaimedAt, FieldLeaseEpoch, FieldLeaseUntil, FieldTouches, FieldLaunchCount, FieldTests) {
 		canonicalName[mdpatch.Norm(f)] = f
 	}
 }

@@ -42,9 +42,10 @@ high, medium, low), then age; an issue whose Touches globs overlap a
 claimed issue's waits. A holder that already holds an open issue gets it
 back. claim ID claims one issue; claiming what you hold renews it.
 
-A lapsed lease is taken over only when its holder is gone: for a holder
-NAME@HOST/PID on this machine, when that process is dead or stopped. The
-takeover increments the epoch. --force takes a claim from whoever holds it
+A holder NAME@HOST/PID on this machine whose process died is taken over
+at once, whatever its lease. Otherwise a lapsed lease is taken over only
+when its holder is gone: for a holder on this machine, when that process
+is dead or stopped. The takeover increments the epoch. --force takes a claim from whoever holds it
 (a person reassigning an issue).
 
 renew extends the lease; release ends the claim (with --epoch, only the
@@ -57,8 +58,11 @@ change with an older epoch than the issue's is refused, with who holds the
 issue now.
 
 --as names the holder (default $ORCHESTRATE_AGENT, or "agent"); the
-claim is NAME@HOST/PID of this command's parent process, the agent that
-runs it. --lease is the lease's length (default 10m).
+claim is NAME@HOST/PID of the agent that runs this command: the nearest
+ancestor process that outlives it, past a shell that runs one command
+(sh -c, as an agent's shell tool runs each) and a subshell ($(...)).
+So an agent that claims twice is one holder, and claiming again what it
+holds renews it (exit 0). --as NAME@HOST/PID names the holder whole. --lease is the lease's length (default 10m).
 
 --remote NAME keeps the claim on the git remote NAME, for agents on
 several machines: the claim is the ref refs/orchestrate/claims/ID there,
@@ -129,11 +133,17 @@ func (e *env) remoteFlag(fs *flag.FlagSet) func() (*remote.Remote, error) {
 	}
 }
 
+// holderName is the holder --as NAME names: NAME@HOST/PID of the agent
+// that runs the command (claim.Agent), or, for NAME@HOST/PID, that holder
+// whole.
 func holderName(e *env, name string) (string, error) {
-	if name == "" || strings.ContainsAny(name, "@/|` \t\n") {
-		return "", usageError("claim", "--as %q: want a name without spaces, @, / or |", name)
+	if claim.Whole(name) {
+		return name, nil
 	}
-	return claim.Holder(name, os.Getppid()), nil
+	if name == "" || strings.ContainsAny(name, "@/|` \t\n") {
+		return "", usageError("claim", "--as %q: want a name without spaces, @, / or |, or a whole holder NAME@HOST/PID", name)
+	}
+	return claim.Holder(name, claim.Agent()), nil
 }
 
 func runClaim(e *env, args []string) error {

@@ -160,11 +160,12 @@ func TestPausedHolderFenced(t *testing.T) {
 	refused := 0
 	const writes = 4
 	for trial := 0; trial < trials; trial++ {
-		// The old holder: a shell that claims (its process is the holder),
-		// stops itself, and, continued, tries its writes with its claim.
+		// The old holder: a shell that claims (its process is the holder,
+		// named whole), stops itself, and, continued, tries its writes with
+		// its claim.
 		script := fmt.Sprintf(`set -u
 O=%q; W=%q
-out=$("$O" --dir "$W" claim ISSUE-20241213-001 --as old --lease 1s) || exit 3
+out=$("$O" --dir "$W" claim ISSUE-20241213-001 --as "old@$(hostname)/$$" --lease 1s) || exit 3
 epoch=$(echo "$out" | sed -n 's/.* at epoch \([0-9]*\) .*/\1/p')
 echo "$epoch" > epoch
 kill -STOP $$

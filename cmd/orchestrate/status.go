@@ -205,6 +205,8 @@ func printClaims(e *env, q *queue.Queue, width int) error {
 		switch {
 		case l.Lapsed(now) && claim.Gone(l.Holder):
 			state = "lapsed: the next claim takes it over"
+		case claim.Dead(l.Holder):
+			state = "its holder died: the next claim takes it over"
 		case l.Lapsed(now):
 			state = "lapsed: its holder still runs"
 		}
