@@ -105,6 +105,7 @@ func (w Workspace) TakeBaseline(ctx context.Context, now func() time.Time, tree,
 	if err := fsx.WriteFile(filepath.Join(w.Path(RunsDir), BaselineDir, key+".json"), data, 0o644); err != nil {
 		return nil, fmt.Errorf("keeping the baseline: %w", err)
 	}
+	w.pruneBaselines(cfg.KeepRuns)
 	return b, nil
 }
 

@@ -242,8 +242,12 @@ func (w Workspace) newGateRun(run, dir string) (*GateRun, error) {
 // each human gate it asked, by gate name.
 func (w Workspace) evaluate(ctx context.Context, now func() time.Time, cfg *config.Config, gates []config.Gate, gr *GateRun, opt GateOptions) (map[string]*human, error) {
 	humans := map[string]*human{}
+	loop := logLoop(gr.Dir, gates)
+	if filepath.Base(gr.Dir) == analytics.NoRun {
+		pruneLoops(gr.Dir, loop, cfg.KeepRuns)
+	}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
-		RepoRoot: w.Root(), Roots: w.checkouts(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
+		RepoRoot: w.Root(), Roots: w.checkouts(), LogDir: gr.Dir, LogLoop: loop, Output: cfg.Output,
 		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
 		DiffExclude: w.diffExclude(),
 		Human: func(g config.Gate) gate.Approval {
