@@ -38,12 +38,24 @@
 //   - session.go: a run's start: a new run ID, total_auto_retries back to 0
 //     (StartSession).
 //   - gates.go: one evaluation of the gates (RunGates): a failing auto_retry
-//     gate files its issue or records against it, a passing gate resolves
-//     it (fileGateFailure, resolveGateIssues); a review gate's failure is
-//     signed from its blocking findings (gateFailure); the feedback's
+//     gate files its issues or records against them (recordFailure; which
+//     issues, the next file says), a passing gate resolves them
+//     (resolveGateIssues); a review gate's failure is signed from its
+//     blocking findings (gateFailure); the feedback's
 //     attempt count, from the first failing blocking gate with an issue
 //     (attemptOf); the gate results and the summary of seed 001 for the
 //     whole fix cycle (previousAttempts).
+//   - filing.go: a failing gate's issues. A failing suite files one issue
+//     per failing test (recordUnits, fileUnits), each listing its test in
+//     Tests and signed over its own block (unitsFailure); at most
+//     MaxFiledPerGate a gate and evaluation, the last holding the rest
+//     (capUnits); a test an open issue holds is recorded against it, never
+//     filed again, and an issue filed before issues listed their tests
+//     holds its whole gate (holderOf). A gate failing as a whole files one
+//     issue, or records against the one that holds it (fileGateFailure,
+//     openGateIssue).
+//   - teststate.go: where an issue's tests stand in the last gate results
+//     kept (LastResults, TestStates).
 //   - judge.go: an attempt judged by its issue (judgeClaimed,
 //     JudgeClaimed): the gates' test-level results (reportsOf), the units
 //     an issue holds (ownUnits: its Tests, or the gate that filed it), the

@@ -25,8 +25,13 @@ type GateRun struct {
 	Dir        string         // runs/<run-id>/: logs, gate-results.json, summary.md
 	Attempts   []gate.Attempt // this one last
 	// Issues maps each failed auto-retry gate to the issue its failure was
-	// filed or recorded against.
-	Issues   map[string]Added
+	// filed or recorded against: for a gate whose failing tests are filed
+	// one by one, the first of them.
+	Issues map[string]Added
+	// Filed maps each failed auto-retry gate whose failing tests were filed
+	// one by one to every issue they were filed or recorded against, in
+	// order (see IssuesOf).
+	Filed    map[string][]Added
 	Resolved []string // the issues of gates that passed, resolved
 	Feedback string   // for the agent, when a blocking gate failed
 
@@ -391,6 +396,9 @@ func (s *gateStep) recordFailure(ctx context.Context, r *gate.Result, e *analyti
 		e.IssueID, e.Signature = ref.ID, sig
 		return nil
 	}
+	if splitByUnit(r) {
+		return s.recordUnits(ctx, r, e)
+	}
 	a, err := s.w.fileGateFailure(ctx, s.tx, s.now(), s.cfg, r, s.opt.Tag)
 	if err != nil {
 		return err
@@ -534,55 +542,6 @@ func exitCodeOf(r *gate.Result) int {
 	return r.ExitCode
 }
 
-// fileGateFailure files a gate's failure as an issue, or records it against
-// the open issue the gate filed before.
-func (w Workspace) fileGateFailure(ctx context.Context, tx queueTx, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
-	f, findings := gateFailure(r)
-	f.Summary = gateSummary(r)
-	if id := openGateIssue(tx, r.Name(), tag); id != "" {
-		rec, err := w.record(ctx, tx, now, id, f)
-		if err != nil {
-			return Added{}, err
-		}
-		if findings != "" {
-			err = w.changeIssue(ctx, tx, id, func(is *queue.Issue) error {
-				is.SetSection(SectionReviewFindings, findings)
-				return nil
-			}, nil)
-		}
-		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}, err
-	}
-	fields := map[string]string{
-		queue.FieldType:       "bug",
-		queue.FieldPriority:   config.PriorityFor(r.Gate.Priority, r.Enforcement()),
-		queue.FieldSource:     "gate",
-		queue.FieldCategory:   "quality-gate",
-		queue.FieldAutoRetry:  "true",
-		queue.FieldMaxRetries: strconv.Itoa(cfg.GateMaxRetries(r.Gate)),
-		queue.FieldBlocking:   strconv.FormatBool(r.Enforcement() == config.Blocking),
-	}
-	for k, v := range tag {
-		fields[k] = v
-	}
-	sections := map[string]string{
-		queue.SectionSummary:      gateSummary(r),
-		queue.SectionVerification: "`" + r.Gate.Command + "`",
-	}
-	switch {
-	case r.Gate.IsHuman():
-		sections[queue.SectionVerification] = "A person approves the change: orchestrate approve, once the gate asks again."
-	case r.Gate.IsReview():
-		sections[queue.SectionVerification] = "The review gate " + r.Name() + " finds nothing at " + r.Gate.FailOn + " or worse."
-	}
-	if findings != "" {
-		sections[SectionReviewFindings] = findings
-	}
-	if fix := suggestedFix(r.Gate.Hints); fix != "" {
-		sections[queue.SectionSuggestedFix] = fix
-	}
-	return w.addIssue(ctx, tx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
-}
-
 // gateSummary is the Summary of a gate's issue: the gate and the cause of
 // its failure.
 func gateSummary(r *gate.Result) string { return gateSummaryPrefix(r.Name()) + r.Reason() }
@@ -622,23 +581,6 @@ func gateFailure(r *gate.Result) (f Failure, md string) {
 // SectionReviewFindings holds a review gate's findings in the issue its
 // failure filed: all of them, with their lines and suggestions.
 const SectionReviewFindings = "Review Findings"
-
-// openGateIssue returns the ID of the open issue a gate filed (with the
-// same tags), or "". A halted issue is not one: its evidence (signature,
-// repeat count) is what a person is to look at, and a different failure
-// of the gate is an issue of its own (the same one is waitingFor's).
-func openGateIssue(tx queueTx, name string, tag map[string]string) string {
-	q, err := tx.load()
-	if err != nil {
-		return ""
-	}
-	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) && !is.Bool(queue.FieldHalted, false) {
-			return is.ID
-		}
-	}
-	return ""
-}
 
 func open(is *queue.Issue) bool {
 	st := is.Status()
