@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"github.com/orchestrate-dev/orchestrate/analytics"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/worktree"
