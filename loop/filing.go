@@ -39,6 +39,11 @@ func (s *gateStep) recordUnits(ctx context.Context, r *gate.Result, e *analytics
 		return err
 	}
 	name := r.Name()
+	ids, err := s.w.resolvePassingUnits(ctx, s.tx, s.now(), r, s.opt.Tag)
+	if err != nil {
+		return err
+	}
+	s.gr.Resolved = append(s.gr.Resolved, ids...)
 	if len(filed) == 0 {
 		if len(waiting) > 0 {
 			s.gr.Waiting[name] = waiting[0].IssueRef
@@ -314,4 +319,35 @@ func openGateIssue(tx queueTx, name string, tag map[string]string) string {
 		return ""
 	}
 	return holderOf(q, results.Unit{Gate: name}, tag)
+}
+
+// resolvePassingUnits resolves, while gate r fails for other tests, the
+// open issues (with the same tags) whose tests are all r's and all pass
+// now: fixing one of three bugs resolves its issue, while the others go
+// on. Every test that fails now is held by an issue once r's failures are
+// filed, so nothing else is to be judged. Stuck and halted issues are
+// resolved too, as a passing gate resolves them: what a person was to
+// look at is fixed.
+func (w Workspace) resolvePassingUnits(ctx context.Context, tx queueTx, now time.Time, r *gate.Result, tag map[string]string) ([]string, error) {
+	q, err := tx.load()
+	if err != nil {
+		return nil, err
+	}
+	rep := r.Tests
+	var ids []string
+	for _, is := range q.Issues {
+		tests := is.Tests()
+		if len(tests) == 0 || !open(is) || isApproval(is) || !tagged(is, tag) ||
+			slices.ContainsFunc(tests, func(u results.Unit) bool { return u.Gate != r.Name() || u.ID == "" }) {
+			continue
+		}
+		if v := results.Judge(tests, []results.Report{*rep}, nil); len(v.Own) > 0 {
+			continue
+		}
+		if _, err := w.resolve(ctx, tx, now, is.ID, false); err != nil {
+			return ids, err
+		}
+		ids = append(ids, is.ID)
+	}
+	return ids, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/git"
@@ -164,6 +165,11 @@ func (w Workspace) recordClaimed(ctx context.Context, tx queueTx, now time.Time,
 	if gr.Verdict != nil {
 		if gr.Verdict.Pass {
 			return w.learn(ctx, tx, id, gr.Verdict)
+		}
+		// A failed attempt goes back to its agent: its judging is
+		// done (a pass is counted where it lands, see JudgedEvent).
+		if err := tx.history(ctx, JudgedEvent(now, w.runID(), id, gr.Verdict)); err != nil {
+			return err
 		}
 		if f, failed = verdictFailure(gr, w.SignatureOptions()); failed == nil {
 			return w.recordVerdict(ctx, tx, now, id, gr, f, sigs)
@@ -376,4 +382,18 @@ func (r *runner) startBaseline(ctx context.Context) {
 	if b, ok := r.w.KeptBaseline(r.tree); ok {
 		r.base = b
 	}
+}
+
+// JudgedEvent is the history row of an attempt at issue id judged by its
+// verdict v (analytics.EventJudge): pass or fail, and what it fixed and
+// regressed. An attempt has one: a failure where it was judged, a pass
+// where it landed (a pass that the merge train then refuses is that
+// failure).
+func JudgedEvent(now time.Time, run, id string, v *results.Verdict) analytics.Event {
+	outcome := analytics.OutcomeFail
+	if v.Pass {
+		outcome = analytics.OutcomePass
+	}
+	return analytics.Event{Time: now, RunID: run, Event: analytics.EventJudge, IssueID: id, Outcome: outcome,
+		Detail: fmt.Sprintf("fixed=%d regressions=%d", len(v.Fixed), len(v.Regressions))}
 }

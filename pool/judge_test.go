@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
 	"github.com/orchestrate-dev/orchestrate/queue"
 	"github.com/orchestrate-dev/orchestrate/worktree"
@@ -126,6 +127,11 @@ func TestAgentsRegressionSentBack(t *testing.T) {
 			t.Errorf("the second prompt tells of another issue's failure, %q:\n%s", other, prompts[1])
 		}
 	}
+	// Each of the three attempts is one judge row, a failure with its
+	// regression counted.
+	if j, err := analytics.CountJudgedFile(w.Path(loop.HistoryFile), ""); err != nil || j.Regressions != 3 || j.Fixed != 0 {
+		t.Errorf("the history's judged attempts: %+v, %v; want 3 regressions, nothing fixed", j, err)
+	}
 }
 
 // Three gates fail, filed by the gates themselves: three agents that
@@ -210,6 +216,11 @@ func TestAgentsOneSuiteThreeBugs(t *testing.T) {
 		if n := slices.Index(strings.Fields(log), f); n < 0 || slices.Index(strings.Fields(log)[n+1:], f) >= 0 {
 			t.Errorf("%s is not fixed in one commit of its own:\n%s", f, log)
 		}
+	}
+	// Three attempts landed, each fixing one test: one judge row each,
+	// where it landed, not one more where its worktree passed.
+	if j, err := analytics.CountJudgedFile(w.Path(loop.HistoryFile), ""); err != nil || j.Fixed != 3 || j.Regressions != 0 {
+		t.Errorf("the history's judged attempts: %+v, %v; want 3 tests fixed, no regression", j, err)
 	}
 }
 

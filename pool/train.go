@@ -79,7 +79,21 @@ type carResult struct {
 	conflict *worktree.ConflictError // the rebase conflicted
 	ahead    []*car                  // the cars it was put behind when it did
 	failed   *loop.GateRun           // the gates failed after the rebase, recorded
-	err      error
+	// verdict is how the merged car's work was judged by its issue; nil
+	// when it was not (its gates' runners not known, no issue).
+	verdict *results.Verdict
+	err     error
+}
+
+// verdict is how c's work was last judged by its issue: on the train, or
+// where it was checked before it boarded; nil when it was not.
+func (c *car) verdict() *results.Verdict {
+	for _, gr := range []*loop.GateRun{c.gr, c.last} {
+		if gr != nil && gr.Verdict != nil {
+			return gr.Verdict
+		}
+	}
+	return nil
 }
 
 // merge puts c on the train and waits for its merge. A conflict with the
@@ -269,7 +283,7 @@ func (t *train) advance(ctx context.Context) {
 				t.merged(c)
 				t.base, t.cars = c.head, t.cars[1:]
 				t.gone()
-				c.done <- carResult{merged: c.head}
+				c.done <- carResult{merged: c.head, verdict: c.verdict()}
 				continue
 			}
 		}

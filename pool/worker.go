@@ -168,6 +168,9 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 		return landed, err
 	}
 	a.mergeEvent(ctx, l, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", res.merged, a.branch))
+	if v := res.verdict; v != nil {
+		w.Warn(l.Event(ctx, loop.JudgedEvent(l.Now(), "", a.claim.ID, v)))
+	}
 	return landed, nil
 }
 
