@@ -134,7 +134,7 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 		return nil, err
 	}
 	p := &pool{w: w, opt: opt, cfg: cfg, started: run, repo: repo, branch: branch, land: land, claims: w.Claims(opt.Remote), rel: rel, res: res,
-		given: map[string]bool{}, train: &train{repo: repo, land: land}}
+		given: map[string]bool{}, train: &train{repo: repo, land: land, warn: func(err error) { _ = w.Warn(err) }}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	err = p.end(ctx)
