@@ -139,6 +139,8 @@ func (c *computer) add(ev Event) error {
 		is.sinceReset = 0
 	case EventClaim, EventMerge:
 		c.onAgentWork(ev)
+	case EventJudge:
+		c.onJudge(ev)
 	}
 	return nil
 }

@@ -68,6 +68,11 @@
 //	                 session, model, turns, input_tokens, output_tokens,
 //	                 cache_read_tokens, cost_usd, and priced when agent.prices
 //	                 priced the tokens (the entry that did)
+//	judge            an attempt at issue_id judged by its own tests against the
+//	                 baseline: outcome pass|fail, detail = key=value pairs
+//	                 (ParseJudged): fixed=N, the tests failing on the baseline
+//	                 that pass now; regressions=M, the tests that passed on the
+//	                 baseline and fail now
 //
 // Unknown event names are counted and otherwise ignored, so writers can add events
 // before the report knows them.
@@ -95,8 +100,9 @@
 // # API
 //
 // All of its exported names are API: the history (Event and the names of its events,
-// outcomes and details, TimeFormat, ValidID, AppendHistory, and Usage
-// with ParseUsage and FormatUsage for usage rows) and the report (Compute, Metrics
+// outcomes and details, TimeFormat, ValidID, AppendHistory, Usage
+// with ParseUsage and FormatUsage for usage rows, and Judged with
+// ParseJudged, CountJudged and CountJudgedFile for judge rows) and the report (Compute, Metrics
 // and the types of its fields, Render with RenderOptions, ComputeAll and Generate
 // with Source). The module is
 // at v0: the API follows history.csv and analytics.html and changes with them.

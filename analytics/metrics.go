@@ -134,6 +134,15 @@ type Metrics struct {
 	ParallelAgentMS int64       `json:"parallel_agent_ms"`
 	TimeSavedMS     int64       `json:"time_saved_ms"`
 	MergeConflicts  int64       `json:"merge_conflicts"`
+
+	// Attempts judged by their issue's own tests against a baseline (judge
+	// rows): JudgedAttempts counts them, TestsFixed the tests that the
+	// attempts that passed turned green, Regressions the tests that passed
+	// on the baseline and failed after an attempt, each caught before it
+	// landed.
+	JudgedAttempts int64 `json:"judged_attempts,omitempty"`
+	TestsFixed     int64 `json:"tests_fixed,omitempty"`
+	Regressions    int64 `json:"regressions,omitempty"`
 }
 
 // MalformedRow is a row that Compute skipped.

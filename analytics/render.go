@@ -264,7 +264,7 @@ func cards(m *Metrics) []card {
 		}
 		return s
 	}
-	return []card{{
+	out := []card{{
 		Label: "Autonomous fix rate",
 		Value: dash(m.IssuesFiled > 0, pct(m.AutonomousFixRate)),
 		Note:  fmt.Sprintf("%d of %s fixed with no person's help", m.FixedAutonomously, count(m.IssuesFiled, "issue")),
@@ -313,6 +313,21 @@ func cards(m *Metrics) []card {
 		Label: "Retries per run",
 		Value: dash(m.Runs > 0, fmt.Sprintf("%.1f", m.RetriesPerRun)),
 		Note:  fmt.Sprintf("%s in all, at most %d in one run", count(m.RetryLoops, "auto-retry loop"), m.MaxRetriesPerRun),
+	}}
+	return append(out, judgedCards(m)...)
+}
+
+// judgedCards are the cards of the attempts judged by their issue's own
+// tests: none when no attempt was.
+func judgedCards(m *Metrics) []card {
+	if m.JudgedAttempts == 0 {
+		return nil
+	}
+	return []card{{
+		Label: "Tests fixed",
+		Value: fmt.Sprint(m.TestsFixed),
+		Note: fmt.Sprintf("failing where the work started, passing after an attempt that passed; %s caught over %s judged by their issue's tests",
+			count(m.Regressions, "regression"), count(m.JudgedAttempts, "attempt")),
 	}}
 }
 

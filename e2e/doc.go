@@ -10,4 +10,10 @@
 // ORCHESTRATE_REQUIRE_CLAUDE=1 (and so on, as CI sets) makes that a failure.
 // The plugin's load test runs on the oldest Claude Code its docs claim too,
 // found only through ORCHESTRATE_CLAUDE_OLDEST or .ci/run's copy.
+//
+// The tests of realprojects_test.go run orchestrate with a script agent on
+// real projects vendored in testdata/projects (Go, Python under pytest,
+// TypeScript under vitest), each with bugs written as patches; the Python
+// and JavaScript ones skip without their runner, unless
+// ORCHESTRATE_REQUIRE_PYTEST=1 or ORCHESTRATE_REQUIRE_VITEST=1.
 package e2e

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/orchestrate-dev/orchestrate/internal/supervise"
 )
 
@@ -26,9 +28,40 @@ func waitGroupLeader(cmd *exec.Cmd, cleanup func()) error {
 	return cmd.Wait()
 }
 
-// waitExited blocks until pid has exited, leaving it unreaped (WNOWAIT), as
-// the os package itself does before reaping.
+// waitExited waits until pid has exited, leaving it unreaped (WNOWAIT), as
+// the os package itself does before reaping. It waits on a pidfd, which
+// becomes readable when the process exits, in the runtime's poller: no
+// thread sits blocked in waitid meanwhile, which would have the runtime
+// hand its processor to another thread, and its monitor wake every 20µs
+// to see to it, for as long as the command runs. Where there is no pidfd
+// (a kernel before 5.10), it blocks in waitid.
 func waitExited(pid int) error {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return waitExitedBlocking(pid)
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return waitExitedBlocking(pid)
+	}
+	var werr error
+	err = rc.Read(func(fd uintptr) bool {
+		var info unix.Siginfo
+		werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+		// Signo is SIGCHLD once the process has exited; 0 while it runs.
+		return werr != unix.EINTR && (werr != nil || info.Signo != 0)
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+// waitExitedBlocking blocks in waitid until pid has exited, leaving it
+// unreaped (WNOWAIT).
+func waitExitedBlocking(pid int) error {
 	const pPID = 1
 	var info [128]byte // siginfo_t
 	for {

@@ -38,12 +38,36 @@
 //   - session.go: a run's start: a new run ID, total_auto_retries back to 0
 //     (StartSession).
 //   - gates.go: one evaluation of the gates (RunGates): a failing auto_retry
-//     gate files its issue or records against it, a passing gate resolves
-//     it (fileGateFailure, resolveGateIssues); a review gate's failure is
-//     signed from its blocking findings (gateFailure); the feedback's
+//     gate files its issues or records against them (recordFailure; which
+//     issues, the next file says), a passing gate resolves them
+//     (resolveGateIssues); a review gate's failure is signed from its
+//     blocking findings (gateFailure); the feedback's
 //     attempt count, from the first failing blocking gate with an issue
 //     (attemptOf); the gate results and the summary of seed 001 for the
 //     whole fix cycle (previousAttempts).
+//   - filing.go: a failing gate's issues. A failing suite files one issue
+//     per failing test (recordUnits, fileUnits), each listing its test in
+//     Tests and signed over its own block (unitsFailure); at most
+//     MaxFiledPerGate a gate and evaluation, the last holding the rest
+//     (capUnits); a test an open issue holds is recorded against it, never
+//     filed again, and an issue filed before issues listed their tests
+//     holds its whole gate (holderOf). A gate failing as a whole files one
+//     issue, or records against the one that holds it (fileGateFailure,
+//     openGateIssue).
+//   - teststate.go: where an issue's tests stand in the last gate results
+//     kept (LastResults, TestStates).
+//   - judge.go: an attempt judged by its issue (judgeClaimed,
+//     JudgeClaimed): the gates' test-level results (reportsOf), the units
+//     an issue holds (ownUnits: its Tests, or the gate that filed it), the
+//     failures that count against it and none other recorded, signed and
+//     fed back (recordClaimed, verdictFailure, judgedEvaluation), or, not
+//     judged, every blocking gate's failure as one; the tests an issue
+//     without any learns from a pass (learn); with the open issues, each
+//     issue whose tests pass with nothing regressed resolved while the
+//     others go on (resolveHeld).
+//   - baseline.go: the gates' results on the commit the work starts from,
+//     kept by tree and gates' config in runs/baseline/ (TakeBaseline,
+//     KeptBaseline, keepBaseline).
 //   - seen.go: each failure an issue saw, for the feedback's already tried
 //     (noteFailureSeen, failuresSeen): its failing tests in the output's
 //     order (headlines), and what tells two of them apart

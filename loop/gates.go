@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -17,7 +16,7 @@ import (
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/internal/suggest"
 	"github.com/orchestrate-dev/orchestrate/queue"
-	"github.com/orchestrate-dev/orchestrate/signature"
+	"github.com/orchestrate-dev/orchestrate/results"
 )
 
 // GateRun is what one evaluation of the gates did.
@@ -26,8 +25,13 @@ type GateRun struct {
 	Dir        string         // runs/<run-id>/: logs, gate-results.json, summary.md
 	Attempts   []gate.Attempt // this one last
 	// Issues maps each failed auto-retry gate to the issue its failure was
-	// filed or recorded against.
-	Issues   map[string]Added
+	// filed or recorded against: for a gate whose failing tests are filed
+	// one by one, the first of them.
+	Issues map[string]Added
+	// Filed maps each failed auto-retry gate whose failing tests were filed
+	// one by one to every issue they were filed or recorded against, in
+	// order (see IssuesOf).
+	Filed    map[string][]Added
 	Resolved []string // the issues of gates that passed, resolved
 	Feedback string   // for the agent, when a blocking gate failed
 
@@ -51,6 +55,15 @@ type GateRun struct {
 	// be run or read (twice), why: not the agent's to fix, so no issue is
 	// filed for it; a person is told.
 	ReviewerErrors []string
+
+	// Reports are the blocking gates' test-level results (see reportsOf).
+	Reports []results.Report
+	// Verdict, for an attempt at a claimed issue judged against a
+	// baseline (GateOptions.Baseline), is what it comes to; nil when the
+	// attempt was not judged by its issue.
+	Verdict *results.Verdict
+	// counted are the failures that count against the judged issue.
+	counted []results.Failed
 }
 
 // OnlyReviewerErrors reports whether every blocking failure is a
@@ -75,8 +88,15 @@ func reviewerError(r *gate.Result) bool {
 	return r.Gate.IsReview() && r.Outcome == gate.Errored
 }
 
-// Failed reports whether a blocking gate failed: the agent has work to do.
-func (gr *GateRun) Failed() bool { return len(gr.Evaluation.Failures()) > 0 }
+// Failed reports whether a blocking gate failed, or, for an attempt
+// judged by its issue, whether the verdict is not a pass: the agent has
+// work to do.
+func (gr *GateRun) Failed() bool {
+	if gr.Verdict != nil {
+		return !gr.Verdict.Pass
+	}
+	return len(gr.Evaluation.Failures()) > 0
+}
 
 // GateOptions tunes RunGates.
 type GateOptions struct {
@@ -106,6 +126,11 @@ type GateOptions struct {
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
 	Dir string
+	// Baseline, with Issue, are the results of the commit the work started
+	// from: the attempt is judged by its issue against them (see
+	// results.Judge), and only the failures that count against the issue
+	// are recorded and fed back.
+	Baseline *BaseResults
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
@@ -150,6 +175,12 @@ func (w Workspace) evaluateGates(ctx context.Context, now func() time.Time, opt 
 	humans, err := w.evaluate(ctx, now, cfg, gates, gr, opt)
 	if err != nil {
 		return nil, err
+	}
+	gr.Reports = reportsOf(gr.Evaluation)
+	if opt.Issue != "" && opt.Baseline != nil {
+		if err := w.judgeClaimed(direct{w}, gr, opt.Issue, opt.Baseline.Reports); err != nil {
+			return nil, err
+		}
 	}
 	return &gateStep{w: w, now: now, cfg: cfg, opt: opt, gr: gr, run: run, humans: humans, sigs: map[string]string{}}, nil
 }
@@ -211,8 +242,12 @@ func (w Workspace) newGateRun(run, dir string) (*GateRun, error) {
 // each human gate it asked, by gate name.
 func (w Workspace) evaluate(ctx context.Context, now func() time.Time, cfg *config.Config, gates []config.Gate, gr *GateRun, opt GateOptions) (map[string]*human, error) {
 	humans := map[string]*human{}
+	loop := logLoop(gr.Dir, gates)
+	if filepath.Base(gr.Dir) == analytics.NoRun {
+		pruneLoops(gr.Dir, loop, cfg.KeepRuns)
+	}
 	ev, err := gate.Evaluate(ctx, gates, gate.Options{
-		RepoRoot: w.Root(), Roots: w.checkouts(), LogDir: gr.Dir, LogLoop: logLoop(gr.Dir, gates), Output: cfg.Output,
+		RepoRoot: w.Root(), Roots: w.checkouts(), LogDir: gr.Dir, LogLoop: loop, Output: cfg.Output,
 		Parallelism: cfg.Parallelism, Progress: opt.Progress, Now: now,
 		DiffExclude: w.diffExclude(),
 		Human: func(g config.Gate) gate.Approval {
@@ -295,51 +330,6 @@ func (s *gateStep) recordClaimed(ctx context.Context) error {
 	return s.w.recordClaimed(ctx, s.tx, s.now(), s.opt.Issue, s.gr, s.sigs)
 }
 
-// recordClaimedFailure records the blocking gates' failures of gr against
-// issue id as one failure: their outputs in config order, so that the same
-// gates failing the same way are the same signature, and one loop is one
-// attempt. It notes the issue of each failed gate in gr.Issues (and its
-// signature in sigs, when given).
-func (w Workspace) recordClaimedFailure(ctx context.Context, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
-	return w.recordClaimed(ctx, direct{w}, now, id, gr, sigs)
-}
-
-// recordClaimed is recordClaimedFailure through tx.
-func (w Workspace) recordClaimed(ctx context.Context, tx queueTx, now time.Time, id string, gr *GateRun, sigs map[string]string) error {
-	failed := slices.DeleteFunc(gr.Evaluation.Failures(), func(r gate.Result) bool { return reviewerError(&r) })
-	if len(failed) == 0 {
-		return nil
-	}
-	f, _ := gateFailure(&failed[0])
-	f.Summary = ""
-	if len(failed) > 1 {
-		var out bytes.Buffer
-		var code *int
-		for i := range failed {
-			g, _ := gateFailure(&failed[i])
-			fmt.Fprintf(&out, "== gate %s ==\n%s\n", failed[i].Name(), g.Output)
-			if code == nil && g.Class() != signature.Infra {
-				code = g.ExitCode
-			}
-		}
-		if code == nil {
-			code = f.ExitCode
-		}
-		f = Failure{Output: out.Bytes(), ExitCode: code}
-	}
-	rec, err := w.record(ctx, tx, now, id, f)
-	if err != nil {
-		return err
-	}
-	for i := range failed {
-		gr.Issues[failed[i].Name()] = Added{ID: rec.ID, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}
-		if sigs != nil {
-			sigs[failed[i].Name()] = rec.Signature
-		}
-	}
-	return nil
-}
-
 // gateEvent is the history row of a gate's result, before its issue.
 func gateEvent(now time.Time, run string, r *gate.Result, h *human) analytics.Event {
 	e := analytics.Event{Time: now, RunID: run, Event: analytics.EventGate, Gate: r.Name(),
@@ -406,6 +396,9 @@ func (s *gateStep) recordFailure(ctx context.Context, r *gate.Result, e *analyti
 		e.IssueID, e.Signature = ref.ID, sig
 		return nil
 	}
+	if splitByUnit(r) {
+		return s.recordUnits(ctx, r, e)
+	}
 	a, err := s.w.fileGateFailure(ctx, s.tx, s.now(), s.cfg, r, s.opt.Tag)
 	if err != nil {
 		return err
@@ -435,7 +428,11 @@ func (s *gateStep) writeArtifacts() error {
 	// The feedback of a failed evaluation is kept with the artifacts.
 	var extra []gate.File
 	if gr.Failed() {
-		data := gate.NewFeedback(ev, gate.FeedbackInput{
+		told := ev
+		if gr.Verdict != nil {
+			told = judgedEvaluation(gr)
+		}
+		data := gate.NewFeedback(told, gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
 			Signatures: s.sigs, Tried: tried(s.tx, gr),
 		})
@@ -545,55 +542,6 @@ func exitCodeOf(r *gate.Result) int {
 	return r.ExitCode
 }
 
-// fileGateFailure files a gate's failure as an issue, or records it against
-// the open issue the gate filed before.
-func (w Workspace) fileGateFailure(ctx context.Context, tx queueTx, now time.Time, cfg *config.Config, r *gate.Result, tag map[string]string) (Added, error) {
-	f, findings := gateFailure(r)
-	f.Summary = gateSummary(r)
-	if id := openGateIssue(tx, r.Name(), tag); id != "" {
-		rec, err := w.record(ctx, tx, now, id, f)
-		if err != nil {
-			return Added{}, err
-		}
-		if findings != "" {
-			err = w.changeIssue(ctx, tx, id, func(is *queue.Issue) error {
-				is.SetSection(SectionReviewFindings, findings)
-				return nil
-			}, nil)
-		}
-		return Added{ID: id, Deduplicated: true, Recorded: &rec, Signature: rec.Signature, Status: rec.Status}, err
-	}
-	fields := map[string]string{
-		queue.FieldType:       "bug",
-		queue.FieldPriority:   config.PriorityFor(r.Gate.Priority, r.Enforcement()),
-		queue.FieldSource:     "gate",
-		queue.FieldCategory:   "quality-gate",
-		queue.FieldAutoRetry:  "true",
-		queue.FieldMaxRetries: strconv.Itoa(cfg.GateMaxRetries(r.Gate)),
-		queue.FieldBlocking:   strconv.FormatBool(r.Enforcement() == config.Blocking),
-	}
-	for k, v := range tag {
-		fields[k] = v
-	}
-	sections := map[string]string{
-		queue.SectionSummary:      gateSummary(r),
-		queue.SectionVerification: "`" + r.Gate.Command + "`",
-	}
-	switch {
-	case r.Gate.IsHuman():
-		sections[queue.SectionVerification] = "A person approves the change: orchestrate approve, once the gate asks again."
-	case r.Gate.IsReview():
-		sections[queue.SectionVerification] = "The review gate " + r.Name() + " finds nothing at " + r.Gate.FailOn + " or worse."
-	}
-	if findings != "" {
-		sections[SectionReviewFindings] = findings
-	}
-	if fix := suggestedFix(r.Gate.Hints); fix != "" {
-		sections[queue.SectionSuggestedFix] = fix
-	}
-	return w.addIssue(ctx, tx, now, NewIssue{Fields: fields, Sections: sections, Failure: &f})
-}
-
 // gateSummary is the Summary of a gate's issue: the gate and the cause of
 // its failure.
 func gateSummary(r *gate.Result) string { return gateSummaryPrefix(r.Name()) + r.Reason() }
@@ -633,23 +581,6 @@ func gateFailure(r *gate.Result) (f Failure, md string) {
 // SectionReviewFindings holds a review gate's findings in the issue its
 // failure filed: all of them, with their lines and suggestions.
 const SectionReviewFindings = "Review Findings"
-
-// openGateIssue returns the ID of the open issue a gate filed (with the
-// same tags), or "". A halted issue is not one: its evidence (signature,
-// repeat count) is what a person is to look at, and a different failure
-// of the gate is an issue of its own (the same one is waitingFor's).
-func openGateIssue(tx queueTx, name string, tag map[string]string) string {
-	q, err := tx.load()
-	if err != nil {
-		return ""
-	}
-	for _, is := range q.Issues {
-		if g, _ := is.Get(FieldGate); g == name && open(is) && !isApproval(is) && tagged(is, tag) && !is.Bool(queue.FieldHalted, false) {
-			return is.ID
-		}
-	}
-	return ""
-}
 
 func open(is *queue.Issue) bool {
 	st := is.Status()

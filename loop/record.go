@@ -72,6 +72,9 @@ type Failure struct {
 	// headlines say what the failure was, in the order of its output (see
 	// Workspace.headlines); set when it is signed for the queue.
 	headlines []string
+	// signed, when set, is the failure's signature and normalized text,
+	// made by who made it (results.Sign, for the units of one issue).
+	signed [2]string
 	// Summary, when set, is the gate's Summary of this failure ("Quality
 	// gate G failed: timed out after 5m"): an issue whose Summary the gate
 	// wrote takes it, so that the Summary follows the latest cause. A
@@ -89,6 +92,9 @@ func (f Failure) Class() signature.Class {
 
 // Signature computes the failure's signature and normalized text.
 func (w Workspace) Signature(f Failure) (sig, normalized string) {
+	if f.signed[0] != "" {
+		return f.signed[0], f.signed[1]
+	}
 	if f.Digest != nil {
 		return f.Digest.Signature(f.Class()), f.Digest.Normalized
 	}

@@ -61,3 +61,55 @@ func TestPruneRunsLeavesALinkedRunsAlone(t *testing.T) {
 		t.Errorf("%d entries left behind the link; want 3", len(entries))
 	}
 }
+
+// The gates run outside any session gather their logs in runs/norun/:
+// before loop next, the logs of the loops older than the keep newest go,
+// and nothing else there does.
+func TestPruneLoops(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"tests.log", "tests.loop2.log", "tests.loop3.log", "tests.loop4.log", "lint.loop2.log", "notes.txt", "gate-results.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(dir, "kept.loop1.log"), 0o755) // not a file of orchestrate's
+	pruneLoops(dir, 5, 3)                                 // loops 2, 3, 4 and the one about to be written
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{"gate-results.json", "kept.loop1.log", "notes.txt", "tests.loop3.log", "tests.loop4.log"}
+	if !slices.Equal(left, want) {
+		t.Errorf("left %q; want %q", left, want)
+	}
+	pruneLoops(dir, 5, 0) // keep_runs: 0 keeps every loop
+	if entries, _ := os.ReadDir(dir); len(entries) != len(want) {
+		t.Errorf("keep 0 removed logs: %d left", len(entries))
+	}
+}
+
+// A baseline is taken for each commit the work starts from: runs/baseline/
+// keeps the keep_runs newest, each with its logs, and removes the others.
+func TestPruneBaselines(t *testing.T) {
+	w := Workspace{Dir: t.TempDir()}
+	dir := filepath.Join(w.Path(RunsDir), BaselineDir)
+	old := time.Now().Add(-time.Hour)
+	for i, key := range []string{"a", "b", "c"} {
+		os.MkdirAll(filepath.Join(dir, key), 0o755)
+		p := filepath.Join(dir, key+".json")
+		if err := os.WriteFile(p, []byte("[]"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := old.Add(time.Duration(i) * time.Minute)
+		os.Chtimes(p, at, at)
+	}
+	w.pruneBaselines(2)
+	for key, kept := range map[string]bool{"a": false, "b": true, "c": true} {
+		_, errJSON := os.Stat(filepath.Join(dir, key+".json"))
+		_, errDir := os.Stat(filepath.Join(dir, key))
+		if (errJSON == nil) != kept || (errDir == nil) != kept {
+			t.Errorf("baseline %s: json %v, logs %v; want kept %v", key, errJSON, errDir, kept)
+		}
+	}
+}

@@ -36,6 +36,11 @@ type RunOptions struct {
 	Now      func() time.Time // the clock; nil is time.Now
 	Progress func(gate.Event) // each gate's progress, or nil
 	Step     func(Step)       // each step of the loop as it happens, or nil
+	// Baseline, when set, are the gates' results on the commit the work
+	// started from: an attempt at a claimed issue is judged by its issue
+	// against them (see GateOptions.Baseline); with the open issues, each
+	// that holds tests resolves once they pass with nothing regressed.
+	Baseline *BaseResults
 }
 
 // TryRunLock takes the workspace's run lock, which orchestrate run holds
@@ -107,6 +112,7 @@ func (w Workspace) Run(ctx context.Context, opt RunOptions) (*RunResult, error) 
 		return nil, err
 	}
 	r.start = w.noteStartTree(ctx, cfg)
+	r.startBaseline(ctx)
 	res, err := r.loop(ctx)
 	return res, w.EndRun(ctx, err, nil)
 }
@@ -224,6 +230,11 @@ type runner struct {
 	// scope is what the loop works on and how its passing work lands:
 	// the workspace's, or the claimed issue of one of several agents.
 	scope Scope
+
+	// base is the baseline the open issues' tests are judged against, and
+	// tree the clean tree the run started on ("" when not clean).
+	base *BaseResults
+	tree string
 }
 
 // artifacts is the directory under runs/ of the loop's prompts, logs and
@@ -333,7 +344,7 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		if r.probe && n == 1 && gr.Evaluation.Passed {
 			return r.end(ctx, RunNothing, r.nothingLeft())
 		}
-		if gr.Evaluation.Passed {
+		if gr.Passed() {
 			landed, err := r.scope.Land(ctx, Loop{r, n})
 			if landed.Reason != "" {
 				// Landed: done, whatever ended meanwhile (the renewal of a
@@ -490,7 +501,7 @@ func (r *runner) check(ctx context.Context, n int, gr *GateRun) (*RunResult, err
 func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 	opt := GateOptions{Progress: r.opt.Progress, Previous: r.attempts}
 	if id := r.scope.Issue(); id != "" {
-		opt.Dir, opt.Issue = r.artifacts(), id
+		opt.Dir, opt.Issue, opt.Baseline = r.artifacts(), id, r.opt.Baseline
 	}
 	if r.attempts == nil {
 		opt.Previous = []gate.Attempt{} // a run's fix cycle starts with it
@@ -504,6 +515,9 @@ func (r *runner) gates(ctx context.Context, n int) (*GateRun, error) {
 	}
 	r.gatesRan()
 	r.attempts, r.res.Gates = gr.Attempts, gr
+	if err := r.resolveHeld(ctx, n, gr); err != nil {
+		return nil, err
+	}
 	resolved := r.w.resolutions(gr.Resolved)
 	r.resolved = append(r.resolved, resolved...)
 	r.step(Step{Kind: StepGates, Loop: n, Gates: gr, Resolved: resolved})

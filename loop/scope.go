@@ -73,6 +73,9 @@ func (l Loop) Event(ctx context.Context, ev analytics.Event) error {
 	return l.r.history(ctx, ev)
 }
 
+// Gates is the loop's last evaluation of the gates, or nil.
+func (l Loop) Gates() *GateRun { return l.r.res.Gates }
+
 // Recheck runs the loop's gates again, on the work as it is now (after a
 // rebase): their rows go to the history; their failures are not
 // recorded.
@@ -147,9 +150,19 @@ func (w Workspace) AppendHistory(ctx context.Context, events ...analytics.Event)
 func (w Workspace) CheckFence(ctx context.Context) error { return w.checkFence(ctx) }
 
 // RecordClaimed records the blocking failures of gr against the claimed
-// issue id, as the gates of a claimed issue record them.
+// issue id, as the gates of a claimed issue record them: for gr judged by
+// the issue (JudgeClaimed), what counts against it, and gr.Feedback then
+// tells the agent of that alone.
 func (w Workspace) RecordClaimed(ctx context.Context, now time.Time, id string, gr *GateRun) error {
-	return w.recordClaimedFailure(ctx, now, id, gr, nil)
+	if err := w.recordClaimedFailure(ctx, now, id, gr, nil); err != nil || gr.Verdict == nil || gr.Verdict.Pass {
+		return err
+	}
+	cfg, err := w.Config()
+	if err != nil {
+		return err
+	}
+	gr.Feedback, err = w.judgedFeedback(cfg, gr)
+	return err
 }
 
 // Claimable reports whether an agent may claim is: open (pending or

@@ -54,7 +54,12 @@ const (
 // the output has no failure line: the caller falls back on the normalized
 // text.
 func (w Workspace) headlines(output []byte) []string {
-	lines := strings.Split(string(output), "\n")
+	// The line naming each test of a test-level failure (results.Text's
+	// "== GATE: ID ==") is not a failure of its own: its block is.
+	all := strings.Split(string(output), "\n")
+	lines := slices.DeleteFunc(slices.Clone(all), func(l string) bool {
+		return strings.HasPrefix(l, "== ") && strings.HasSuffix(l, " ==")
+	})
 	var pytest, starts []int
 	for i, l := range lines {
 		if t := strings.TrimSpace(l); strings.HasPrefix(t, "FAILED ") && strings.Contains(t, " - ") {
@@ -84,6 +89,9 @@ func (w Workspace) headlines(output []byte) []string {
 			end = min(end, starts[k+1])
 		}
 		block(i, end)
+	}
+	if len(out) == 0 && len(lines) < len(all) {
+		block(0, len(lines)) // the tests' blocks without the lines naming them
 	}
 	return out
 }

@@ -186,8 +186,8 @@ func (w Workspace) retryHook(ctx context.Context, b *batch, now func() time.Time
 	gr := res.Gates
 	var filed, unfiled []string
 	for _, f := range gr.Evaluation.Failures() {
-		if a, ok := gr.Issues[f.Name()]; ok {
-			filed = append(filed, a.ID)
+		if ids := gr.IssuesOf(f.Name()); len(ids) > 0 {
+			filed = append(filed, ids...)
 		} else if ref, ok := gr.Waiting[f.Name()]; ok {
 			res.Waiting = append(res.Waiting, ref)
 		} else {
@@ -298,7 +298,16 @@ func (w Workspace) waitingFor(tx queueTx, cfg *config.Config, r *gate.Result) (I
 	if err != nil {
 		return IssueRef{}, ""
 	}
-	for _, is := range q.Issues {
+	if ref := waitingIn(q.Issues, cfg, sig); ref.ID != "" {
+		return ref, sig
+	}
+	return IssueRef{}, ""
+}
+
+// waitingIn returns the issue among issues that waits for a person and
+// whose failure signature is sig, or an empty ref.
+func waitingIn(issues []*queue.Issue, cfg *config.Config, sig string) IssueRef {
+	for _, is := range issues {
 		if v, _ := is.Get(queue.FieldFailureSignature); v != sig {
 			continue
 		}
@@ -308,10 +317,10 @@ func (w Workspace) waitingFor(tx queueTx, cfg *config.Config, r *gate.Result) (I
 			MaxRetries: is.Int(queue.FieldMaxRetries, cfg.Retry.MaxRetries),
 		}
 		if ref.Reason = needsPerson(is, ref); ref.Reason != "" {
-			return ref, sig
+			return ref
 		}
 	}
-	return IssueRef{}, ""
+	return IssueRef{}
 }
 
 // retrySession is the check of a Stop hook, on the issues a session's

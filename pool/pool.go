@@ -110,7 +110,7 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 	if err := os.Remove(w.Path(loop.AbortFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	var land landing = localBranch{repo, branch}
+	var land landing = &localBranch{repo: repo, branch: branch}
 	if opt.Remote != nil {
 		land = remoteBranch{opt.Remote, branch}
 		if _, err := land.Head(ctx); err != nil {
@@ -133,8 +133,9 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
+	bases := &baselines{w: w, repo: repo, now: opt.Now}
 	p := &pool{w: w, opt: opt, cfg: cfg, started: run, repo: repo, branch: branch, land: land, claims: w.Claims(opt.Remote), rel: rel, res: res,
-		given: map[string]bool{}, train: &train{repo: repo, land: land, warn: func(err error) { _ = w.Warn(err) }}}
+		given: map[string]bool{}, lost: map[string]bool{}, bases: bases, train: &train{repo: repo, land: land, bases: bases, warn: func(err error) { _ = w.Warn(err) }}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	err = p.end(ctx)
@@ -215,10 +216,14 @@ type pool struct {
 	claims  loop.Claims // the claims: here, or on the remote
 	rel     string
 	train   *train
+	bases   *baselines // the results each agent's work is judged against
 
 	mu    sync.Mutex
 	res   *Result
 	given map[string]bool // issues this run worked and let go: not claimed again
+	// lost are the issues whose worktree was no longer the one made (see
+	// worker.lost): their work stopped, the run's goes on.
+	lost map[string]bool
 	// waitFrom is when the agents began to wait for claims held
 	// elsewhere; waitTold that the wait was said.
 	waitFrom time.Time
@@ -274,7 +279,7 @@ func (p *pool) agent(ctx context.Context, cancel context.CancelFunc, name string
 			}
 			switch wk.Outcome {
 			case loop.RunInterrupted:
-				if !wk.TakenOver && p.stop == nil {
+				if !wk.TakenOver && !p.lost[c.ID] && p.stop == nil {
 					p.stop = wk.RunResult
 				}
 			case loop.RunCapReached, loop.RunAborted, loop.RunError, loop.RunNothing:
@@ -401,7 +406,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 			w.Warn(fmt.Errorf("releasing %s: %w", c.ID, err))
 		}
 	}
-	base, err := p.land.Head(ctx)
+	base, bl, err := p.startOf(ctx)
 	if err != nil {
 		release()
 		return nil, err
@@ -418,7 +423,8 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		defer close(renewed)
 		p.renew(actx, stop, w, c)
 	}()
-	a := &worker{w: w, name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel}
+	a := &worker{w: w, name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel,
+		stop: stop, now: p.opt.Now, watch: p.watch()}
 	if base := p.cfg.Agents.PortBase; base > 0 {
 		a.port = base + a.index()
 	}
@@ -433,6 +439,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		}
 	}
 	opt := p.opt.RunOptions
+	opt.Baseline = bl
 	if opt.Step != nil {
 		opt.Step = func(s loop.Step) {
 			s.Worker, s.Issue = name, c.ID
@@ -453,6 +460,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		wk.RunResult.Outcome, wk.RunResult.Reason = loop.RunInterrupted, fenced.Error()
 		wk.TakenOver, err = true, nil
 	}
+	err = p.cutShort(ctx, context.Cause(actx), wk, a.merged != "", err)
 	stop(nil)
 	<-renewed
 	wk.Merged = a.merged
@@ -467,6 +475,63 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 	}
 	wk.Kept = p.tidy(ctx, c.ID, a.merged != "")
 	return wk, err
+}
+
+// watch reads the integration branch, where it is this repository's (see
+// localBranch): nil on a remote.
+func (p *pool) watch() func(context.Context) error {
+	l, ok := p.land.(*localBranch)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		_, err := l.Head(ctx)
+		return err
+	}
+}
+
+// cutShort says, in wk, why the agent's work on its issue was cut short,
+// when the run goes on (ctx) and the work was not merged, and cause (its
+// context's) says so: its worktree no longer the one made,
+// which stops the issue's work, said, and the run goes on; or the
+// integration branch moved where no one should have put it, which stops
+// the run. It returns the work's error, err unless the run is to stop.
+func (p *pool) cutShort(ctx context.Context, cause error, wk *loop.Worked, merged bool, err error) error {
+	if ctx.Err() != nil || merged {
+		return err
+	}
+	if nt := (*worktree.NotTreeError)(nil); errors.As(cause, &nt) && wk.RunResult != nil {
+		wk.RunResult.Outcome, wk.RunResult.Reason = loop.RunInterrupted, lostReason(nt)
+		p.w.Warn(errors.New(wk.RunResult.Reason))
+		p.mu.Lock()
+		p.lost[wk.Issue] = true
+		p.mu.Unlock()
+		return nil
+	}
+	if moved := (*worktree.ForeignMoveError)(nil); errors.As(cause, &moved) && err == nil {
+		return moved
+	}
+	return err
+}
+
+// lostReason says why the work on an issue whose worktree is no longer
+// the one made stopped, and what comes of it.
+func lostReason(nt *worktree.NotTreeError) string {
+	if nt.Gone {
+		return nt.Error() + " while its agent worked: a failure of the machine, not of the issue, which is left for the next run"
+	}
+	return nt.Error() + ": a failure of the issue, recorded; its work stops for this run"
+}
+
+// startOf returns the commit an agent's work starts from, the branch's
+// head, and its baseline, what the work is judged against.
+func (p *pool) startOf(ctx context.Context) (string, *loop.BaseResults, error) {
+	base, err := p.land.Head(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	bl, err := p.bases.of(ctx, base)
+	return base, bl, err
 }
 
 // takeUp makes the worktree of issue id on base. On a remote, the work

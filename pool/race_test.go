@@ -73,7 +73,7 @@ func TestTrainLostRaces(t *testing.T) {
 			var mu sync.Mutex
 			var said []string
 			var seen []int // the person's commits under each check
-			tr := &train{repo: repo, land: localBranch{repo, "main"},
+			tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"},
 				warn: func(err error) { mu.Lock(); said = append(said, err.Error()); mu.Unlock() }}
 			tr.beforeAdvance = func(carried bool) {
 				if made <= tc.moves && (!carried || tc.always) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
@@ -31,6 +32,10 @@ import (
 type train struct {
 	repo *worktree.Repo
 	land landing // the integration branch
+	// bases, when set, are the results of the commits the cars go onto:
+	// each car is judged by its issue against its own base's (see
+	// judge); nil judges a car by its gates alone.
+	bases *baselines
 
 	mu   sync.Mutex
 	base string // the branch's head under the first car; "" until a car comes
@@ -60,7 +65,12 @@ type car struct {
 	check  func(context.Context) (*loop.GateRun, error)
 	record func(context.Context, *loop.GateRun) error
 	fence  func(context.Context) error
-	done   chan carResult
+	// judge, when set, judges a check by the car's issue against the
+	// results of the commit under it; last is the loop's last evaluation,
+	// the results of a car that boarded where it was.
+	judge func(*loop.GateRun, []results.Report) error
+	last  *loop.GateRun
+	done  chan carResult
 
 	head    string        // where its branch is on the train
 	gen     int           // bumped when it is put onto other work: older checks do not count
@@ -79,7 +89,21 @@ type carResult struct {
 	conflict *worktree.ConflictError // the rebase conflicted
 	ahead    []*car                  // the cars it was put behind when it did
 	failed   *loop.GateRun           // the gates failed after the rebase, recorded
-	err      error
+	// verdict is how the merged car's work was judged by its issue; nil
+	// when it was not (its gates' runners not known, no issue).
+	verdict *results.Verdict
+	err     error
+}
+
+// verdict is how c's work was last judged by its issue: on the train, or
+// where it was checked before it boarded; nil when it was not.
+func (c *car) verdict() *results.Verdict {
+	for _, gr := range []*loop.GateRun{c.gr, c.last} {
+		if gr != nil && gr.Verdict != nil {
+			return gr.Verdict
+		}
+	}
+	return nil
 }
 
 // merge puts c on the train and waits for its merge. A conflict with the
@@ -245,7 +269,12 @@ func (t *train) advance(ctx context.Context) {
 		if c.err == nil && c.fence != nil {
 			c.err = c.fence(ctx)
 		}
-		if c.err == nil && (c.gr == nil || c.gr.Evaluation.Passed) {
+		if c.err == nil && !c.carried {
+			// A car carried onto commits that change none of its files
+			// was judged before, on the base it was checked on.
+			c.err = t.judge(ctx, c)
+		}
+		if c.err == nil && (c.gr == nil || c.gr.Passed()) {
 			if t.beforeAdvance != nil {
 				t.beforeAdvance(c.carried)
 			}
@@ -268,9 +297,10 @@ func (t *train) advance(ctx context.Context) {
 			if err != nil {
 				c.err = err
 			} else {
+				t.merged(c)
 				t.base, t.cars = c.head, t.cars[1:]
 				t.gone()
-				c.done <- carResult{merged: c.head}
+				c.done <- carResult{merged: c.head, verdict: c.verdict()}
 				continue
 			}
 		}
@@ -285,6 +315,32 @@ func (t *train) advance(ctx context.Context) {
 		}
 		t.rebuild(ctx, 0)
 		return
+	}
+}
+
+// judge judges c's check by its issue against the results of the branch
+// under it, t.base: the car merged before it, the run's baseline, or one
+// taken now; t.mu is held.
+func (t *train) judge(ctx context.Context, c *car) error {
+	if c.gr == nil || c.judge == nil || t.bases == nil {
+		return nil
+	}
+	base, err := t.bases.of(ctx, t.base)
+	if err != nil {
+		return err
+	}
+	return c.judge(c.gr, base.Reports)
+}
+
+// merged notes the results of c, merged, as those of its commit: the base
+// of the car after it.
+func (t *train) merged(c *car) {
+	gr := c.gr
+	if gr == nil {
+		gr = c.last
+	}
+	if t.bases != nil && gr != nil && gr.Reports != nil {
+		t.bases.note(c.head, gr.Reports)
 	}
 }
 

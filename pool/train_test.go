@@ -39,7 +39,7 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 	gitIn(t, root, "add", ".")
 	gitIn(t, root, "commit", "-qm", "moved")
 
-	tr := &train{repo: repo, land: localBranch{repo, "main"}}
+	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}}
 	release := make(chan struct{})
 	var mu sync.Mutex
 	seen := map[string][]string{} // car → what each of its checks saw
@@ -158,7 +158,7 @@ func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
 	gitIn(t, root, "add", ".")
 	gitIn(t, root, "commit", "-qm", "other")
 
-	tr := &train{repo: repo, land: localBranch{repo, "main"}}
+	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}}
 	gotA := make(chan carResult, 1)
 	go func() { gotA <- tr.merge(ctx, cars["A"]) }()
 	waitCars(t, tr, 1)
@@ -225,7 +225,7 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	}
 	base := commit("moved") // every car's rebase moves it: each is checked
 
-	tr := &train{repo: repo, land: localBranch{repo, "main"}}
+	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}}
 	releaseA := make(chan struct{})
 	var mu sync.Mutex
 	results := map[string]carResult{}

@@ -2,12 +2,15 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
@@ -31,6 +34,14 @@ type worker struct {
 	// merge train that did not merge it: its own commits are after it.
 	upstream string
 	rel      string // the workspace directory, relative to the repository
+	// stop ends the agent's work on its issue, with its cause; now is the
+	// run's clock.
+	stop func(error)
+	now  func() time.Time
+	// watch, where the branch is this repository's, reads it after each
+	// launch: a move an agent made stops the run at once (see
+	// localBranch).
+	watch func(context.Context) error
 	// marked are the files a conflict was marked in when the work was put
 	// back onto the branch for the agent to resolve (see conflictBack),
 	// until no marker is left in them.
@@ -51,18 +62,41 @@ func (a *worker) Env(env map[string]string) {
 	}
 }
 
-// Launching publishes, on a remote, the retry this launch spends: a
-// machine that takes the issue over counts it.
+// Launching checks that the worktree is still the one made (see lost),
+// and publishes, on a remote, the retry this launch spends: a machine that
+// takes the issue over counts it.
 func (a *worker) Launching(ctx context.Context) error {
+	if err := a.tree.Check(); a.lost(ctx, err) {
+		return err
+	}
 	if a.share == nil {
 		return nil
 	}
 	return a.share(ctx)
 }
 
-// Launched keeps, on a remote, what the agent did, for the machine that
-// takes the issue over.
+// testAfterCheck, set by a test alone, runs with the worktree's
+// directory once a launch's check of it passed: a fault there (the
+// worktree deleted) is one that no check before the gates sees.
+var testAfterCheck func(dir string)
+
+// Launched checks that the agent left its worktree the one made, before
+// its gates run there (see lost), and the integration branch where a
+// person or the train put it (see watch), and keeps, on a remote, what the agent
+// did, for the machine that takes the issue over.
 func (a *worker) Launched(ctx context.Context) {
+	if err := a.tree.Check(); a.lost(ctx, err) {
+		return
+	}
+	if testAfterCheck != nil {
+		testAfterCheck(a.tree.Dir)
+	}
+	if a.watch != nil {
+		if err := a.watch(ctx); err != nil {
+			a.stop(err)
+			return
+		}
+	}
 	if a.keep == nil {
 		return
 	}
@@ -88,7 +122,9 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 			listSome(left, 5)))}, nil
 	}
 	a.marked = nil
-	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); err != nil {
+	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); a.lost(ctx, err) {
+		return loop.Landed{}, nil
+	} else if err != nil {
 		return loop.Landed{}, err
 	}
 	if files, err := a.repo.Touched(ctx, a.branch, a.tree.Branch, a.rel); err != nil {
@@ -104,12 +140,18 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 		record: func(ctx context.Context, gr *loop.GateRun) error {
 			return w.RecordClaimed(ctx, l.Now(), a.claim.ID, gr)
 		},
+		judge: func(gr *loop.GateRun, base []results.Report) error {
+			return w.JudgeClaimed(gr, a.claim.ID, base)
+		},
+		last:  l.Gates(),
 		fence: w.CheckFence,
 	}
 	l.Step(loop.Step{Kind: loop.StepQueued})
 	res := a.train.merge(ctx, c)
 	a.upstream = c.upstream
 	switch {
+	case a.lost(ctx, res.err):
+		return loop.Landed{}, nil
 	case res.err != nil:
 		return loop.Landed{}, res.err
 	case res.conflict != nil:
@@ -126,7 +168,30 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 		return landed, err
 	}
 	a.mergeEvent(ctx, l, analytics.OutcomePass, fmt.Sprintf("%.12s into %s", res.merged, a.branch))
+	if v := res.verdict; v != nil {
+		w.Warn(l.Event(ctx, loop.JudgedEvent(l.Now(), "", a.claim.ID, v)))
+	}
 	return landed, nil
+}
+
+// lost ends the agent's work on its issue when err says its worktree is
+// no longer the one made (see worktree.Tree.Check), and reports whether it
+// did. A worktree gone is not the issue's failure: nothing is recorded. A
+// worktree with something else in its place (a link to another checkout)
+// is: it is recorded against the issue, with the gate "worktree".
+func (a *worker) lost(ctx context.Context, err error) bool {
+	var nt *worktree.NotTreeError
+	if !errors.As(err, &nt) {
+		return false
+	}
+	if !nt.Gone {
+		code := 1
+		if _, rerr := a.w.Record(ctx, a.now(), a.claim.ID, loop.Failure{Output: []byte(nt.Error() + "\n"), ExitCode: &code, Gate: "worktree"}); rerr != nil {
+			a.w.Warn(fmt.Errorf("recording that %w: %v", nt, rerr))
+		}
+	}
+	a.stop(nt)
+	return true
 }
 
 // conflictBack sends work that conflicts with the integration branch back

@@ -99,7 +99,7 @@ var (
 )
 
 func init() {
-	for _, f := range append(SeedFields, FieldClaimedBy, FieldClaimedAt, FieldLeaseEpoch, FieldLeaseUntil, FieldTouches, FieldLaunchCount) {
+	for _, f := range append(SeedFields, FieldClaimedBy, FieldClaimedAt, FieldLeaseEpoch, FieldLeaseUntil, FieldTouches, FieldLaunchCount, FieldTests) {
 		canonicalName[mdpatch.Norm(f)] = f
 	}
 }

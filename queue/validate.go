@@ -70,6 +70,10 @@ func (q *Queue) validate() {
 				if _, err := ParseTime(v); err != nil {
 					q.problem(f.Line, "%s: %s %q is not a time (want RFC 3339, such as 2026-01-02T15:04:05Z)", is.ID, f.Name, f.Value)
 				}
+			case n == "tests":
+				if _, err := ParseTests(v); err != nil {
+					q.problem(f.Line, "%s: %v", is.ID, err)
+				}
 			}
 		})
 	}
@@ -126,6 +130,9 @@ func CheckValue(name, value string) error {
 		if _, err := ParseTime(v); err != nil {
 			return fmt.Errorf("%s %q is not a time (want RFC 3339, such as 2026-01-02T15:04:05Z)", CanonicalName(name), value)
 		}
+	case n == "tests":
+		_, err := ParseTests(v)
+		return err
 	}
 	return nil
 }

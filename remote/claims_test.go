@@ -211,7 +211,7 @@ func countRemoteGit(t *testing.T) (count func() int) {
 	}
 	dir := t.TempDir()
 	log := filepath.Join(dir, "remote-calls")
-	script := fmt.Sprintf("#!/bin/sh\nfor a; do case $a in fetch|push|ls-remote) echo \"$a\" >> %q; break;; -C) ;; -*) ;; *) [ \"$prev\" = -C ] || break;; esac; prev=$a; done\nexec %q \"$@\"\n", log, real)
+	script := fmt.Sprintf("#!/bin/sh\nfor a; do case $a in fetch|push|ls-remote) echo \"$a\" >> %q; break;; -C) ;; -*) ;; *) { [ \"$prev\" = -C ] || [ \"$prev\" = -c ]; } || break;; esac; prev=$a; done\nexec %q \"$@\"\n", log, real)
 	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

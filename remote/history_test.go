@@ -191,7 +191,7 @@ func countGit(t *testing.T) (calls func() string) {
 	}
 	dir := t.TempDir()
 	log := filepath.Join(dir, "calls")
-	script := fmt.Sprintf("#!/bin/sh\nprev=\nfor a; do case $a in -C) ;; -*) ;; *) [ \"$prev\" = -C ] || { echo \"$a\" >> %q; break; };; esac; prev=$a; done\nexec %q \"$@\"\n", log, real)
+	script := fmt.Sprintf("#!/bin/sh\nprev=\nfor a; do case $a in -C) ;; -*) ;; *) { [ \"$prev\" = -C ] || [ \"$prev\" = -c ]; } || { echo \"$a\" >> %q; break; };; esac; prev=$a; done\nexec %q \"$@\"\n", log, real)
 	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -160,6 +160,11 @@ func (v *vitest) line(l string) {
 func (v *vitest) listing(l string) {
 	if m := reVitestFile.FindStringSubmatch(l); m != nil {
 		v.file = m[1]
+		if strings.HasPrefix(l, " ✓ ") {
+			// A file whose tests all passed: vitest lists them only
+			// when one failed, so the file stands for its tests.
+			v.u.pass(v.file)
+		}
 		return
 	}
 	m := reVitestTest.FindStringSubmatch(l)

@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,6 +140,10 @@ type Tree struct {
 	Issue  string
 	Dir    string
 	Branch string
+
+	made    fs.FileInfo // its directory as made: its device and inode
+	gitFile string      // its .git file as made
+	gitdir  string      // its git directory, which that file names
 }
 
 // TempDir is the worktree's own temporary directory, beside it (never in
@@ -155,6 +160,9 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	if err := os.MkdirAll(r.Dir(), 0o755); err != nil {
 		return nil, err
 	}
+	if err := r.makeTemp(issue); err != nil {
+		return nil, err
+	}
 	// Registered one at a time, with no files (--no-checkout); the files
 	// are written after, each worktree's at once with the others'.
 	r.mu.Lock()
@@ -162,30 +170,34 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	_, branchErr := r.Head(ctx, "refs/heads/"+t.Branch)
 	checkout := true
 	var err error
-	switch _, serr := os.Stat(filepath.Join(t.Dir, ".git")); {
-	case serr == nil && branchErr == nil:
+	// Its worktree as a killed run left it, when it is one: a link in its
+	// place, or a directory git does not know as it, is not.
+	switch left := (&Tree{Issue: issue, Dir: t.Dir, Branch: t.Branch}).identify(r.Common); {
+	case left == nil && branchErr == nil:
 		checkout = false // its worktree, as a killed run left it
 		recoverTree(ctx, t.Dir)
 	case branchErr == nil:
-		os.RemoveAll(t.Dir) // what is left of a worktree git forgot
-		r.git(ctx, "worktree", "prune")
-		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
+		if err = r.clear(issue, t.Dir); err == nil {
+			r.git(ctx, "worktree", "prune")
+			_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
+		}
 	default:
-		os.RemoveAll(t.Dir)
-		r.git(ctx, "worktree", "prune")
-		_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Dir, base)
+		if err = r.clear(issue, t.Dir); err == nil {
+			r.git(ctx, "worktree", "prune")
+			_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Dir, base)
+		}
 	}
 	r.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
+	if err := t.identify(r.Common); err != nil {
+		return nil, err
+	}
 	if checkout {
-		if _, err := gitIn(t.Dir).Output(ctx, "reset", "--quiet", "--hard"); err != nil {
+		if _, err := t.git().Output(ctx, "reset", "--quiet", "--hard"); err != nil {
 			return nil, err
 		}
-	}
-	if err := os.MkdirAll(r.TempDir(issue), 0o755); err != nil {
-		return nil, err
 	}
 	return t, nil
 }
@@ -245,17 +257,20 @@ func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
 // with message, and returns the new commit; "" when there was nothing to
 // commit.
 func (t *Tree) Commit(ctx context.Context, message string) (string, error) {
-	if _, err := gitIn(t.Dir).Output(ctx, "add", "-A"); err != nil {
+	if err := t.Check(); err != nil {
 		return "", err
 	}
-	if _, err := gitIn(t.Dir).Output(ctx, "diff", "--cached", "--quiet"); err == nil {
+	if _, err := t.git().Output(ctx, "add", "-A"); err != nil {
+		return "", err
+	}
+	if _, err := t.git().Output(ctx, "diff", "--cached", "--quiet"); err == nil {
 		return "", nil
 	}
-	if _, err := gitIn(t.Dir).Output(ctx, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
+	if _, err := t.git().Output(ctx, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
 		"commit", "--quiet", "--no-verify", "-m", message); err != nil {
 		return "", err
 	}
-	out, err := gitIn(t.Dir).Output(ctx, "rev-parse", "HEAD")
+	out, err := t.git().Output(ctx, "rev-parse", "HEAD")
 	return strings.TrimSpace(out), err
 }
 
@@ -284,19 +299,22 @@ func (e *ConflictError) Error() string {
 // to leave; with an empty upstream, those not in onto. A conflict is
 // undone (the branch stays as it was) and returned as a *ConflictError.
 func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
+	if err := t.Check(); err != nil {
+		return err
+	}
 	args := []string{"-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost", "rebase", "--quiet"}
 	if upstream != "" {
 		args = append(args, "--onto", onto, upstream)
 	} else {
 		args = append(args, onto)
 	}
-	_, err := gitIn(t.Dir).Output(ctx, args...)
+	_, err := t.git().Output(ctx, args...)
 	if err == nil {
 		return nil
 	}
-	out, _ := gitIn(t.Dir).Output(ctx, "diff", "--name-only", "--diff-filter=U")
+	out, _ := t.git().Output(ctx, "diff", "--name-only", "--diff-filter=U")
 	files := strings.Fields(out)
-	gitIn(t.Dir).Output(ctx, "rebase", "--abort")
+	t.git().Output(ctx, "rebase", "--abort")
 	if len(files) == 0 {
 		return err
 	}
@@ -314,38 +332,41 @@ func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
 // cleanly. The worktree is to be clean (its work committed). On an error
 // the branch stays as it was. label names the work in the markers.
 func (t *Tree) Reapply(ctx context.Context, onto, upstream, label string) ([]string, error) {
+	if err := t.Check(); err != nil {
+		return nil, err
+	}
 	ident := []string{"-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost"}
-	out, err := gitIn(t.Dir).Output(ctx, "rev-parse", "--verify", "HEAD^{commit}")
+	out, err := t.git().Output(ctx, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return nil, err
 	}
 	head, base := strings.TrimSpace(out), upstream
 	if base == "" {
-		if out, err = gitIn(t.Dir).Output(ctx, "merge-base", head, onto); err != nil {
+		if out, err = t.git().Output(ctx, "merge-base", head, onto); err != nil {
 			return nil, err
 		}
 		base = strings.TrimSpace(out)
 	}
 	// The work as one commit on base, whose change is base..head.
-	if out, err = gitIn(t.Dir).Output(ctx, append(ident, "commit-tree", head+"^{tree}", "-p", base, "-m", label)...); err != nil {
+	if out, err = t.git().Output(ctx, append(ident, "commit-tree", head+"^{tree}", "-p", base, "-m", label)...); err != nil {
 		return nil, err
 	}
 	work := strings.TrimSpace(out)
-	if _, err := gitIn(t.Dir).Output(ctx, "reset", "--quiet", "--hard", onto); err != nil {
+	if _, err := t.git().Output(ctx, "reset", "--quiet", "--hard", onto); err != nil {
 		return nil, err
 	}
-	_, pickErr := gitIn(t.Dir).Output(ctx, append(ident, "cherry-pick", "--no-commit", work)...)
-	out, _ = gitIn(t.Dir).Output(ctx, "diff", "--name-only", "--diff-filter=U")
+	_, pickErr := t.git().Output(ctx, append(ident, "cherry-pick", "--no-commit", work)...)
+	out, _ = t.git().Output(ctx, "diff", "--name-only", "--diff-filter=U")
 	files := strings.Fields(out)
-	gitIn(t.Dir).Output(ctx, "cherry-pick", "--quit")
+	t.git().Output(ctx, "cherry-pick", "--quit")
 	if pickErr != nil && len(files) == 0 {
-		gitIn(t.Dir).Output(ctx, "reset", "--quiet", "--hard", head)
+		t.git().Output(ctx, "reset", "--quiet", "--hard", head)
 		return nil, pickErr
 	}
 	// Nothing staged: the work is the worktree's changes, as an agent
 	// leaves its own.
-	if _, err := gitIn(t.Dir).Output(ctx, "reset", "--quiet"); err != nil {
-		gitIn(t.Dir).Output(ctx, "reset", "--quiet", "--hard", head)
+	if _, err := t.git().Output(ctx, "reset", "--quiet"); err != nil {
+		t.git().Output(ctx, "reset", "--quiet", "--hard", head)
 		return nil, err
 	}
 	slices.Sort(files)
@@ -357,6 +378,9 @@ func (t *Tree) Reapply(ctx context.Context, onto, upstream, label string) ([]str
 // touching its index or its branch: its work as it stands, for another
 // machine to take up (see Reapply).
 func (t *Tree) Snapshot(ctx context.Context, message string) (string, error) {
+	if err := t.Check(); err != nil {
+		return "", err
+	}
 	f, err := os.CreateTemp("", "orchestrate-index-")
 	if err != nil {
 		return "", err
@@ -364,17 +388,17 @@ func (t *Tree) Snapshot(ctx context.Context, message string) (string, error) {
 	f.Close()
 	defer os.Remove(f.Name())
 	index := []string{"GIT_INDEX_FILE=" + f.Name()}
-	if _, err := gitIn(t.Dir, index...).Output(ctx, "read-tree", "HEAD"); err != nil {
+	if _, err := t.git(index...).Output(ctx, "read-tree", "HEAD"); err != nil {
 		return "", err
 	}
-	if _, err := gitIn(t.Dir, index...).Output(ctx, "add", "-A"); err != nil {
+	if _, err := t.git(index...).Output(ctx, "add", "-A"); err != nil {
 		return "", err
 	}
-	tree, err := gitIn(t.Dir, index...).Output(ctx, "write-tree")
+	tree, err := t.git(index...).Output(ctx, "write-tree")
 	if err != nil {
 		return "", err
 	}
-	out, err := gitIn(t.Dir).Output(ctx, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
+	out, err := t.git().Output(ctx, "-c", "user.name=orchestrate", "-c", "user.email=orchestrate@localhost",
 		"commit-tree", strings.TrimSpace(tree), "-p", "HEAD", "-m", message)
 	return strings.TrimSpace(out), err
 }
@@ -439,13 +463,27 @@ func (r *Repo) Advance(ctx context.Context, branch, old, new string) error {
 // first (see killUnder). keep says to leave the branch.
 func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error {
 	dir := filepath.Join(r.Dir(), issue)
-	killUnder(dir)
+	own := ours(dir, r.Common)
+	if own {
+		killUnder(dir)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
-	if _, err := os.Stat(dir); err == nil {
-		if _, err := r.git(ctx, "worktree", "remove", "--force", "--force", dir); err != nil {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// A link an agent put in its worktree's place: the link goes, never
+		// what it points to.
+		if err := os.Remove(dir); err != nil {
 			errs = append(errs, err)
+		}
+	} else if own {
+		if _, err := r.git(ctx, "worktree", "remove", "--force", "--force", dir); err != nil && !ours(dir, r.Common) {
+			errs = append(errs, err)
+		} else if err != nil {
+			// A worktree git forgot: what is left of it.
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	r.git(ctx, "worktree", "prune")
@@ -456,8 +494,10 @@ func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error 
 			}
 		}
 	}
-	if err := os.RemoveAll(r.TempDir(issue)); err != nil {
-		errs = append(errs, err)
+	if madeTemp(r.TempDir(issue)) {
+		if err := os.RemoveAll(r.TempDir(issue)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -486,10 +526,15 @@ func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
 	for _, b := range strings.Fields(out) {
 		issues[strings.TrimPrefix(b, BranchPrefix)] = true
 	}
+	// In the directory, only what orchestrate made: a directory of
+	// someone else's is no issue's, whatever its name.
 	if ents, err := os.ReadDir(r.Dir()); err == nil {
 		for _, e := range ents {
-			if name := e.Name(); !strings.HasSuffix(name, ".tmp") {
-				issues[name] = true
+			path := filepath.Join(r.Dir(), e.Name())
+			if issue, ok := strings.CutSuffix(e.Name(), ".tmp"); ok && madeTemp(path) {
+				issues[issue] = true
+			} else if !ok && ours(path, r.Common) {
+				issues[e.Name()] = true
 			}
 		}
 	}
@@ -497,7 +542,7 @@ func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
 	for issue := range issues {
 		l := Left{Issue: issue}
 		dir := filepath.Join(r.Dir(), issue)
-		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		if (&Tree{Issue: issue, Dir: dir, Branch: Branch(issue)}).identify(r.Common) == nil {
 			l.Dir = dir
 			if st, err := gitIn(dir).Output(ctx, "status", "--porcelain", "--untracked-files=all"); err == nil && strings.TrimSpace(st) != "" {
 				l.Unmerged = "uncommitted changes"

@@ -48,7 +48,7 @@ func agentsWall(b *testing.B, bin string, issues, agents int) time.Duration {
 // claim --next on a 10,000-issue queue against a 10-issue one, the real
 // command in a process of its own, interleaved; what is compared is the
 // process's CPU time (user and system), the median of the rounds, as a
-// busy machine slows both alike (goal ≤ 3×):
+// busy machine slows both alike (goal ≤ 2.5×):
 //
 //	go test -run '^$' -bench ClaimNext -benchtime 20x ./cmd/orchestrate
 func BenchmarkClaimNext(b *testing.B) {
@@ -84,8 +84,8 @@ func BenchmarkClaimNext(b *testing.B) {
 	b.ReportMetric(float64(ms.Microseconds())/1000, "cpu-ms-10")
 	b.ReportMetric(float64(mb.Microseconds())/1000, "cpu-ms-10k")
 	b.ReportMetric(float64(mb)/float64(ms), "10k/10")
-	if r := float64(mb) / float64(ms); r > 3 {
-		b.Errorf("claim --next on 10,000 issues costs %.2f× its cost on 10 (%v against %v); want at most 3×", r, mb, ms)
+	if r := float64(mb) / float64(ms); r > 2.5 {
+		b.Errorf("claim --next on 10,000 issues costs %.2f× its cost on 10 (%v against %v); want at most 2.5×", r, mb, ms)
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,4 +203,48 @@ func BenchmarkRatio10k(b *testing.B) {
 		b.ReportMetric(float64(best[name])/float64(best["goldmark"]), name+"/parse")
 	}
 	b.ReportMetric(float64(best["goldmark"].Milliseconds()), "parse-ms")
+}
+
+// BenchmarkPeakRSS runs, each the real command in a process of its own,
+// status --json and issue set on a 10,000-issue queue, and a gate writing
+// 200 MB of output, and reports the highest peak resident memory of each
+// over the rounds (the process's rusage): the bounds are 10× the queue's
+// file for the first two, 50 MB for the gate, whatever the machine's load
+// (the collector's settings of each, in main.go, keep to them):
+//
+//	go test -run '^$' -bench PeakRSS -benchtime 3x ./cmd/orchestrate
+func BenchmarkPeakRSS(b *testing.B) {
+	bin := orchestrateBin(b)
+	dir, src := benchQueue(b, 10000)
+	gateRoot, _ := hotWorkspace(b, 10, 0, `head -c 200000000 /dev/zero | tr "\0" x`)
+	peak := map[string]int64{}
+	measure := func(name string, cmd *exec.Cmd) {
+		ownPeak(b)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+		}
+		peak[name] = max(peak[name], cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss<<10)
+	}
+	for b.Loop() {
+		// Three rounds at least: the highest is the figure.
+		for i := range 3 {
+			measure("status", exec.Command(bin, "--dir", dir, "status", "--json"))
+			measure("set", exec.Command(bin, "--dir", dir, "issue", "set", "ISSUE-20241213-5000", "Retry-Count="+strconv.Itoa(i)))
+			gate := exec.Command(bin, "gate", "--no-record")
+			gate.Dir = gateRoot
+			measure("gate", gate)
+		}
+	}
+	for _, name := range []string{"status", "set"} {
+		ratio := float64(peak[name]) / float64(len(src))
+		b.ReportMetric(ratio, name+"-RSS/file")
+		if ratio > 10 {
+			b.Errorf("%s on 10,000 issues peaked at %.1f MB, %.1f× the queue's %.1f MB; want at most 10×", name, float64(peak[name])/1e6, ratio, float64(len(src))/1e6)
+		}
+	}
+	gateMB := float64(peak["gate"]) / 1e6
+	b.ReportMetric(gateMB, "gate-200MB-RSS-MB")
+	if gateMB > 50 {
+		b.Errorf("a gate writing 200 MB peaked at %.1f MB; want at most 50", gateMB)
+	}
 }

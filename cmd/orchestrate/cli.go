@@ -153,11 +153,11 @@ func (e *env) runCommand(args []string) error {
 		return unknownCommand(args[0])
 	}
 	e.command = c.name
-	if commandStarts != nil {
-		commandStarts(c.name)
-	}
 	if !dirGiven && !walksNot[c.name] {
 		e.dir, e.tree = findDir(e.dir)
+	}
+	if commandStarts != nil {
+		commandStarts(c.name, dirArg(e.dir, args[1:]))
 	}
 	if err := e.claimFromEnv(); err != nil {
 		return err
@@ -167,6 +167,23 @@ func (e *env) runCommand(args []string) error {
 		refreshAnalytics(e.ws())
 	}
 	return err
+}
+
+// dirArg is the workspace directory a command's own --dir flag names in
+// args, else dir. It looks no further than "--", and is read for the
+// collector's settings alone: the command's flags decide.
+func dirArg(dir string, args []string) string {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return dir
+		case (a == "--dir" || a == "-dir") && i+1 < len(args):
+			dir = args[i+1]
+		case strings.HasPrefix(a, "--dir=") || strings.HasPrefix(a, "-dir="):
+			dir = a[strings.Index(a, "=")+1:]
+		}
+	}
+	return dir
 }
 
 // walksNot are the commands that do not look for the workspace in the

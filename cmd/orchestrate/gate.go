@@ -70,6 +70,7 @@ type gateResultJSON struct {
 	Reason      string             `json:"reason,omitempty" jsonschema:"why it did not pass"`
 	Log         string             `json:"log,omitempty" jsonschema:"its whole output's file"`
 	Issue       string             `json:"issue,omitempty" jsonschema:"the issue its failure was filed or recorded against (when recorded)"`
+	Issues      []string           `json:"issues,omitempty" jsonschema:"every issue its failing tests were filed or recorded against, when more than one (issue is the first)"`
 	Findings    []findings.Finding `json:"findings,omitempty" jsonschema:"a review gate's findings"`
 	Approval    string             `json:"approval,omitempty" jsonschema:"a human gate's approval request"`
 }
@@ -150,6 +151,9 @@ func gateResults(gr *loop.GateRun) []gateResultJSON {
 			ExitCode: r.ExitCode, Duration: r.Duration.Seconds(), Reason: r.Reason(),
 			Log: r.LogPath, Issue: gr.Issues[r.Name()].ID, Approval: gr.Approvals[r.Name()],
 		})
+		if ids := gr.IssuesOf(r.Name()); len(ids) > 1 {
+			results[len(results)-1].Issues = ids
+		}
 		if r.Review != nil {
 			results[len(results)-1].Findings = r.Review.Findings
 		}

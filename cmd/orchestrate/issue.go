@@ -14,8 +14,10 @@ var issueCmd = &command{
 	name:    "issue",
 	summary: "file, show, edit and decide on issues (add, show, set, retry, skip, resolve)",
 	usage: `Usage:
-  orchestrate issue add [FIELD FLAGS] --summary TEXT [--details FILE|- [--exit-code N] [--gate NAME]]
+  orchestrate issue add [FIELD FLAGS] --summary TEXT [--tests LIST] [--details FILE|- [--exit-code N] [--gate NAME]]
   orchestrate issue show ID [--json]
+                                 (its fields and sections; its tests, and
+                                 whether each passes in the last gate results)
   orchestrate issue set ID FIELD=VALUE... [--new] [--epoch N]
   orchestrate issue retry ID     (a person's choice: counts back to 0, pending)
   orchestrate issue skip ID      (a person's choice: skipped)
@@ -31,6 +33,13 @@ ISSUE-YYYYMMDD-NNN. A flag per field: --type, --priority, --status,
 (repeatable). Unset fields get the defaults: Type bug, Priority medium,
 Status pending, Auto-Retry false, Max-Retries from config.yaml (10). Sections: --summary, --details FILE (the
 failure output; - reads stdin), --verification, --suggested-fix.
+
+--tests LIST sets the Tests field: the tests (or a linter's findings) the
+issue is about, each GATE: TEST as the gate's results name it (GATE alone
+for the gate as a whole), separated by "; " (a ";" inside one written
+\;). An attempt at the issue is judged by them; a failure of one of them
+is recorded against the issue, never filed again. issue set ID
+'Tests=...' changes them.
 
 With --details, the failure's signature is computed (--exit-code gives its
 exit class: 126/127 not retryable, 124 or a signal infrastructure). When an
@@ -56,6 +65,8 @@ Examples:
   go test ./... 2>&1 | orchestrate issue add --summary "tests fail" --details -
   orchestrate issue show ISSUE-20241213-001 --json
   orchestrate issue set ISSUE-20241213-001 Priority=high Max-Retries=5
+  orchestrate issue add --summary "TestParse fails" --tests 'tests: example.com/m TestParse'
+  orchestrate issue set ISSUE-20241213-001 'Tests=tests: example.com/m TestA; lint'
   orchestrate issue retry ISSUE-20241213-001
 
 Exit codes: 0 done, 11 issue add filed (or recorded) a failure whose issue
@@ -116,6 +127,7 @@ func runIssueAdd(e *env, args []string) error {
 	fs.Var(&fields, "field", "")
 	exitCode := fs.Int("exit-code", 0, "")
 	gate := fs.String("gate", "", "")
+	tests := fs.String("tests", "", "")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -134,6 +146,9 @@ func runIssueAdd(e *env, args []string) error {
 	})
 	for _, f := range fields {
 		ni.Fields[f[0]] = f[1]
+	}
+	if *tests != "" {
+		ni.Fields[queue.FieldTests] = *tests
 	}
 	if err := checkNewFields(ni.Fields, fields, *newFields); err != nil {
 		return err
@@ -229,8 +244,15 @@ func runIssueShow(e *env, args []string) error {
 	if is == nil {
 		return &loop.NoIssueError{Path: path, ID: id}
 	}
+	var tests []loop.TestState
+	results := ""
+	if units := is.Tests(); len(units) > 0 {
+		ev, path := e.ws().LastResults()
+		tests = loop.TestStates(ev, units)
+		results = path
+	}
 	if e.json {
-		return writeIssueJSON(e.stdout, is)
+		return writeIssueJSON(e.stdout, is, tests)
 	}
 	// What the queue holds goes to a terminal as text: no escape sequence
 	// or control byte in it reaches the terminal (textclean).
@@ -242,6 +264,7 @@ func runIssueShow(e *env, args []string) error {
 	for _, f := range is.Fields() {
 		fmt.Fprintf(e.stdout, "  %-*s  %s\n", width, textclean.Line(f.Name), textclean.Line(f.Value))
 	}
+	printTests(e, tests, results)
 	for _, s := range is.Sections() {
 		fmt.Fprintf(e.stdout, "\n### %s\n%s\n", textclean.Line(s.Title), textclean.Text(s.Body()))
 	}
@@ -328,4 +351,24 @@ func runIssueDecide(e *env, cmd string, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "%s: resolved\n", id)
 	return nil
+}
+
+// printTests lists an issue's tests and where each stands in the last gate
+// results (results, their file; "" when none is kept).
+func printTests(e *env, tests []loop.TestState, results string) {
+	if len(tests) == 0 {
+		return
+	}
+	if results == "" {
+		fmt.Fprintln(e.stdout, "\nTests (no gate results kept yet: orchestrate gate runs them):")
+	} else {
+		fmt.Fprintf(e.stdout, "\nTests, as the last gate results have them (%s):\n", results)
+	}
+	width := 0
+	for _, t := range tests {
+		width = max(width, len(textclean.Line(t.Test)))
+	}
+	for _, t := range tests {
+		fmt.Fprintf(e.stdout, "  %-*s  %s\n", width, textclean.Line(t.Test), t.State)
+	}
 }

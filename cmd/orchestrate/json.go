@@ -122,9 +122,10 @@ func (j *jsonWriter) object(pairs [][2]string, indent string, typed bool) {
 	j.w.WriteString("}")
 }
 
-// issue writes an issue's object at indent, with its sections when asked.
-// pairs is scratch space, returned for the next issue.
-func (j *jsonWriter) issue(is *queue.Issue, indent string, sections bool, pairs [][2]string) [][2]string {
+// issue writes an issue's object at indent, with its sections when asked
+// and its tests' states when given. pairs is scratch space, returned for
+// the next issue.
+func (j *jsonWriter) issue(is *queue.Issue, indent string, sections bool, pairs [][2]string, tests []loop.TestState) [][2]string {
 	j.w.WriteString("{")
 	j.key(true, indent, "id")
 	j.str(is.ID)
@@ -144,14 +145,31 @@ func (j *jsonWriter) issue(is *queue.Issue, indent string, sections bool, pairs 
 		}
 		j.object(pairs, indent+"  ", false)
 	}
+	if len(tests) > 0 {
+		j.key(false, indent, "tests")
+		j.w.WriteString("[")
+		for i, t := range tests {
+			if i > 0 {
+				j.w.WriteString(",")
+			}
+			j.w.WriteString("\n" + indent + "    {\"test\": ")
+			j.str(t.Test)
+			j.w.WriteString(", \"state\": ")
+			j.str(t.State)
+			j.w.WriteString("}")
+		}
+		j.w.WriteString("\n" + indent + "  ]")
+	}
 	j.w.WriteString("\n" + indent + "}")
 	return pairs
 }
 
 // writeIssueJSON writes issue show --json's object.
-func writeIssueJSON(w io.Writer, is *queue.Issue) error {
+// With tests (the issue's, where each stands in the last gate results),
+// its object has "tests": [{"test": "…", "state": "…"}, …] last.
+func writeIssueJSON(w io.Writer, is *queue.Issue, tests []loop.TestState) error {
 	j := newJSONWriter(w)
-	j.issue(is, "", true, nil)
+	j.issue(is, "", true, nil, tests)
 	j.w.WriteString("\n")
 	return j.w.Flush()
 }
@@ -180,7 +198,7 @@ func writeStatusJSON(w io.Writer, s *session.State, q *queue.Queue) error {
 			j.w.WriteString(",")
 		}
 		j.w.WriteString("\n    ")
-		pairs = j.issue(is, "    ", false, pairs)
+		pairs = j.issue(is, "    ", false, pairs, nil)
 	}
 	if len(q.Issues) > 0 {
 		j.w.WriteString("\n  ")

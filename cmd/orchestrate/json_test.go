@@ -102,7 +102,7 @@ boom
 	if err := writeStatusJSON(&status, session.Parse(nil), q); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeIssueJSON(&show, q.Issues[0]); err != nil {
+	if err := writeIssueJSON(&show, q.Issues[0], nil); err != nil {
 		t.Fatal(err)
 	}
 	var st struct {

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 
@@ -23,47 +24,57 @@ import (
 )
 
 func main() {
-	commandStarts = func(name string) {
-		switch {
-		case os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "":
-		case name == "signature":
-			// A stream read once, whose garbage is small and steady:
-			// collected less often, within a bound.
-			debug.SetGCPercent(300)
-			debug.SetMemoryLimit(signatureHeap)
-		case name == "analytics":
-			// The history read once, row by row, into aggregates that
-			// stay small: the same.
-			debug.SetGCPercent(400)
-			debug.SetMemoryLimit(analyticsHeap)
-		case name == "run":
-			// A loop that holds little from one agent to the next, and
-			// makes much short-lived garbage (prompts, files, output):
-			// collected less often, within a bound, however long it runs.
-			debug.SetGCPercent(400)
-			debug.SetMemoryLimit(runHeap)
-		case name == "mcp":
-			// A server whose calls are commands: collected as a command's
-			// heap is, and given back to the system between calls (atRest).
-			debug.SetGCPercent(400)
-		case !streams[name]:
-			// A command lives for a moment, and reads its files whole:
-			// fewer collections of a heap that is thrown away at exit
-			// anyway. The files' caps bound what it holds.
-			debug.SetGCPercent(400)
-		}
-	}
+	commandStarts = collector
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
 }
 
-// streams are the commands whose heap is steady however much they read
-// (they stream it: signature, the page's rows, gate and agent output) or
-// that live long: they keep Go's collector as it is, which keeps their
-// peak memory bounded.
-var streams = map[string]bool{"signature": true, "analytics": true, "watch": true, "gate": true, "demo": true}
+// collector chooses the collector's settings for the command name about to
+// run on the workspace dir, from measurements of each (docs/development.md,
+// "Memory"); GOGC or GOMEMLIMIT set by the person win.
+func collector(name, dir string) {
+	switch {
+	case os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "":
+	case name == "signature":
+		// A stream read once, whose garbage is small and steady:
+		// collected less often, within a bound.
+		debug.SetGCPercent(300)
+		debug.SetMemoryLimit(signatureHeap)
+	case name == "analytics":
+		// The history read once, row by row, into aggregates that stay
+		// small: the same.
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(analyticsHeap)
+	case name == "run":
+		// A loop that holds little from one agent to the next, and makes
+		// much short-lived garbage (prompts, files, output): collected
+		// less often, within a bound, however long it runs.
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(runHeap)
+	case name == "mcp":
+		// A server whose calls are commands: collected as a command's heap
+		// is, and given back to the system between calls (atRest).
+		debug.SetGCPercent(400)
+	default:
+		// A command lives for a moment and reads its files whole, the
+		// queue the largest: a heap within a bound that grows with the
+		// queue, so that it collects when near it and not before.
+		debug.SetMemoryLimit(commandHeap(dir))
+		if !streams[name] {
+			// Fewer collections of a heap that is thrown away at exit
+			// anyway, until the bound.
+			debug.SetGCPercent(400)
+		}
+	}
+}
+
+// streams are the commands that live long (watch) or run a whole project
+// (demo): they keep Go's collector percentage, within commandHeap. A gate
+// streams its output, and collects at 400% too: its limit bounds it, and a
+// collection in the middle of twenty short gates is CPU that a gate costs.
+var streams = map[string]bool{"watch": true, "demo": true}
 
 // signatureHeap is the memory signature's collector keeps to (a soft
 // limit): with the program itself, its peak stays under 64 MiB on any
@@ -79,8 +90,28 @@ const runHeap = 512 << 20
 // limit): 1,000,000 rows of history peak at about 35 MiB.
 const analyticsHeap = 64 << 20
 
-// commandStarts, when set (by main), is told the command about to run.
-var commandStarts func(name string)
+// The heap a command keeps to (a soft limit): queueHeap times the size of
+// the queue in dir, at least minHeap. A command holds at most about 3.3×
+// the queue live (the parsed issues beside the file's bytes); 7× leaves it
+// room to make garbage between collections, and with the program's own
+// memory (about 9 MiB) keeps its peak under 10× the queue.
+const (
+	minHeap   = 32 << 20
+	queueHeap = 6
+)
+
+// commandHeap is the soft limit of a command's heap on the workspace dir.
+func commandHeap(dir string) int64 {
+	info, err := os.Stat(filepath.Join(dir, loop.QueueFile))
+	if err != nil {
+		return minHeap
+	}
+	return max(minHeap, queueHeap*info.Size())
+}
+
+// commandStarts, when set (by main), is told the command about to run and
+// the workspace it is to run on.
+var commandStarts func(name, dir string)
 
 // The exit codes.
 const (

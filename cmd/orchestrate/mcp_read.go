@@ -148,7 +148,7 @@ func mcpIssueShow(e *env, in mcpIssueArgs) (mcpIssue, error) {
 		return mcpIssue{}, &loop.NoIssueError{Path: path, ID: in.ID}
 	}
 	var b bytes.Buffer
-	if err := writeIssueJSON(&b, is); err != nil {
+	if err := writeIssueJSON(&b, is, nil); err != nil {
 		return mcpIssue{}, err
 	}
 	var out mcpIssue

@@ -99,7 +99,7 @@ func wants(f *flag.Flag, cause string) string {
 // knownFields are the fields orchestrate reads or writes in an issue's
 // table.
 var knownFields = append(slices.Clone(queue.SeedFields),
-	queue.FieldClaimedBy, queue.FieldClaimedAt, queue.FieldLeaseEpoch, queue.FieldLeaseUntil, queue.FieldTouches,
+	queue.FieldClaimedBy, queue.FieldClaimedAt, queue.FieldLeaseEpoch, queue.FieldLeaseUntil, queue.FieldTouches, queue.FieldTests,
 	loop.FieldEscalated, loop.FieldSession, loop.FieldApproved, loop.FieldDiffHash,
 	loop.FieldHaltReason, loop.FieldRecentSignatures, loop.FieldGate)
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/analytics"
 	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/internal/textclean"
 	"github.com/orchestrate-dev/orchestrate/loop"
@@ -21,7 +22,9 @@ var statusCmd = &command{
 
 Prints the session state and a table of the issues: ID, status, priority,
 retries (Retry-Count/Max-Retries), the identical-failure count, whether it is
-halted, and its summary. Then the claims, if any (see orchestrate help
+halted, and its summary. When the run's attempts were judged by their
+issue's own tests (history.csv's judge rows), a line counts the tests they
+fixed and the regressions they were sent back for. Then the claims, if any (see orchestrate help
 claim): each claimed issue, who holds it, since and until when, its epoch,
 and whether the lease lapsed.
 
@@ -108,6 +111,10 @@ func printStatus(e *env, q *queue.Queue, s *session.State, width int, wide bool)
 		enabled = "disabled (no_auto_retry sentinel)"
 	}
 	fmt.Fprintf(e.stdout, "run %s: %d auto-retries, auto-retry %s\n", run, s.TotalAutoRetries(), enabled)
+	if j := runJudged(e.ws(), s); j != (analytics.Judged{}) {
+		fmt.Fprintf(e.stdout, "tests: %d fixed, %s caught (attempts judged by their issue's tests this run)\n",
+			j.Fixed, plural(int(j.Regressions), "regression"))
+	}
 	if f := e.ws().AnalyticsFailure(); f != "" {
 		fmt.Fprintf(e.stdout, "analytics.html is not up to date: the refresh in the background failed (%s); orchestrate analytics says why again\n", f)
 	}
@@ -160,6 +167,18 @@ func printStatus(e *env, q *queue.Queue, s *session.State, width int, wide bool)
 	}
 	fmt.Fprintf(e.stdout, "%s: %s\n", plural(len(q.Issues), "issue"), strings.Join(parts, ", "))
 	return printClaims(e, q, width)
+}
+
+// runJudged counts the judge rows of the session's run in history.csv:
+// the tests its attempts fixed and the regressions they were sent back
+// for; nothing when there is no run or no such row.
+func runJudged(ws loop.Workspace, s *session.State) analytics.Judged {
+	run, _ := s.Get(session.RunID)
+	if run == "" {
+		return analytics.Judged{}
+	}
+	j, _ := analytics.CountJudgedFile(ws.Path(loop.HistoryFile), run)
+	return j
 }
 
 // summaryLimit is the most characters of a summary's first line that the

@@ -51,6 +51,9 @@ func renderGateTable(w io.Writer, gr *loop.GateRun, detail bool) error {
 	for i := range gr.Evaluation.Results {
 		r := &gr.Evaluation.Results[i]
 		issue := gr.Issues[r.Name()].ID
+		if ids := gr.IssuesOf(r.Name()); len(ids) > 1 {
+			issue += fmt.Sprintf(" (+%d)", len(ids)-1)
+		}
 		if a := r.Approval; detail && issue == "" && a != nil {
 			issue = a.Ref
 		}

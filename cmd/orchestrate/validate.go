@@ -22,7 +22,8 @@ Checks issue_queue.md, session_state.md and config.yaml and prints every
 problem as file:line: message: duplicate issue IDs, an issue with no field
 table, a malformed ID, a count that is not a non-negative integer, an unknown
 status, a table row with a missing cell, a boolean that is not true or false,
-an unknown or mistyped config key, an agent section that cannot work
+an item of an issue's Tests that is empty, names no gate or names a gate
+config.yaml does not have, an unknown or mistyped config key, an agent section that cannot work
 (retry.strategy same with no agent.resume_command, a custom profile with no
 agent.command). When every loop will start a fresh agent (no resume command),
 a note says so.
@@ -228,6 +229,9 @@ func validateAll(ws loop.Workspace) (*workspaceState, error) {
 	for _, p := range cps {
 		problems = append(problems, problemJSON{File: p.File, Line: p.Line, Message: p.Msg})
 	}
+	if len(cps) == 0 {
+		add(ws.Path(loop.QueueFile), unknownTestGates(q, cfg))
+	}
 	hps, err := analytics.CheckHistory(ws.Path(loop.HistoryFile))
 	if err != nil {
 		return nil, err
@@ -271,4 +275,35 @@ func explainGates(e *env, file string, cfg *config.Config, ok bool) {
 		return
 	}
 	fmt.Fprint(e.stdout, config.FormatGates(file, cfg.Gates))
+}
+
+// unknownTestGates are the items of the issues' Tests fields that name a
+// gate config.yaml does not have, each a problem at its field's line.
+func unknownTestGates(q *queue.Queue, cfg *config.Config) []queue.Problem {
+	known := map[string]bool{}
+	for _, g := range cfg.Gates {
+		known[g.Name] = true
+	}
+	var out []queue.Problem
+	for _, is := range q.Issues {
+		for _, u := range is.Tests() {
+			if !known[u.Gate] {
+				out = append(out, queue.Problem{Line: is.Field(queue.FieldTests).Line,
+					Msg: fmt.Sprintf("%s: Tests names the gate %q, which config.yaml does not have (its gates: %s)", is.ID, u.Gate, gateList(cfg.Gates))})
+			}
+		}
+	}
+	return out
+}
+
+// gateList names gates, for a message: "a, b", or "none".
+func gateList(gates []config.Gate) string {
+	if len(gates) == 0 {
+		return "none"
+	}
+	names := make([]string, len(gates))
+	for i, g := range gates {
+		names[i] = g.Name
+	}
+	return strings.Join(names, ", ")
 }

@@ -108,10 +108,32 @@ func (g Runner) timeout() time.Duration {
 
 // command is git with args in the Runner's directory and environment.
 func (g Runner) command(ctx context.Context, args []string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", g.Dir}, args...)...)
+	cmd := exec.CommandContext(ctx, "git", slices.Concat([]string{"-C", g.Dir}, safeConfig, args)...)
 	cmd.Env = append(environ(os.Environ()), g.Env...)
 	cmd.WaitDelay = waitDelay
 	return cmd
+}
+
+// safeConfig turns off, on git's command line, where it overrides every
+// configuration file, each setting that would have git run a program that
+// a repository's configuration names: anyone who can write .git/config
+// or .git/hooks chooses those programs, and an agent in a worktree can.
+// The hooks go (a hooks directory that is /dev/null holds none), and with
+// them the file system monitor, the editors (":" is git's editor that
+// edits nothing), the pager, signing and the checks of signatures (which
+// run gpg.program), the transport that runs a command (ext::), and the
+// recursion into submodules. What stays on is what a repository needs to
+// read and merge its own files, filters (Git LFS) and merge drivers, and
+// to reach its remotes (core.sshCommand, credential helpers).
+var safeConfig = []string{
+	"-c", "core.hooksPath=" + os.DevNull,
+	"-c", "core.fsmonitor=false",
+	"-c", "core.editor=:", "-c", "sequence.editor=:",
+	"-c", "core.pager=cat",
+	"-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false",
+	"-c", "log.showSignature=false", "-c", "merge.verifySignatures=false",
+	"-c", "protocol.ext.allow=never",
+	"-c", "submodule.recurse=false",
 }
 
 // fail is the *Error of the command args, which failed with err.

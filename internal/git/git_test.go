@@ -250,3 +250,38 @@ func TestNotARepository(t *testing.T) {
 		t.Errorf("rev-parse outside a repository: %v", err)
 	}
 }
+
+// A command runs no program the repository's configuration names: not
+// its hooks, not its file system monitor, not its gpg.program.
+func TestNoProgramOfTheRepository(t *testing.T) {
+	dir := repo(t)
+	marks := filepath.Join(t.TempDir(), "marks")
+	script := "#!/bin/sh\necho ran >> " + marks + "\nexit 1\n"
+	for _, h := range []string{"pre-commit", "post-commit", "reference-transaction", "prepare-commit-msg", "post-index-change"} {
+		if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", h), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prog := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := In(dir)
+	ctx := context.Background()
+	for _, kv := range [][2]string{{"core.fsmonitor", prog}, {"commit.gpgSign", "true"}, {"gpg.program", prog}} {
+		if _, err := g.Output(ctx, "config", kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"status", "--porcelain"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "b"}} {
+		if out, err := g.Output(ctx, args...); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	if data, _ := os.ReadFile(marks); len(data) > 0 {
+		t.Errorf("git ran the repository's programs %d times", strings.Count(string(data), "ran"))
+	}
+}
