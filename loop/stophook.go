@@ -127,7 +127,7 @@ func (w Workspace) gatesHook(ctx context.Context, now func() time.Time, res *Hoo
 	if err != nil {
 		return "", err
 	}
-	if w.fence != nil && takenOver(res, w.fence.check(b.q.Queue())) {
+	if w.fence != nil && takenOver(res, w.checkFenced(b.q.Queue())) {
 		// Taken over while the gates ran: the queue is the new holder's.
 		b.unlock()
 		return "", nil
