@@ -20,7 +20,9 @@ import (
 // reportsOf returns the test-level results of an evaluation's blocking
 // gates that ran: each gate's own report, or, for a gate whose output was
 // not read as tests (or that failed with no test failing), the gate as
-// one whole unit.
+// one whole unit. A gate that timed out or could not run is whole too,
+// as filing takes it: what its output listed before it was cut is not
+// its results, as the tests it never reached were not seen.
 func reportsOf(ev *gate.Evaluation) []results.Report {
 	var out []results.Report
 	for i := range ev.Results {
