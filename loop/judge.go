@@ -30,7 +30,7 @@ func reportsOf(ev *gate.Evaluation) []results.Report {
 		if r.Enforcement() != config.Blocking || !r.Failed() && !r.Passed() {
 			continue
 		}
-		if rep := r.Tests; rep != nil && (!r.Failed() || !rep.Passing()) {
+		if rep := r.Tests; rep != nil && (r.Passed() || r.Outcome == gate.Fail && !rep.Passing()) {
 			c := *rep
 			c.Gate = r.Name()
 			out = append(out, c)
@@ -357,7 +357,7 @@ func (r *runner) resolveHeld(ctx context.Context, n int, gr *GateRun) error {
 	}
 	if r.base == nil && n == 1 && r.gatesFirst {
 		r.base = &BaseResults{Reports: gr.Reports}
-		if err := r.w.keepBaseline(r.tree, gr.Reports); err != nil {
+		if err := r.w.keepBaseline(r.tree, gr.Evaluation, gr.Reports); err != nil {
 			r.w.warn(fmt.Errorf("keeping the baseline: %w", err))
 		}
 	}
