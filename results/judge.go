@@ -78,13 +78,13 @@ func Judge(own []Unit, now, base []Report) Verdict {
 		}
 	}
 	for _, u := range own {
-		if why := notSeenPassing(u, nowBy[u.Gate]); why != "" && !slices.ContainsFunc(v.Own, func(f Failed) bool { return covers(u, f.Unit) }) {
+		if why := notSeenPassing(u, nowBy[u.Gate], baseBy[u.Gate]); why != "" && !slices.ContainsFunc(v.Own, func(f Failed) bool { return covers(u, f.Unit) }) {
 			v.Own = append(v.Own, Failed{Unit: u, Block: why})
 		}
 	}
 	for i := range base {
 		for _, f := range base[i].Failed {
-			if notSeenPassing(f.Unit, nowBy[f.Gate]) == "" && !failing(now, f.Unit) {
+			if notSeenPassing(f.Unit, nowBy[f.Gate], baseBy[f.Gate]) == "" && !failing(now, f.Unit) {
 				v.Fixed = append(v.Fixed, f.Unit)
 			}
 		}
@@ -142,15 +142,21 @@ func failing(reports []Report, u Unit) bool {
 }
 
 // notSeenPassing says why u cannot be seen to pass in its gate's report
-// r, or "" when it can (or fails: failing tells that apart).
-func notSeenPassing(u Unit, r *Report) string {
+// r, or "" when it can (or fails: failing tells that apart). b is the
+// gate's report on the baseline, nil when there is none: a gate whose
+// output was read as a test runner's there and is read as no runner's
+// now (it printed nothing that runner prints) shows no test passing.
+func notSeenPassing(u Unit, r, b *Report) string {
+	listed := r != nil && slices.ContainsFunc(r.Failed, func(f Failed) bool { return f.Unit == u })
 	switch {
 	case r == nil:
 		return u.Gate + " did not run, so " + u.String() + " was not seen to pass.\n"
-	case u.ID == "" || !r.Passing() && r.Whole:
+	case u.ID == "" || !r.Passing() && r.Whole || listed:
 		return ""
-	case r.Passed != nil && !seenPassing(r.Passed, u.ID) && !slices.ContainsFunc(r.Failed, func(f Failed) bool { return f.Unit == u }):
+	case r.Passed != nil && !seenPassing(r.Passed, u.ID):
 		return u.String() + " was not among the tests " + u.Gate + " ran: was it renamed, skipped or removed?\n"
+	case r.Runner == "" && b != nil && b.Runner != "" && b.Runner != "lint":
+		return u.Gate + "'s output was read as " + b.Runner + "'s on the baseline and as no runner's now (it printed none of its lines): " + u.String() + " was not seen to run.\n"
 	}
 	return ""
 }
