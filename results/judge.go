@@ -153,7 +153,7 @@ func notSeenPassing(u Unit, r, b *Report) string {
 		return u.Gate + " did not run, so " + u.String() + " was not seen to pass.\n"
 	case u.ID == "" || !r.Passing() && r.Whole || listed:
 		return ""
-	case r.Passed != nil && !seenPassing(r.Passed, u.ID):
+	case r.Passed != nil && !seenPassing(r, b, u.ID):
 		return u.String() + " was not among the tests " + u.Gate + " ran: was it renamed, skipped or removed?\n"
 	case r.Runner == "" && b != nil && b.Runner != "" && b.Runner != "lint":
 		return u.Gate + "'s output was read as " + b.Runner + "'s on the baseline and as no runner's now (it printed none of its lines): " + u.String() + " was not seen to run.\n"
@@ -161,15 +161,23 @@ func notSeenPassing(u Unit, r, b *Report) string {
 	return ""
 }
 
-// seenPassing reports whether passed lists id, or a file that stands for
-// all of its tests (vitest's "✓ file (N tests)": it lists the tests of a
-// file only when one of them failed): id's part before a " › ".
-func seenPassing(passed []string, id string) bool {
-	if slices.Contains(passed, id) {
+// seenPassing reports whether r lists id as passed, or a file that stands
+// for all of its tests (vitest's "✓ file (N tests)": it lists the tests of
+// a file only when one of them failed): id's part before a " › ". A file
+// listed with tests skipped (skippedIn) stands for them only when b, the
+// baseline's report, lists it the same way: as many skipped before.
+func seenPassing(r, b *Report, id string) bool {
+	if slices.Contains(r.Passed, id) {
 		return true
 	}
 	for i := strings.Index(id, " › "); i >= 0; {
-		if slices.Contains(passed, id[:i]) {
+		file := id[:i]
+		if slices.Contains(r.Passed, file) {
+			return true
+		}
+		if b != nil && slices.ContainsFunc(r.Passed, func(p string) bool {
+			return strings.HasPrefix(p, file+" (") && slices.Contains(b.Passed, p)
+		}) {
 			return true
 		}
 		j := strings.Index(id[i+len(" › "):], " › ")
