@@ -103,6 +103,9 @@ type FencedError struct {
 }
 
 func (e *FencedError) Error() string {
+	if e.Yours > e.Lease.Epoch || e.Yours <= 0 {
+		return fmt.Sprintf("%s: no claim of it is at epoch %d; this write is refused: %s holds it (claim it: orchestrate claim %s, and carry the epoch it gives)", e.ID, e.Yours, holderOr(e.Lease), e.ID)
+	}
 	if e.Lease.Holder == "" && e.Yours == e.Lease.Epoch {
 		return fmt.Sprintf("%s: your claim (epoch %d) was released; this write is refused: no one holds the issue now (claim it again: orchestrate claim %s)", e.ID, e.Yours, e.ID)
 	}
@@ -112,10 +115,36 @@ func (e *FencedError) Error() string {
 	return fmt.Sprintf("%s: your claim (epoch %d) was taken over; this write is refused: %s holds the issue now (epoch %d)", e.ID, e.Yours, e.Lease.Holder, e.Lease.Epoch)
 }
 
+// holderOr is who holds a lease, for a message: "no one" when no one
+// does.
+func holderOr(l Lease) string {
+	if l.Holder == "" {
+		return fmt.Sprintf("no one (epoch %d)", l.Epoch)
+	}
+	return fmt.Sprintf("%s at epoch %d", l.Holder, l.Epoch)
+}
+
 // ErrFenced matches every FencedError.
 var ErrFenced = errors.New("claim taken over")
 
 func (e *FencedError) Is(target error) bool { return target == ErrFenced }
+
+// MaxEpoch is the greatest epoch a claim is given: the greatest integer
+// a JSON reader holds exactly (2^53-1). An issue whose Lease-Epoch is at
+// it, or above, is claimed no more (an EpochError): a greater epoch would
+// wrap round, below its holders'.
+const MaxEpoch = 1<<53 - 1
+
+// EpochError refuses a claim of an issue whose epoch is at MaxEpoch or
+// above, or below 0: no epoch can be given above it.
+type EpochError struct {
+	ID    string
+	Epoch int
+}
+
+func (e *EpochError) Error() string {
+	return fmt.Sprintf("%s: Lease-Epoch %d is out of range (0 to %d): no claim can be given an epoch above it; set it back to the epoch it had", e.ID, e.Epoch, MaxEpoch)
+}
 
 // Take claims is for holder until now+ttl. Claiming what one already holds
 // renews it (the same epoch); claiming a free issue (see Lease.Free)
@@ -138,6 +167,9 @@ func (l Lease) Taken(id, holder string, now time.Time, ttl time.Duration, force 
 	}
 	if !force && !l.Free(now) {
 		return l, &HeldError{ID: id, Lease: l}
+	}
+	if l.Epoch >= MaxEpoch || l.Epoch < 0 {
+		return l, &EpochError{ID: id, Epoch: l.Epoch}
 	}
 	return Lease{Holder: holder, Since: now.UTC().Truncate(time.Second), Epoch: l.Epoch + 1, Until: until(now, ttl)}, nil
 }
@@ -188,12 +220,15 @@ func (l Lease) Equal(m Lease) bool {
 	return l.Holder == m.Holder && l.Epoch == m.Epoch && l.Since.Equal(m.Since) && l.Until.Equal(m.Until)
 }
 
-// Fence refuses a write to is made by a holder at epoch when the issue's
-// epoch is greater (its claim was taken over), or the same but no one holds
-// it (a person released it).
+// Fence refuses a write to is made by a holder at epoch unless epoch is
+// the issue's own: a greater issue's epoch (its claim was taken over), a
+// smaller one (an epoch no claim of it was given, such as 0 while it is
+// claimed), or the same but no one holds it (a person released it). An
+// issue never claimed (epoch 0, no holder) takes a write at epoch 0.
 func Fence(is *queue.Issue, epoch int) error {
-	if cur := Of(is); epoch < cur.Epoch || epoch == cur.Epoch && cur.Holder == "" && epoch > 0 {
-		// Taken over, or released by a person: its holder is to stop.
+	if cur := Of(is); epoch != cur.Epoch || cur.Holder == "" && epoch > 0 {
+		// Taken over, released by a person, or never this epoch: its
+		// writer is to stop.
 		return &FencedError{ID: is.ID, Yours: epoch, Lease: cur}
 	}
 	return nil
@@ -227,18 +262,20 @@ func timeField(holder string, t time.Time) string {
 // Ready returns the issues that may be claimed at now, in the order they
 // are to be taken: by priority (critical first), then age (Created, then
 // ID). It skips those open is false for (resolved, stuck, waiting for a
-// person: the caller says), those claimed, and those whose Touches overlap
-// a claimed issue's.
+// person: the caller says), those claimed, those whose epoch is out of
+// range (see MaxEpoch), and those whose Touches overlap a claimed
+// issue's.
 func Ready(q *queue.Queue, now time.Time, open func(*queue.Issue) bool) []*queue.Issue {
 	var ready, held []*queue.Issue
 	for _, is := range q.Issues {
 		if !open(is) {
 			continue
 		}
-		if Of(is).Free(now) {
-			ready = append(ready, is)
-		} else {
+		switch l := Of(is); {
+		case !l.Free(now):
 			held = append(held, is)
+		case l.Epoch >= 0 && l.Epoch < MaxEpoch:
+			ready = append(ready, is)
 		}
 	}
 	slices.SortStableFunc(ready, func(a, b *queue.Issue) int {

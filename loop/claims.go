@@ -165,6 +165,10 @@ func (w Workspace) claimStep(ctx context.Context, now time.Time, choose func(fun
 		return err
 	}
 	defer unlock()
+	given, err := w.givenEpochs()
+	if err != nil {
+		return err
+	}
 	var before, after claim.Lease
 	var id string
 	update := w.updateQueue
@@ -176,6 +180,7 @@ func (w Workspace) claimStep(ctx context.Context, now time.Time, choose func(fun
 			return &queue.ValidationError{Path: w.Path(QueueFile), Problems: q.Problems}
 		}
 		id = ""
+		raiseEpochs(q, given)
 		snap := map[string]claim.Lease{}
 		for _, is := range q.Issues {
 			snap[is.ID] = claim.Of(is)
@@ -183,6 +188,9 @@ func (w Workspace) claimStep(ctx context.Context, now time.Time, choose func(fun
 		is, err := fn(q)
 		if is != nil && err == nil {
 			id, before, after = is.ID, snap[is.ID], claim.Of(is)
+			// Noted before the queue is written: an epoch noted and then
+			// not written is skipped, never given twice.
+			err = w.noteEpoch(given, id, after)
 		}
 		return err
 	})
@@ -218,15 +226,30 @@ type fence struct {
 	epoch int
 }
 
-// check refuses a change to q by a holder whose claim was taken over.
-func (f *fence) check(q *queue.Queue) error {
+// check refuses a change to q by a holder whose claim was taken over,
+// given the epochs given to claims (see EpochsFile).
+func (f *fence) check(q *queue.Queue, gs map[string]given) error {
 	if f == nil {
 		return nil
 	}
 	if is := q.Issue(f.id); is != nil {
+		raiseEpochs(&queue.Queue{Issues: []*queue.Issue{is}}, gs)
 		return claim.Fence(is, f.epoch)
 	}
 	return nil
+}
+
+// checkFenced is w.fence.check, with the epochs given read; the caller
+// holds the lock.
+func (w Workspace) checkFenced(q *queue.Queue) error {
+	if w.fence == nil {
+		return nil
+	}
+	given, err := w.givenEpochs()
+	if err != nil {
+		return err
+	}
+	return w.fence.check(q, given)
 }
 
 // checkFence refuses, without changing anything, a holder whose claim was
@@ -243,6 +266,6 @@ func (w Workspace) checkFence(ctx context.Context) error {
 		if q.Issue(w.fence.id) == nil {
 			return &NoIssueError{Path: w.Path(QueueFile), ID: w.fence.id}
 		}
-		return w.fence.check(q)
+		return w.checkFenced(q)
 	})
 }

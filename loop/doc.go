@@ -158,6 +158,11 @@
 //     (localClaims), or on a remote, chosen once by whether one is given;
 //     their history rows; and the fence every change of a holder carries
 //     (Fenced).
+//   - epochs.go: the epochs given to each issue's claims, kept apart from
+//     the queue (EpochsFile): a Lease-Epoch set back is set up again, so
+//     that no epoch is given twice (raiseEpochs, noteEpoch); a takeover on
+//     a remote, learned, fences the old holder here (learnEpoch), and its
+//     changes are not shared (staleHere).
 //   - remote.go: claims on a git remote, for agents on several machines
 //     (remoteClaims): the remote's ref is the claim, mirrored into the
 //     queue (mirror); a ref that holds no record orchestrate wrote skipped

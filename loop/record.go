@@ -401,7 +401,7 @@ func (w Workspace) fenced(fn func(*queue.Queue) error) func(*queue.Queue) error 
 		return fn
 	}
 	return func(q *queue.Queue) error {
-		if err := w.fence.check(q); err != nil {
+		if err := w.checkFenced(q); err != nil {
 			return err
 		}
 		return fn(q)

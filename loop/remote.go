@@ -21,9 +21,11 @@ import (
 //
 // A ref that holds no record orchestrate wrote (remote.BadRecordError) is
 // neither free nor held: claim --next skips its issue and says so
-// (Notify), a step on that one issue fails. Clocks further apart than
-// remote.Margin (remote.SkewError) stop the claims, which judge leases by
-// this machine's clock; a renewal or a release goes on, and says so.
+// (Notify), a step on that one issue fails. A record whose times show
+// clocks further apart than remote.Margin (remote.SkewError) is skipped
+// so by claim --next, and refuses a claim of its issue; one that shows
+// this machine's clock ahead stops the claims, which judge leases by it.
+// A renewal or a release goes on, and says so.
 
 // remoteClaims are the claims on the git remote r, mirrored into w's
 // queue.
@@ -41,9 +43,10 @@ type remoteClaims struct {
 // claimed with a compare-and-swap push (one round trip); a push lost to
 // another machine tries the next issue, and when every one was lost the
 // claims are fetched again. nil when none is ready; skip, if set, leaves
-// issues out. A record whose times show the clocks apart refuses the
-// claim (a remote.SkewError); an open issue whose ref holds no record
-// orchestrate wrote is skipped, and Notify told so.
+// issues out. An open issue whose ref holds no record orchestrate wrote,
+// or one written ahead of this machine's clock, is skipped, and Notify
+// told so; a record that shows this machine's clock ahead refuses the
+// claim (a remote.SkewError).
 func (c remoteClaims) Next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
 	w, r := c.w, c.r
 	open, err := w.openToClaim()
@@ -60,7 +63,7 @@ func (c remoteClaims) Next(ctx context.Context, now time.Time, holder string, tt
 			if err != nil {
 				return nil, err
 			}
-			if skew := remote.Skewed(recs); skew != nil {
+			if skew := skipSkewed(recs); skew != nil {
 				return nil, skew
 			}
 			w.noteBad(q, recs, open, told)
@@ -85,17 +88,50 @@ func (c remoteClaims) Next(ctx context.Context, now time.Time, holder string, tt
 const nextRounds = 10
 
 // noteBad tells Notify, once each (told), of the open issues whose ref on
-// the remote holds no record orchestrate wrote: claim --next skips them.
+// the remote holds no record orchestrate wrote, or one written ahead of
+// this machine's clock (see skipSkewed): claim --next skips them.
 func (w Workspace) noteBad(q *queue.Queue, recs map[string]remote.Record, open func(*queue.Issue) bool, told map[string]bool) {
 	for _, is := range q.Issues {
+		rec, ok := recs[is.ID]
+		if !ok || rec.Err == nil || told[is.ID] || !open(is) {
+			continue
+		}
 		var bad *remote.BadRecordError
-		if rec, ok := recs[is.ID]; ok && errors.As(rec.Err, &bad) && !told[is.ID] && open(is) {
-			told[is.ID] = true
-			if w.Notify != nil {
-				w.Notify(bad.Skipped())
-			}
+		var skew *remote.SkewError
+		line := ""
+		switch {
+		case errors.As(rec.Err, &bad):
+			line = bad.Skipped()
+		case errors.As(rec.Err, &skew):
+			line = fmt.Sprintf("%s; %s skipped", skew, remote.Ref(is.ID))
+		default:
+			continue
+		}
+		told[is.ID] = true
+		if w.Notify != nil {
+			w.Notify(line)
 		}
 	}
+}
+
+// skipSkewed makes each record of recs whose times show a clock apart
+// (remote.SkewError) one that claim --next skips, as it skips a record
+// orchestrate did not write: a record from the future (a clock behind
+// here, or ahead there, or a record made by hand) wedges no claim. A
+// record that says this machine's clock is ahead is returned instead:
+// every lease is judged by that clock, and the claims stop.
+func skipSkewed(recs map[string]remote.Record) *remote.SkewError {
+	for id, rec := range recs {
+		if rec.Skew == nil || rec.Err != nil {
+			continue
+		}
+		if rec.Skew.Replaced && rec.Skew.Here {
+			return rec.Skew
+		}
+		rec.Err = rec.Skew
+		recs[id] = rec
+	}
+	return nil
 }
 
 // claimFirst claims for holder the first of q's candidates it can (see
@@ -199,6 +235,15 @@ func (w Workspace) changeOn(ctx context.Context, r *remote.Remote, now time.Time
 	c.Remote, c.Ref = r.Name(), remote.Ref(id)
 	if skew != nil && !errors.Is(err, skew) && w.Notify != nil {
 		w.Notify("warning: " + skew.Error())
+	}
+	var fenced *claim.FencedError
+	if errors.As(err, &fenced) {
+		// Taken over on the remote: this machine's queue may not know
+		// yet. The epoch is noted, so that the old holder's writes are
+		// refused here too, and its changes not shared (SyncQueue).
+		if nerr := w.learnEpoch(ctx, id, fenced.Lease); nerr != nil {
+			w.warn(nerr)
+		}
 	}
 	return c, err
 }

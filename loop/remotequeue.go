@@ -62,17 +62,25 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 			base = seen
 		}
 	}
+	given, err := w.givenEpochs()
+	if err != nil {
+		return err
+	}
 	host := w.historyHost(ctx, r)
 	for range syncTries {
 		theirs, err := r.FetchQueue(ctx)
 		if err != nil {
 			return err
 		}
+		if err := checkShared(r, theirs); err != nil {
+			return err
+		}
 		ours, _, err := fsx.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		merged, err := mergeQueue(path, r, base, ours, theirs)
+		stale := append(staleHere(base.Data, given), staleHere(ours, given)...)
+		merged, err := w.mergeQueue(path, r, base, w.unfenced(path, ours, base.Data, stale, given), theirs)
 		if err != nil {
 			return err
 		}
@@ -107,9 +115,48 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 	return fmt.Errorf("syncing the queue with %s: every push lost to another machine's, %d times over: try again", r.Name(), syncTries)
 }
 
+// unfenced is ours without the changes made since the last sync (base)
+// to the issues stale, whose claim was taken over elsewhere (see
+// staleHere): their old holder wrote them, fenced. Each issue put back is
+// said.
+func (w Workspace) unfenced(path string, ours, base []byte, stale []string, gs map[string]given) []byte {
+	if len(stale) == 0 {
+		return ours
+	}
+	kept, back := queue.Revert(ours, base, stale)
+	for _, id := range back {
+		w.warn(fmt.Errorf("%s: %s: the changes made here since the last sync are undone, not shared: its claim was taken over (epoch %d, %s), and they were written by the holder it was taken from", path, id, gs[id].epoch, gs[id].holder))
+	}
+	return kept
+}
+
+// checkShared refuses the remote's queue when it has problems (an ID given
+// twice, a malformed field: what validate reports), before it is merged:
+// taken, it would leave this clone's queue refusing every write, and be
+// pushed on by it. The error is one line, naming the ref and its first
+// problem.
+func checkShared(r *remote.Remote, theirs remote.Queue) error {
+	if theirs.Sha == "" {
+		return nil
+	}
+	q := queue.Parse(theirs.Data)
+	if len(q.Problems) == 0 {
+		return nil
+	}
+	p := q.Problems[0]
+	p.File = remote.QueueFile
+	more := ""
+	if n := len(q.Problems) - 1; n > 0 {
+		more = fmt.Sprintf(" (and %d more)", n)
+	}
+	return fmt.Errorf("%s on %s (%.12s) is not a valid queue, not taken: %s%s; this clone's queue is left as it is, and nothing was pushed (see it: git fetch %s %s && git show FETCH_HEAD:%s)",
+		remote.QueueRef, r.Name(), theirs.Sha, p, more, r.Name(), remote.QueueRef, remote.QueueFile)
+}
+
 // mergeQueue merges what this machine changed in its queue (ours) since
 // the last sync (base) with what the others pushed meanwhile (theirs).
-func mergeQueue(path string, r *remote.Remote, base remote.Queue, ours []byte, theirs remote.Queue) ([]byte, error) {
+// What both changed and one side lost is said, a warning each.
+func (w Workspace) mergeQueue(path string, r *remote.Remote, base remote.Queue, ours []byte, theirs remote.Queue) ([]byte, error) {
 	if theirs.Sha == "" || bytes.Equal(ours, theirs.Data) {
 		return ours, nil
 	}
@@ -117,9 +164,12 @@ func mergeQueue(path string, r *remote.Remote, base remote.Queue, ours []byte, t
 		return nil, fmt.Errorf("%s: this clone never synced its queue with the one on %s, and no commit holds it: what each side changed cannot be told; commit the queue both started from, or take the remote's (git fetch %s %s && git show FETCH_HEAD:%s > %s)",
 			path, r.Name(), r.Name(), remote.QueueRef, remote.QueueFile, path)
 	}
-	merged, err := queue.Merge3(base.Data, ours, theirs.Data)
+	merged, notes, err := queue.Merge3Notes(base.Data, ours, theirs.Data)
 	if err != nil {
 		return nil, syncError(path, r, err)
+	}
+	for _, n := range notes {
+		w.warn(fmt.Errorf("%s: merged with the queue on %s: %s", path, r.Name(), n))
 	}
 	return merged, nil
 }

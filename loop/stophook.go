@@ -2,12 +2,14 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/analytics"
+	"github.com/orchestrate-dev/orchestrate/claim"
 	"github.com/orchestrate-dev/orchestrate/config"
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/queue"
@@ -25,6 +27,7 @@ const (
 	HookSkipped    = "skipped"     // the gates did not run: no gates, bad input
 	HookUnchanged  = "unchanged"   // the session changed nothing since it began, or since its gates last passed
 	HookWaiting    = "waiting"     // gates failed as an issue that waits for a person already did
+	HookTakenOver  = "taken_over"  // the claim the agent carries was taken over: it may stop, nothing checked
 )
 
 // HookResult is what a Stop hook call did.
@@ -59,10 +62,19 @@ type HookResult struct {
 // batch). The gates' artifacts go to the session's own directory,
 // runs/<SessionDirName>/.
 //
+// The Stop hook of a claim's holder (Fenced) whose claim was taken over
+// lets it stop, told so: before the stop, its gates do not run; while they
+// ran, nothing they found is written.
+//
 // extra, if given, says what the hook knows besides: the agent's fixes.
 func (w Workspace) StopHook(ctx context.Context, now func() time.Time, sessionID string, extra ...StopInput) (*HookResult, error) {
 	res := &HookResult{Session: SessionKey(sessionID)}
 	w.session, w.day = res.Session, now().Format("20060102")
+	if err := w.checkFence(ctx); takenOver(res, err) {
+		return res, nil
+	} else if err != nil && !errors.As(err, new(*NoIssueError)) {
+		return nil, err
+	}
 	disabled, err := w.Disabled()
 	if err != nil {
 		return nil, err
@@ -114,6 +126,11 @@ func (w Workspace) gatesHook(ctx context.Context, now func() time.Time, res *Hoo
 	b, err := w.beginBatch(ctx)
 	if err != nil {
 		return "", err
+	}
+	if w.fence != nil && takenOver(res, w.checkFenced(b.q.Queue())) {
+		// Taken over while the gates ran: the queue is the new holder's.
+		b.unlock()
+		return "", nil
 	}
 	baseline, err = w.decideHook(ctx, b, res, s, disabled)
 	if cerr := b.commit(); err == nil {
@@ -207,6 +224,28 @@ func (w Workspace) retryHook(ctx context.Context, b *batch, now func() time.Time
 			strings.Join(unfiled, ", "), gr.Dir)
 	}
 	return "", nil
+}
+
+// takenOver reports whether err refuses the claim the Stop hook's agent
+// carries, and then lets the agent stop, told why.
+func takenOver(res *HookResult, err error) bool {
+	var f *claim.FencedError
+	if !errors.As(err, &f) {
+		return false
+	}
+	who := "no one holds the issue now"
+	if f.Lease.Holder != "" {
+		who = fmt.Sprintf("%s holds the issue now (epoch %d)", f.Lease.Holder, f.Lease.Epoch)
+	}
+	what := "taken over"
+	if f.Lease.Holder == "" && f.Lease.Epoch == f.Yours {
+		what = "released"
+	}
+	res.Outcome = HookTakenOver
+	res.Output = HookOutput{SystemMessage: fmt.Sprintf(
+		"orchestrate: %s: your claim (epoch %d) was %s; %s, so the agent may stop: its work is not checked here, and nothing of it is filed.",
+		f.ID, f.Yours, what, who)}
+	return true
 }
 
 // sessionWorking reports whether a session has an issue of its own to work

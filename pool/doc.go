@@ -18,6 +18,10 @@
 //   - train.go: the merge queue as a merge train: each car rebased onto
 //     the one before it and checked at once, the branch fast-forwarded in
 //     order, a failed car's followers put back without its work (train).
+//   - race.go: the races for the branch a car loses to commits not the
+//     train's, bounded (lostRace): from the third, it lands without its
+//     gates when those commits change none of its files, or leaves
+//     (BusyError).
 //   - landing.go: where the train lands the work, a branch here or on a
 //     remote the machines share (localBranch, remoteBranch).
 //   - lease.go: the claim's lease, renewed while its agent works

@@ -135,7 +135,7 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 	}
 	bases := &baselines{w: w, repo: repo, now: opt.Now}
 	p := &pool{w: w, opt: opt, cfg: cfg, started: run, repo: repo, branch: branch, land: land, claims: w.Claims(opt.Remote), rel: rel, res: res,
-		given: map[string]bool{}, lost: map[string]bool{}, bases: bases, train: &train{repo: repo, land: land, bases: bases}}
+		given: map[string]bool{}, lost: map[string]bool{}, bases: bases, train: &train{repo: repo, land: land, bases: bases, warn: func(err error) { _ = w.Warn(err) }}}
 	p.run(ctx)
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	err = p.end(ctx)

@@ -43,6 +43,14 @@ type train struct {
 	// left is closed, and made anew, each time cars leave the train
 	// (merged, failed, gone); nil until a car waits for it.
 	left chan struct{}
+	// warn tells the person what the train waits for (races for the
+	// branch lost to commits not its own); nil: no one.
+	warn func(error)
+	// beforeAdvance, when set (by tests), runs before a car's
+	// fast-forward, told whether the car was carried onto commits without
+	// its gates running again (see lostRace): a commit there makes the
+	// train lose the race.
+	beforeAdvance func(carried bool)
 }
 
 // car is one issue's passing work on the train.
@@ -71,6 +79,8 @@ type car struct {
 	checked bool          // its check for gen is in
 	gr      *loop.GateRun // and its result: nil when it had no need to run
 	err     error
+	lost    int  // the races for the branch it lost (see lostRace)
+	carried bool // put onto commits that change none of its files, its check kept
 }
 
 // carResult is how a car's merge ended.
@@ -230,7 +240,7 @@ func (t *train) board(ctx context.Context, c *car, onto string) error {
 		return nil
 	}
 	c.gen++
-	c.checked, c.gr, c.err = false, nil, nil
+	c.checked, c.gr, c.err, c.carried = false, nil, nil, false
 	gen := c.gen
 	cctx, stop := context.WithCancel(ctx)
 	running := make(chan struct{})
@@ -259,18 +269,25 @@ func (t *train) advance(ctx context.Context) {
 		if c.err == nil && c.fence != nil {
 			c.err = c.fence(ctx)
 		}
-		if c.err == nil {
+		if c.err == nil && !c.carried {
+			// A car carried onto commits that change none of its files
+			// was judged before, on the base it was checked on.
 			c.err = t.judge(ctx, c)
 		}
 		if c.err == nil && (c.gr == nil || c.gr.Passed()) {
+			if t.beforeAdvance != nil {
+				t.beforeAdvance(c.carried)
+			}
 			err := t.land.Advance(ctx, t.base, c.head)
 			if errors.Is(err, worktree.ErrMoved) {
 				head, herr := t.land.Head(ctx)
 				if herr == nil && head != t.base {
 					// Someone else moved the branch: the whole train goes
-					// onto where it is now.
-					t.base = head
-					t.rebuild(ctx, 0)
+					// onto where it is now, or c lands without it (see
+					// lostRace).
+					if t.lostRace(ctx, c, head) {
+						continue
+					}
 					return
 				}
 				if herr != nil {

@@ -26,17 +26,32 @@ import (
 //   - otherwise it is merged line by line, a table's row known by its
 //     field's name: a row changed or added on one side only is that
 //     side's, and the claim's rows are the later claim's;
-//   - failing that, the side of the greater Lease-Epoch wins: the other's
-//     holder was taken over, and its change is refused as a fenced write
-//     is.
+//   - failing that (the text around the table changed too), the fields
+//     are merged by name all the same, and the text is the side's that
+//     changed it (see mergeByName): a person's field changed by hand on
+//     one side stays, whatever the other side's work changed;
+//   - what both sides changed, each its way, at two epochs is the greater
+//     epoch's (the other's holder was taken over), and said in a note
+//     (Merge3Notes).
 //
 // Two issues added with one ID (two machines filed one each) are both
-// kept, ours with the next free number of its day. What cannot be told
+// kept, ours with the next free number of its day; so is an issue of ours
+// whose Created differs from the base's issue of its ID (see unlink). What cannot be told
 // apart so (both sides changed one row two ways, or rewrote the issue, at
 // one epoch) is a *MergeError that says where, and nothing is merged.
 func Merge3(base, ours, theirs []byte) ([]byte, error) {
+	merged, _, err := Merge3Notes(base, ours, theirs)
+	return merged, err
+}
+
+// Merge3Notes is Merge3, and what it chose where both sides changed one
+// thing of an issue at two epochs: a line for each (see mergeByName), for
+// the person to hear, so that no change is dropped unsaid.
+func Merge3Notes(base, ours, theirs []byte) (merged []byte, notes []string, err error) {
 	b, o, t := cutPieces(base), cutPieces(ours), cutPieces(theirs)
-	bm, om, tm := b.byKey(), o.byKey(), t.byKey()
+	bm, tm := b.byKey(), t.byKey()
+	o.unlink(bm)
+	om := o.byKey()
 	var out pieces
 	for _, p := range t {
 		bt, inB := bm[p.key]
@@ -47,9 +62,12 @@ func Merge3(base, ours, theirs []byte) ([]byte, error) {
 		case !inO, !inB && !same(ot, p.text):
 			out = append(out, p) // ours, added with its ID, goes in with another
 		default:
-			m, err := mergePiece(bt, ot, p.text, inB)
+			m, said, err := mergePiece(bt, ot, p.text, inB)
 			if err != nil {
-				return nil, &MergeError{Line: o.line(ours, p.key), ID: p.key, Why: err.Error()}
+				return nil, nil, &MergeError{Line: o.line(ours, p.key), ID: p.key, Why: err.Error()}
+			}
+			for _, n := range said {
+				notes = append(notes, strings.TrimPrefix(p.key, "## ")+": "+n)
 			}
 			out = append(out, piece{key: p.key, text: m})
 		}
@@ -65,14 +83,33 @@ func Merge3(base, ours, theirs []byte) ([]byte, error) {
 			continue
 		case inB && !inT && same(p.text, bt):
 			continue // removed there, not changed here
-		case inT:
-			p.text = renumber(p.text, p.key, out.ids())
+		case inT, p.reused:
+			p.text = renumber(p.text, string(Heading(p.text)), out.ids())
 			p.key = string(Heading(p.text))
 		}
 		out = out.insertAfter(after, p)
 		after = p.key
 	}
-	return out.join(), nil
+	return out.join(), notes, nil
+}
+
+// Revert puts back, in ours, the issues ids as base has them, where they
+// differ: the changes made to them since base are undone. An issue base
+// has not is left as it is. It returns the text and the IDs it put back.
+func Revert(ours, base []byte, ids []string) ([]byte, []string) {
+	o, bm := cutPieces(ours), cutPieces(base).byKey()
+	var back []string
+	for i, p := range o {
+		id := strings.TrimPrefix(p.key, "## ")
+		if b, ok := bm[p.key]; ok && slices.Contains(ids, id) && !same(p.text, b) {
+			o[i].text = append(bytes.Clone(trimEnd(b)), p.text[len(trimEnd(p.text)):]...)
+			back = append(back, id)
+		}
+	}
+	if len(back) == 0 {
+		return ours, nil
+	}
+	return o.join(), back
 }
 
 // MergeError is an issue both sides changed in ways Merge3 cannot tell
@@ -93,6 +130,35 @@ type piece struct {
 	key  string
 	text []byte
 	at   int
+	// reused: an issue of ours filed under the ID of another the base
+	// has (freed by a deletion by hand, then given again): see unlink.
+	reused bool
+}
+
+// unlink tells apart an issue of ours that has the ID of a base's issue
+// but is another (its Created differs): that one was deleted here, and
+// this one is new, to be renumbered, so that a merge never takes one
+// issue for another of the same ID.
+func (ps pieces) unlink(base map[string][]byte) {
+	for i, p := range ps {
+		b, ok := base[p.key]
+		if !ok || p.key == "" {
+			continue
+		}
+		if co, cb := createdOf(p.text), createdOf(b); co != "" && cb != "" && co != cb {
+			ps[i].key += "\x00reused"
+			ps[i].reused = true
+		}
+	}
+}
+
+// createdOf is the Created field of an issue's text, as written; "" when
+// it has none.
+func createdOf(text []byte) string {
+	if m := createdRow.FindSubmatch(text); m != nil {
+		return string(bytes.Trim(bytes.TrimSpace(m[1]), "`"))
+	}
+	return ""
 }
 
 type pieces []piece
@@ -185,16 +251,17 @@ func endsBlank(text []byte) bool {
 }
 
 // mergePiece merges an issue both sides have: inB says the base has it.
-func mergePiece(b, o, t []byte, inB bool) ([]byte, error) {
+// notes say what both sides changed and one lost (see mergeByName).
+func mergePiece(b, o, t []byte, inB bool) (merged []byte, notes []string, err error) {
 	switch {
 	case inB && bytes.Equal(o, b):
-		return t, nil
+		return t, nil, nil
 	case same(o, t):
-		return o, nil
+		return o, nil, nil
 	case inB && same(o, b):
-		return t, nil
+		return t, nil, nil
 	case inB && same(t, b):
-		return o, nil
+		return o, nil, nil
 	}
 	where := "its text"
 	if inB {
@@ -202,25 +269,155 @@ func mergePiece(b, o, t []byte, inB bool) ([]byte, error) {
 		// machine only mirrored a renewal into (or the other way round).
 		switch bc, oc, tc := withoutClaim(b), withoutClaim(o), withoutClaim(t); {
 		case bytes.Equal(oc, tc):
-			return withClaimOf(o, laterOf(o, t)), nil
+			return withClaimOf(o, laterOf(o, t)), nil, nil
 		case bytes.Equal(tc, bc):
-			return withClaimOf(o, laterOf(o, t)), nil
+			return withClaimOf(o, laterOf(o, t)), nil, nil
 		case bytes.Equal(oc, bc):
-			return withClaimOf(t, laterOf(o, t)), nil
+			return withClaimOf(t, laterOf(o, t)), nil, nil
 		}
 		m, bad := mergeRows(trimEnd(b), trimEnd(o), trimEnd(t))
 		if bad == "" {
-			return append(m, o[len(trimEnd(o)):]...), nil
+			return append(m, o[len(trimEnd(o)):]...), nil, nil
 		}
 		where = bad
+		if m, notes, ok := mergeByName(trimEnd(b), trimEnd(o), trimEnd(t)); ok {
+			return append(m, o[len(trimEnd(o)):]...), notes, nil
+		}
 	}
 	switch eo, et := leaseOf(o), leaseOf(t); {
 	case eo.epoch > et.epoch:
-		return o, nil
+		return o, []string{"changed here and on the remote, " + where + " both ways: kept this machine's issue whole, of the greater epoch"}, nil
 	case et.epoch > eo.epoch:
-		return t, nil
+		return t, []string{"changed here and on the remote, " + where + " both ways: kept the remote's issue whole, of the greater epoch"}, nil
 	}
-	return nil, fmt.Errorf("changed here and on the remote since the last sync, both in %s: keep one of the two changes (edit it here), then sync again", where)
+	return nil, nil, fmt.Errorf("changed here and on the remote since the last sync, both in %s: keep one of the two changes (edit it here), then sync again", where)
+}
+
+// mergeByName merges three versions of an issue whose text around the
+// table changed (a section added, a line rewritten), which mergeRows,
+// that merges those lines by their place, cannot: the table's rows are
+// merged by their field's name, each as mergeRows does (a claim's row is
+// the later claim's); the rest of the text is the side's that changed it,
+// the rows put back in it where they were. What both sides changed, each
+// its way, is the greater epoch's, and said in a note; at one epoch, ok
+// is false. Nothing is merged (ok false) when a field's row is there
+// twice.
+func mergeByName(b, o, t []byte) (merged []byte, notes []string, ok bool) {
+	bk, bn := keyLines(b)
+	ok2, on := keyLines(o)
+	tk, tn := keyLines(t)
+	if bn < 0 || on < 0 || tn < 0 {
+		return nil, nil, false
+	}
+	eo, et := leaseOf(o), leaseOf(t)
+	bm, om, tm := lineMap(bk), lineMap(ok2), lineMap(tk)
+	later, greater, side := om, om, "this machine's"
+	if et.after(eo) {
+		later = tm
+	}
+	if et.epoch > eo.epoch {
+		greater, side = tm, "the remote's"
+	}
+	skel := tk
+	switch rb, ro, rt := restOf(bk), restOf(ok2), restOf(tk); {
+	case bytes.Equal(ro, rb):
+	case bytes.Equal(rt, rb), bytes.Equal(ro, rt):
+		skel = ok2
+	case eo.epoch == et.epoch:
+		return nil, nil, false
+	default:
+		if et.epoch < eo.epoch {
+			skel = ok2
+		}
+		notes = append(notes, "its text changed here and on the remote: kept "+side+", of the greater epoch")
+	}
+	rows := map[string][]byte{}
+	for _, k := range rowNames(ok2, tk) {
+		line, ok := mergeLine(bm, om, tm, later, k)
+		if !ok {
+			if eo.epoch == et.epoch {
+				return nil, nil, false
+			}
+			line = greater[k]
+			notes = append(notes, fmt.Sprintf("%s changed here (%s) and on the remote (%s): kept %s, of the greater epoch",
+				k[1:], cellOf(om[k]), cellOf(tm[k]), side))
+		}
+		rows[k] = line
+	}
+	return withRows(skel, ok2, tk, rows), notes, true
+}
+
+// restOf is the lines of an issue that are no table's rows, one after
+// another.
+func restOf(ls []keyed) []byte {
+	var out []byte
+	for _, l := range ls {
+		if !strings.HasPrefix(l.key, "|") {
+			out = append(out, l.line...)
+		}
+	}
+	return out
+}
+
+// rowNames is the keys of the rows of the versions, each once, in the
+// order they first come.
+func rowNames(versions ...[]keyed) []string {
+	var names []string
+	for _, v := range versions {
+		for _, l := range v {
+			if strings.HasPrefix(l.key, "|") && !slices.Contains(names, l.key) {
+				names = append(names, l.key)
+			}
+		}
+	}
+	return names
+}
+
+// withRows is the lines of skel with each row the one rows has for its
+// name (gone when nil); a row skel has not goes after the row before it
+// in o, or in t, or after skel's last row.
+func withRows(skel, o, t []keyed, rows map[string][]byte) []byte {
+	order := slices.Clone(skel)
+	for _, v := range [][]keyed{o, t} {
+		prev := ""
+		for _, l := range v {
+			if strings.HasPrefix(l.key, "|") && !slices.ContainsFunc(order, func(x keyed) bool { return x.key == l.key }) {
+				i := slices.IndexFunc(order, func(x keyed) bool { return x.key == prev && prev != "" })
+				if i < 0 {
+					i = slices.IndexFunc(order, func(x keyed) bool { return strings.HasPrefix(x.key, "|") }) // the table's first row
+				}
+				order = slices.Insert(order, i+1, l)
+			}
+			if strings.HasPrefix(l.key, "|") {
+				prev = l.key
+			}
+		}
+	}
+	var out []byte
+	for _, l := range order {
+		line := l.line
+		if strings.HasPrefix(l.key, "|") {
+			line = rows[l.key]
+		}
+		if len(line) > 0 && len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n') // a row that ended its side's text, put before another line
+		}
+		out = append(out, line...)
+	}
+	return out
+}
+
+// cellOf is the value of a table's row, for a note: "none" when there is
+// no row.
+func cellOf(row []byte) string {
+	if row == nil {
+		return "none"
+	}
+	cells := bytes.Split(bytes.TrimSpace(row), []byte("|"))
+	if len(cells) < 3 {
+		return string(bytes.TrimSpace(row))
+	}
+	return strings.TrimSpace(string(cells[2]))
 }
 
 // same reports whether two pieces say the same, the blank lines that end
@@ -401,6 +598,7 @@ var (
 	epochRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Epoch\s*\|\s*(\d+)\s*\|`)
 	untilRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Until\s*\|\s*([^|]*?)\s*\|`)
 	byRow      = regexp.MustCompile(`(?m)^\s*\|\s*Claimed-By\s*\|([^|\n]*)\|`)
+	createdRow = regexp.MustCompile(`(?m)^\s*\|\s*Created\s*\|([^|\n]*)\|`)
 	issueDayNo = regexp.MustCompile(`^(ISSUE-\d{8}-)(\d+)$`)
 )
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,18 +88,6 @@ func (e *SkewError) Error() string {
 		what = fmt.Sprintf("was written %ds before the one it replaced: the clocks of the machines that wrote them disagree", s)
 	}
 	return fmt.Sprintf("clock skew: the claim of %s on %s %s (more than the margin of %ds); set the clocks right (NTP)", e.ID, e.Remote, what, int(Margin/time.Second))
-}
-
-// Skewed returns the skew of recs that is the furthest (the first issue's
-// of equals), nil when none is.
-func Skewed(recs map[string]Record) *SkewError {
-	var worst *SkewError
-	for _, rec := range recs {
-		if s := rec.Skew; s != nil && (worst == nil || s.By > worst.By || s.By == worst.By && s.ID < worst.ID) {
-			worst = s
-		}
-	}
-	return worst
 }
 
 // Fetch brings this clone's view of every claim on the remote up to date,
@@ -186,12 +175,15 @@ const (
 // ref), by issue: one local git process. A record written ahead of this
 // machine's clock, read after them, has a SkewError.
 func (r *Remote) read(ctx context.Context, pattern string) (map[string]Record, error) {
-	out, err := r.git(ctx, nil, "for-each-ref", "--format="+readFormat, pattern)
+	recs, patterns, err := r.oversized(ctx, pattern)
+	if err != nil || len(patterns) == 0 {
+		return recs, err
+	}
+	out, err := r.git(ctx, nil, append([]string{"for-each-ref", "--format=" + readFormat}, patterns...)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the claims seen on %s: %w", r.name, err)
 	}
 	now := r.now()
-	recs := map[string]Record{}
 	parts := strings.Split(out, "\x00")
 	for i := 0; i+readFields <= len(parts); i += readFields {
 		ref := strings.TrimLeft(parts[i], "\n")
@@ -206,6 +198,43 @@ func (r *Remote) read(ctx context.Context, pattern string) (map[string]Record, e
 		recs[id] = rec
 	}
 	return recs, nil
+}
+
+// MaxRecord is the most bytes a claim's record (its commit object) may
+// hold: its message is a few lines of at most a few hundred bytes. A
+// larger one is not read (a BadRecordError), so that no record on the
+// remote can make a claim slow or big.
+const MaxRecord = 16 << 10
+
+// oversized returns the records under the refs pattern names whose object
+// is over MaxRecord, each a BadRecordError, by issue, and the patterns
+// that name the others for read to read: pattern itself when none is
+// over.
+func (r *Remote) oversized(ctx context.Context, pattern string) (map[string]Record, []string, error) {
+	out, err := r.git(ctx, nil, "for-each-ref", "--format=%(refname)%00%(objectsize)%00%(objectname)%00", pattern)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the claims seen on %s: %w", r.name, err)
+	}
+	recs := map[string]Record{}
+	var small []string
+	parts := strings.Split(out, "\x00")
+	for i := 0; i+3 <= len(parts); i += 3 {
+		ref := strings.TrimLeft(parts[i], "\n")
+		size, _ := strconv.ParseInt(parts[i+1], 10, 64)
+		id, ok := strings.CutPrefix(ref, r.seen())
+		switch {
+		case !ok || strings.Contains(id, "/"):
+		case size > MaxRecord:
+			what := fmt.Sprintf("a record of %d bytes, more than the %d a claim's is at most", size, MaxRecord)
+			recs[id] = Record{ID: id, Sha: parts[i+2], Err: &BadRecordError{Ref: Ref(id), Remote: r.name, What: what}}
+		default:
+			small = append(small, ref)
+		}
+	}
+	if len(recs) == 0 {
+		return recs, []string{pattern}, nil
+	}
+	return recs, small, nil
 }
 
 // Push moves issue id's claim on the remote from the commit from (""

@@ -220,3 +220,15 @@ func TestClaimSkewReplaced(t *testing.T) {
 		}
 	}
 }
+
+// Skewed returns the skew of recs that is the furthest (the first issue's
+// of equals), nil when none is.
+func Skewed(recs map[string]Record) *SkewError {
+	var worst *SkewError
+	for _, rec := range recs {
+		if s := rec.Skew; s != nil && (worst == nil || s.By > worst.By || s.By == worst.By && s.ID < worst.ID) {
+			worst = s
+		}
+	}
+	return worst
+}

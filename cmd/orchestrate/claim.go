@@ -261,13 +261,22 @@ func printClaim(e *env, what string, c loop.Claimed) error {
 }
 
 // epochFlag adds --epoch to a command whose first argument is an issue:
-// fence(id) makes the workspace's changes carry that claim.
-func (e *env) epochFlag(fs *flag.FlagSet) func(id string) {
+// fence(id) makes the workspace's changes carry that claim. An epoch
+// given is one a claim gives (1 or more): --epoch 0 is refused, as
+// ORCHESTRATE_CLAIM=ID:0 is, not taken for none.
+func (e *env) epochFlag(fs *flag.FlagSet, help string) func(id string) error {
 	epoch := fs.Int("epoch", 0, "")
-	return func(id string) {
-		if *epoch > 0 {
-			e.fenceID, e.fenceEpoch = id, *epoch
+	return func(id string) error {
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "epoch" })
+		if !given {
+			return nil
 		}
+		if *epoch <= 0 {
+			return usageError(help, "--epoch %d: want the epoch of your claim of %s (a number from 1), as claim printed it", *epoch, id)
+		}
+		e.fenceID, e.fenceEpoch = id, *epoch
+		return nil
 	}
 }
 

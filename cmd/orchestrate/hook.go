@@ -47,6 +47,8 @@ where F is the feedback and M a message for the person. Then:
                              exhausted and why
   the failure is one that    stop, naming the issue that waits for a
   waits for a person         person and what to run; nothing is filed
+  $ORCHESTRATE_CLAIM was     stop, saying who holds the issue now;
+  taken over                 the gates do not run, nothing is filed
 
 The workspace: --dir when it is absolute; else .orchestrator (or --dir)
 in the agent's project directory ($CLAUDE_PROJECT_DIR; $GEMINI_PROJECT_DIR,
@@ -229,6 +231,9 @@ func (h *hookCall) stop() {
 	ws := loop.Workspace{Dir: dir, Notify: h.e.notify}
 	if h.tree != "" {
 		ws = ws.InTree(h.tree) // a linked worktree's: its gates run there
+	}
+	if h.e.fenceID != "" {
+		ws = ws.Fenced(h.e.fenceID, h.e.fenceEpoch) // its claim, when taken over, ends its work
 	}
 	res, err := ws.StopHook(h.e.ctx, h.e.now, in.Session(), loop.StopInput{AgentFixes: agentcli.LastAssistantText(in.TranscriptPath)})
 	// The page is made when the agent stops, not at each stop the loop

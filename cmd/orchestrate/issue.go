@@ -273,7 +273,7 @@ func runIssueShow(e *env, args []string) error {
 
 func runIssueSet(e *env, args []string) error {
 	fs := e.flags("issue")
-	fence := e.epochFlag(fs)
+	fence := e.epochFlag(fs, "issue")
 	newFields := fs.Bool("new", false, "")
 	pos, err := e.parse(fs, args)
 	if err != nil {
@@ -282,7 +282,9 @@ func runIssueSet(e *env, args []string) error {
 	if len(pos) < 2 {
 		return usageError("issue", "issue set needs an issue ID and FIELD=VALUE pairs")
 	}
-	fence(pos[0])
+	if err := fence(pos[0]); err != nil {
+		return err
+	}
 	var kv fieldFlags
 	for _, a := range pos[1:] {
 		if err := kv.Set(a); err != nil {
@@ -314,7 +316,7 @@ func runIssueSet(e *env, args []string) error {
 func runIssueDecide(e *env, cmd string, args []string) error {
 	fs := e.flags("issue")
 	manualFlag := fs.Bool("manual", false, "")
-	fence := e.epochFlag(fs)
+	fence := e.epochFlag(fs, "issue")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -322,7 +324,9 @@ func runIssueDecide(e *env, cmd string, args []string) error {
 	if len(pos) != 1 {
 		return usageError("issue", "issue %s needs one issue ID", cmd)
 	}
-	fence(pos[0])
+	if err := fence(pos[0]); err != nil {
+		return err
+	}
 	id, manual := pos[0], *manualFlag
 	ws := e.ws()
 	switch cmd {

@@ -52,7 +52,7 @@ func runRecord(e *env, args []string) error {
 	fs := e.flags("record")
 	exitCode := fs.Int("exit-code", 0, "")
 	gate := fs.String("gate", "", "")
-	fence := e.epochFlag(fs)
+	fence := e.epochFlag(fs, "record")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -60,7 +60,9 @@ func runRecord(e *env, args []string) error {
 	if len(pos) < 1 || len(pos) > 2 {
 		return usageError("record", "record needs an issue ID and at most one file")
 	}
-	fence(pos[0])
+	if err := fence(pos[0]); err != nil {
+		return err
+	}
 	src := "-"
 	if len(pos) == 2 {
 		src = pos[1]

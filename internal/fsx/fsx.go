@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -303,6 +304,19 @@ func readsAs(f *os.File, data []byte) (bool, error) {
 // cleaner at that very moment.
 var afterExchange = func(tmp string) {}
 
+// current is the file about to be replaced, as lockCurrent found
+// it.
+type current struct {
+	same   bool                 // it holds what was read
+	busy   bool                 // another program has it open for writing
+	verify func() (bool, error) // see lockCurrent
+	unlock func()
+	// kept reports whether no other program opened the file to write it
+	// since it was looked at; an in-place writer that did now writes into
+	// the content a replace displaced, which is to be put back.
+	kept func() bool
+}
+
 // lockCurrent is holds(path, old, exists) for a file about to be replaced
 // by an exchange, which moves the content displaced to the temporary
 // file's name: there, a cleaner (RemoveStaleTemps) would take it for a
@@ -317,19 +331,29 @@ var afterExchange = func(tmp string) {}
 // all it displaced, which undoes it should the stamp have been wrong. A
 // replace that cannot exchange compares first: verify does, when the
 // content was not compared here.
-func lockCurrent(path string, old []byte, exists bool, st Stamp) (same bool, verify func() (bool, error), unlock func(), err error) {
+//
+// It takes a read lease on the file where the system gives one (Linux,
+// to the file's owner): a file another program has open for writing (an
+// in-place save under way, or paused between two of its writes) is busy,
+// and what was read of it may be a torn part of what is being written.
+// The lease also tells of a program that opens the file to write it after
+// the look (see current.kept): its open waits until the lease is let go.
+func lockCurrent(path string, old []byte, exists bool, st Stamp) (current, error) {
 	nothing := func() {}
 	sure := func() (bool, error) { return true, nil }
+	always := func() bool { return true }
+	none := current{verify: sure, unlock: nothing, kept: always}
 	if !exists {
-		same, err = holds(path, old, exists)
-		return same, sure, nothing, err
+		same, err := holds(path, old, exists)
+		none.same = same
+		return none, err
 	}
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, sure, nothing, nil
+		return none, nil
 	}
 	if err != nil {
-		return false, sure, nothing, err
+		return none, err
 	}
 	for {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
@@ -339,23 +363,32 @@ func lockCurrent(path string, old []byte, exists bool, st Stamp) (same bool, ver
 	}
 	if err != nil {
 		f.Close()
-		return false, sure, nothing, fmt.Errorf("locking %s: %w", path, err)
+		return none, fmt.Errorf("locking %s: %w", path, err)
 	}
 	var held, now unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(path, &now) != nil || held.Dev != now.Dev || held.Ino != now.Ino {
 		f.Close()
-		return false, sure, nothing, nil
+		return none, nil
 	}
-	unlock = func() { f.Close() }
-	if st != (Stamp{}) && stampOf(&held) == st && int64(len(old)) == st.size {
-		return true, func() (bool, error) { return readsAs(f, old) }, unlock, nil
-	}
-	same, err = readsAs(f, old)
-	if err != nil {
+	leased, busy := readLease(f)
+	if busy {
 		f.Close()
-		return false, sure, nothing, err
+		none.busy = true
+		return none, nil
 	}
-	return same, sure, unlock, nil
+	c := current{same: true, verify: sure, unlock: func() { f.Close() }, kept: always}
+	if leased {
+		c.kept = func() bool { return leaseKept(f) }
+	}
+	if st != (Stamp{}) && stampOf(&held) == st && int64(len(old)) == st.size {
+		c.verify = func() (bool, error) { return readsAs(f, old) }
+		return c, nil
+	}
+	if c.same, err = readsAs(f, old); err != nil {
+		f.Close()
+		return none, err
+	}
+	return c, nil
 }
 
 // Join returns chunks, one after another, in a new buffer, backed by
@@ -428,7 +461,8 @@ func TransformChunks(path string, fn func(old []byte, exists bool) ([][]byte, er
 // by the time it is replaced, fn is applied again to what is there, as in
 // TransformChunks.
 func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func(old []byte, exists bool) ([][]byte, error)) error {
-	for range maxRetries {
+	var busy time.Duration // how long another program has held the file open for writing
+	for tries := 0; tries < maxRetries; {
 		data, err := fn(old, exists)
 		if err != nil {
 			return err
@@ -436,40 +470,25 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func
 		if chunksEqual(data, old) && (exists || len(old) == 0) {
 			return nil
 		}
-		// The slow part, writing and syncing, comes before the last look
-		// at the file, so that the window in which a write by someone
-		// else could slip in is as short as a read.
-		tmp, release, err := writeTemp(path, data, 0o644)
-		if err != nil {
+		same, wait, err := replace(path, old, exists, st, data)
+		switch {
+		case err != nil:
 			return err
-		}
-		same, verify, unlock, err := lockCurrent(path, old, exists, st)
-		if err == nil && same {
-			var exchanged bool
-			exchanged, err = commit(tmp, path, exists, verify)
-			if err == nil && exchanged {
-				afterExchange(tmp)
-				// tmp now holds what the exchange displaced. If someone
-				// wrote between our last look and the exchange, theirs
-				// goes back at once, and fn applies to it.
-				if same, err = holds(tmp, old, true); err == nil && !same {
-					err = uncommit(tmp, path)
-				}
-			}
-		}
-		os.Remove(tmp)
-		unlock()
-		release()
-		if errors.Is(err, fs.ErrExist) || err == errChanged {
-			// Created, or written, by someone else meanwhile.
-			same, err = false, nil
-		}
-		if err != nil {
-			return err
-		}
-		if same {
+		case same:
 			Step("renamed " + path)
 			return syncDir(filepath.Dir(path))
+		case wait:
+			// Another program is writing the file in place: what was read
+			// may be the part of it written so far. Wait for it to close
+			// the file, then read it whole.
+			if busy >= BusyWait {
+				return &BusyError{Path: path, Waited: busy}
+			}
+			d := min(busyPause<<min(busy/busyPause, 4), BusyWait-busy)
+			time.Sleep(d)
+			busy += d
+		default:
+			tries++
 		}
 		// Changed under us: read it again and apply fn to what is there.
 		if old, exists, st, err = readFileStamp(path, MaxRead, 0); err != nil {
@@ -477,6 +496,63 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func
 		}
 	}
 	return fmt.Errorf("writing %s: it kept changing while being written", path)
+}
+
+// BusyWait is how long a writer waits for another program that holds the
+// file open for writing (an in-place save) to close it, before it gives
+// up with a *BusyError.
+var BusyWait = 30 * time.Second
+
+// busyPause is the first pause of a writer that waits for a file to be
+// closed by another program; each next pause is longer.
+const busyPause = 20 * time.Millisecond
+
+// BusyError is a write given up because another program kept the file
+// open for writing (a save in place that never ended).
+type BusyError struct {
+	Path   string
+	Waited time.Duration
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%s is open for writing by another program (a save in place?): waited %s for it to be closed; nothing was written (close it, then run the command again)", e.Path, e.Waited.Round(time.Second))
+}
+
+// replace puts data at path, unless the file is no longer old (same is
+// false) or another program has it open for writing (wait is true too).
+func replace(path string, old []byte, exists bool, st Stamp, data [][]byte) (same, wait bool, err error) {
+	// The slow part, writing and syncing, comes before the last look
+	// at the file, so that the window in which a write by someone
+	// else could slip in is as short as a read.
+	tmp, release, err := writeTemp(path, data, 0o644)
+	if err != nil {
+		return false, false, err
+	}
+	cur, err := lockCurrent(path, old, exists, st)
+	same = cur.same
+	if err == nil && same {
+		var exchanged bool
+		exchanged, err = commit(tmp, path, exists, cur.verify)
+		if err == nil && exchanged {
+			afterExchange(tmp)
+			// tmp now holds what the exchange displaced. If someone
+			// wrote between our last look and the exchange, or opened
+			// the file to write into it, theirs goes back at once, and
+			// fn applies to it.
+			if same, err = holds(tmp, old, true); err == nil && (!same || !cur.kept()) {
+				cur.busy = cur.busy || same
+				same, err = false, uncommit(tmp, path)
+			}
+		}
+	}
+	os.Remove(tmp)
+	cur.unlock()
+	release()
+	if errors.Is(err, fs.ErrExist) || err == errChanged {
+		// Created, or written, by someone else meanwhile.
+		return false, false, nil
+	}
+	return same, cur.busy, err
 }
 
 // errChanged is a replace refused because the file is no longer what was

@@ -189,7 +189,8 @@ func TestTransformWaitsForTheWriterThatHoldsTheFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	same, _, unlock, err := lockCurrent(path, []byte("one\n"), true, Stamp{})
+	c, err := lockCurrent(path, []byte("one\n"), true, Stamp{})
+	same, unlock := c.same, c.unlock
 	if err != nil || !same {
 		t.Fatalf("lockCurrent = %v, %v; want true, nil", same, err)
 	}

@@ -107,3 +107,20 @@ func mappedEqual(f *os.File, data []byte) (same, ok bool) {
 // beforeMappedCompare is called with the file mappedEqual has mapped, just
 // before it compares: the tests cut the file short there.
 var beforeMappedCompare = func(f *os.File) {}
+
+// readLease takes a read lease on f, opened for reading: busy when
+// another program has the file open for writing. Where the system gives
+// no lease (a file system without them, a file of another owner), leased
+// is false: the content compares are then all there is.
+func readLease(f *os.File) (leased, busy bool) {
+	_, err := unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_RDLCK)
+	return err == nil, err == unix.EAGAIN
+}
+
+// leaseKept reports whether the read lease readLease took on f is still
+// whole: no program opened the file to write it since (its open waits
+// until f is closed, and its writes would go to what f holds).
+func leaseKept(f *os.File) bool {
+	l, err := unix.FcntlInt(f.Fd(), unix.F_GETLEASE, 0)
+	return err == nil && l == unix.F_RDLCK
+}

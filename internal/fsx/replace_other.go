@@ -22,3 +22,10 @@ func prefault(buf []byte) {}
 
 // mappedEqual is Linux's alone (see replace_linux.go).
 func mappedEqual(f *os.File, data []byte) (same, ok bool) { return false, false }
+
+// readLease is Linux's alone (see replace_linux.go): elsewhere no file is
+// leased, and the content compares are all there is.
+func readLease(f *os.File) (leased, busy bool) { return false, false }
+
+// leaseKept is Linux's alone (see replace_linux.go).
+func leaseKept(f *os.File) bool { return true }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,8 @@ func TestStampSkipsTheCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := []byte("mine!!\n") // what the caller read: as long, other bytes
-	same, verify, unlock, err := lockCurrent(path, read, true, stampNow(t, path))
+	c, err := lockCurrent(path, read, true, stampNow(t, path))
+	same, verify, unlock := c.same, c.verify, c.unlock
 	if err != nil || !same {
 		t.Fatalf("with the file's stamp: same %v, err %v; want taken for the same", same, err)
 	}
@@ -39,7 +41,8 @@ func TestStampSkipsTheCompare(t *testing.T) {
 	}
 	unlock()
 	for _, st := range []Stamp{{}, {size: 7}} {
-		same, verify, unlock, err = lockCurrent(path, read, true, st)
+		c, err = lockCurrent(path, read, true, st)
+		same, verify, unlock = c.same, c.verify, c.unlock
 		if err != nil || same {
 			t.Errorf("with stamp %+v: same %v, err %v; want compared and found changed", st, same, err)
 		}
@@ -121,5 +124,42 @@ func TestMappedEqual(t *testing.T) {
 				t.Errorf("mappedEqual = %v, %v; want %v, %v", same, done, c.same, c.done)
 			}
 		})
+	}
+}
+
+// TestOpenedForWritingDuringAReplace opens the file to write it in place
+// just as a replace exchanges it: the open waits on the read lease, the
+// replace hands the file back, and the in-place writer's bytes land in
+// the file at path, where the change is then applied to them.
+func TestOpenedForWritingDuringAReplace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	afterExchange = func(tmp string) {
+		afterExchange = func(string) {}
+		go func() {
+			// Opened by path before the exchange: the displaced file.
+			f, err := os.OpenFile(tmp, os.O_WRONLY, 0)
+			if err == nil {
+				time.Sleep(200 * time.Millisecond) // a slow save's pause
+				_, err = f.WriteAt([]byte("one\nperson\n"), 0)
+				f.Close()
+			}
+			done <- err
+		}()
+		time.Sleep(100 * time.Millisecond) // the open is waiting on the lease
+	}
+	defer func() { afterExchange = func(string) {} }()
+	if err := Transform(path, appendLine("tool")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := "one\nperson\ntool\n"; string(got) != want {
+		t.Errorf("after an in-place write during the replace, the file holds %q; want %q", got, want)
 	}
 }
