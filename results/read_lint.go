@@ -81,7 +81,9 @@ func (l *lint) row(s string) {
 			return
 		}
 	}
-	if m := reLintRow.FindStringSubmatch(s); m != nil && !strings.Contains(m[1], " ") {
+	// A row's first colon is its file's end, and a line number follows.
+	i := strings.IndexByte(s, ':')
+	if m := matchIf(i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9', reLintRow, s); m != nil && !strings.Contains(m[1], " ") {
 		msg, rule := splitRule(m[4])
 		l.finding(m[1], rule, msg, s)
 		return
