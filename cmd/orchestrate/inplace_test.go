@@ -92,3 +92,64 @@ func TestInPlaceSaveSurvivesAClaim(t *testing.T) {
 		t.Logf("the queue after the save and the claim:\n%s", got)
 	}
 }
+
+// TestInPlaceSaveTornInARow: a save in place paused in the middle of a
+// table's row (the part written so far ends in "| Halted | fal") while a
+// command that writes the queue runs. What was read is a torn part of the
+// save, not a queue with a problem: the command waits for the save to
+// end, then does its write on the whole file, and the person's edit stays.
+func TestInPlaceSaveTornInARow(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a save in place is noticed by a read lease, which Linux gives")
+	}
+	for _, args := range [][]string{
+		{"claim", "--next", "--as", "agent-1"},
+		{"issue", "set", "ISSUE-20241213-002", "Priority=high"},
+		{"release", "ISSUE-20241213-001"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			ws, orch := claimWorkspace(t, t.TempDir(), 3)
+			path := filepath.Join(ws, "issue_queue.md")
+			if out, code := orch(nil, "claim", "ISSUE-20241213-001", "--as", "holder"); code != 0 {
+				t.Fatal(out)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const note = "A note the person typed at the start."
+			saved := append([]byte(note+"\n\n"), data...)
+			cut := bytes.Index(saved, []byte("| Status | pend")) + len("| Status | pend")
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write(saved[:cut]); err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				out  string
+				code int
+			}
+			done := make(chan result, 1)
+			go func() {
+				out, code := orch(nil, args...)
+				done <- result{out, code}
+			}()
+			time.Sleep(700 * time.Millisecond) // the pause between two writes of the save
+			if _, err := f.Write(saved[cut:]); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if r := <-done; r.code != 0 {
+				t.Errorf("%v during the save: exit %d\n%s", args, r.code, r.out)
+			}
+			got, _ := os.ReadFile(path)
+			if q := queue.Parse(got); len(q.Problems) > 0 || len(q.Issues) != 3 || !bytes.Contains(got, []byte(note)) {
+				t.Errorf("after the save and %v: %d issues, problems %v, the note kept: %v", args, len(q.Issues), q.Problems, bytes.Contains(got, []byte(note)))
+			}
+		})
+	}
+}

@@ -464,13 +464,18 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func
 	var busy time.Duration // how long another program has held the file open for writing
 	for tries := 0; tries < maxRetries; {
 		data, err := fn(old, exists)
-		if err != nil {
-			return err
+		var same, wait bool
+		if err != nil || chunksEqual(data, old) && (exists || len(old) == 0) {
+			// What was read is refused, or asks for no write: it must be
+			// the whole file, not the part of a save in place written so
+			// far (a row cut short, the issues not yet written).
+			if !exists || !busyNow(path) {
+				return err
+			}
+			wait, err = true, nil
+		} else {
+			same, wait, err = replace(path, old, exists, st, data)
 		}
-		if chunksEqual(data, old) && (exists || len(old) == 0) {
-			return nil
-		}
-		same, wait, err := replace(path, old, exists, st, data)
 		switch {
 		case err != nil:
 			return err
@@ -496,6 +501,19 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func
 		}
 	}
 	return fmt.Errorf("writing %s: it kept changing while being written", path)
+}
+
+// busyNow reports whether another program has the file at path open for
+// writing, as far as a read lease tells (see readLease): false where the
+// system gives no lease.
+func busyNow(path string) bool {
+	f, err := OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, busy := readLease(f)
+	return busy
 }
 
 // BusyWait is how long a writer waits for another program that holds the
