@@ -94,10 +94,12 @@ func TestInPlaceSaveSurvivesAClaim(t *testing.T) {
 }
 
 // TestInPlaceSaveTornInARow: a save in place paused in the middle of a
-// table's row (the part written so far ends in "| Halted | fal") while a
-// command that writes the queue runs. What was read is a torn part of the
-// save, not a queue with a problem: the command waits for the save to
-// end, then does its write on the whole file, and the person's edit stays.
+// table's row (the part written so far ends in "| Status | pend") while a
+// command that reads or writes the queue runs. What was read is a torn
+// part of the save, not a queue with a problem, nor one without the
+// issues not yet written: the command waits for the save to end, then
+// reads the whole file and does its write on it, and the person's edit
+// stays.
 func TestInPlaceSaveTornInARow(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("a save in place is noticed by a read lease, which Linux gives")
@@ -106,8 +108,10 @@ func TestInPlaceSaveTornInARow(t *testing.T) {
 		{"claim", "--next", "--as", "agent-1"},
 		{"issue", "set", "ISSUE-20241213-002", "Priority=high"},
 		{"release", "ISSUE-20241213-001"},
+		{"issue", "show", "ISSUE-20241213-003"},
+		{"status", "--json"},
 	} {
-		t.Run(args[0], func(t *testing.T) {
+		t.Run(strings.Join(args[:2], "-"), func(t *testing.T) {
 			ws, orch := claimWorkspace(t, t.TempDir(), 3)
 			path := filepath.Join(ws, "issue_queue.md")
 			if out, code := orch(nil, "claim", "ISSUE-20241213-001", "--as", "holder"); code != 0 {
