@@ -178,10 +178,16 @@ func (r *Repo) clear(issue, dir string) error {
 const tempMark = ".orchestrate-tmpdir"
 
 // makeTemp makes the temporary directory of issue, marked as
-// orchestrate's, or finds it made: one without the mark is in the way.
+// orchestrate's, or finds it made. An empty directory there is taken (a
+// run killed between the making and the mark leaves one, and it holds
+// nothing of anyone's); one that holds files but not the mark is in the
+// way.
 func (r *Repo) makeTemp(issue string) error {
 	dir := r.TempDir(issue)
 	err := os.Mkdir(dir, 0o755)
+	if fi, lerr := os.Lstat(dir); errors.Is(err, fs.ErrExist) && lerr == nil && fi.IsDir() && !madeTemp(dir) && os.Remove(dir) == nil {
+		err = os.Mkdir(dir, 0o755)
+	}
 	if err == nil {
 		return os.WriteFile(filepath.Join(dir, tempMark), nil, 0o644)
 	}

@@ -425,3 +425,26 @@ func TestAdvanceKeepsYourChanges(t *testing.T) {
 		t.Errorf("main = %.12s; want it left at %.12s", head, work)
 	}
 }
+
+// A run killed between the making of an issue's temporary directory and
+// its mark leaves it empty: the next Add takes it as its own, where it
+// stopped every later run as someone's in the way. One that holds a file
+// is still in the way.
+func TestAddTakesAnEmptyTempDir(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	if err := os.MkdirAll(r.TempDir("I"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Add(ctx, "I", "main"); err != nil {
+		t.Errorf("Add with the empty temporary directory a killed run left: %v", err)
+	}
+	if err := os.MkdirAll(r.TempDir("J"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(r.TempDir("J"), "mine.txt"), "mine\n")
+	var in *InTheWayError
+	if _, err := r.Add(ctx, "J", "main"); !errors.As(err, &in) {
+		t.Errorf("Add with a person's directory in the way: %v; want an InTheWayError", err)
+	}
+}
