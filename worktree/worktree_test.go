@@ -448,3 +448,29 @@ func TestAddTakesAnEmptyTempDir(t *testing.T) {
 		t.Errorf("Add with a person's directory in the way: %v; want an InTheWayError", err)
 	}
 }
+
+// A run killed between the making of a worktree (git worktree add
+// --no-checkout) and the writing of its files leaves it with no index and
+// no files: the next Add writes them, where it took the worktree up as it
+// was, and the work committed there deleted every file of the branch.
+func TestAddChecksOutAWorktreeLeftEmpty(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	dir := filepath.Join(r.Dir(), "I")
+	if err := os.MkdirAll(r.Dir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, r.Root, "worktree", "add", "--quiet", "--no-checkout", "-b", Branch("I"), dir, "main")
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tree.Dir, "b.txt"), "work\n")
+	c, err := tree.Commit(ctx, "work")
+	if err != nil || c == "" {
+		t.Fatalf("Commit = %q, %v", c, err)
+	}
+	if got := run(t, r.Root, "diff", "--name-status", "main", c); got != "A\tb.txt" {
+		t.Errorf("the work committed changes %q; want b.txt added alone", got)
+	}
+}
