@@ -358,3 +358,37 @@ func TestCountsSetBackThenRunKilled(t *testing.T) {
 		t.Errorf("%d launches over %d killed runs; want 1 + Max-Retries = %d", got, maxRetries+4, want)
 	}
 }
+
+// TestCountsOfAnotherIssueSetBack: an agent sets back the counts of
+// another issue, whose work in the run is over (--max-loops 1), through
+// $ORCHESTRATOR_DIR. The run put back only the counts of the issue it
+// works on: the next runs find the other's counts at 0, and it gets
+// launches past its 1 + Max-Retries, one more for each run.
+func TestCountsOfAnotherIssueSetBack(t *testing.T) {
+	if os.Getenv("ORCHESTRATE_KNOWN_OVERRUNS") == "" {
+		t.Skip("a known overrun: ORCHESTRATE_KNOWN_OVERRUNS=1 runs it")
+	}
+	const maxRetries = 1
+	script := filepath.Join(t.TempDir(), "agent.sh")
+	agent := `id=${ORCHESTRATE_CLAIM%%:*}
+echo "$id" >> "$LAUNCHES"
+case $id in *-002) sleep 1; sed -i -e 's/^\(| *Retry-Count *| *\)[0-9][0-9]*/\10/' -e 's/^\(| *Launch-Count *| *\)[0-9][0-9]*/\10/' "$ORCHESTRATOR_DIR/issue_queue.md";; esac
+`
+	if err := os.WriteFile(script, []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "retry:\n  max_retries: " + strconv.Itoa(maxRetries) + "\n  halt_after_identical: 100\n" +
+		"agent:\n  command: 'sh " + script + "'\n" +
+		"gates:\n  - name: unit\n    command: 'echo FAIL TestUnit; exit 1'\n"
+	_, _, _, base := agentsProject(t, orchestrateBin(t), cfg, 2)
+	launches := filepath.Join(t.TempDir(), "launches")
+	for i := 0; i < 4; i++ {
+		cmd := base("run", "--agents", "2", "--max-loops", "1")
+		cmd.Env = append(cmd.Env, "LAUNCHES="+launches)
+		cmd.Run()
+	}
+	data, _ := os.ReadFile(launches)
+	if n := strings.Count(string(data), "-001\n"); n > 1+maxRetries {
+		t.Errorf("ISSUE-…-001 launched %d times; want at most 1 + Max-Retries = %d", n, 1+maxRetries)
+	}
+}

@@ -177,10 +177,10 @@ func TestRemoteRunAgents(t *testing.T) {
 // merged and nothing else, nothing an agent planted ran, each person's
 // uncommitted edit is as it was), every issue whose agent did the work is
 // merged once and resolved in the shared queue, and no claim is held.
-// ORCHESTRATE_TRIALS sets the number of trials (default 2, none under
+// ORCHESTRATE_TRIALS sets the number of trials (default 4, none under
 // -short); ORCHESTRATE_TRIAL_SEED the seed of the first.
 func TestRemoteRunKillTrials(t *testing.T) {
-	trials, seed := trialCount(0, 2), trialSeed()
+	trials, seed := trialCount(0, 4), trialSeed()
 	if trials == 0 {
 		t.Skip("-short: machines' runs killed over git")
 	}
