@@ -155,9 +155,10 @@ func ours(dir, common string) bool {
 }
 
 // clear makes room for the worktree of issue at dir: nothing is there, an
-// empty directory, or what is left of a worktree of the repository's that
-// git forgot, all of which go. Anything else is in the way (an
-// *InTheWayError).
+// empty directory, what is left of a worktree of the repository's that
+// git forgot, or a link an agent put in its worktree's place (the link,
+// never what it points to, as Remove does), all of which go. Anything else
+// is in the way (an *InTheWayError).
 func (r *Repo) clear(issue, dir string) error {
 	fi, err := os.Lstat(dir)
 	switch {
@@ -165,6 +166,8 @@ func (r *Repo) clear(issue, dir string) error {
 		return nil
 	case err != nil:
 		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return os.Remove(dir)
 	case ours(dir, r.Common):
 		return os.RemoveAll(dir)
 	case fi.IsDir() && os.Remove(dir) == nil: // empty

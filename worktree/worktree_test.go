@@ -474,3 +474,31 @@ func TestAddChecksOutAWorktreeLeftEmpty(t *testing.T) {
 		t.Errorf("the work committed changes %q; want b.txt added alone", got)
 	}
 }
+
+// A link an agent put in its worktree's place, left by a run killed
+// before it saw it, goes at the next Add, never what it points to: it
+// stopped every later run as someone's in the way.
+func TestAddRemovesALinkLeftInTheWorktreesPlace(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(tree.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(r.Root, tree.Dir); err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatalf("Add with a link in the worktree's place: %v", err)
+	}
+	if fi, err := os.Lstat(again.Dir); err != nil || !fi.IsDir() {
+		t.Errorf("the worktree is not a directory again: %v, %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Root, "a.txt")); err != nil {
+		t.Errorf("what the link pointed to: %v", err)
+	}
+}
