@@ -109,6 +109,26 @@ func (w Workspace) learnEpoch(ctx context.Context, id string, l claim.Lease) err
 	})
 }
 
+// staleSince returns the issues whose changes since the last sync (base)
+// an old holder made fenced: those staleHere finds in ours, and those it
+// finds in base that ours does not show claimed at the epoch given since
+// or later. An issue claimed here at that epoch since the last sync has
+// changes of its new holder's, to be shared: its old holder's claim in
+// base is no sign of fenced writes here.
+func staleSince(base, ours []byte, gs map[string]given) []string {
+	ids := staleHere(ours, gs)
+	if len(gs) == 0 {
+		return ids
+	}
+	q := queue.Parse(ours)
+	for _, id := range staleHere(base, gs) {
+		if is := q.Issue(id); is == nil || claim.Of(is).Epoch < gs[id].epoch {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // staleHere returns the issues of ours whose claim this machine knows was
 // taken over elsewhere: EpochsFile holds a greater epoch than the queue's,
 // given to another holder. What the queue's holder changed of them since

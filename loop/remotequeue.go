@@ -82,7 +82,7 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		if err != nil {
 			return err
 		}
-		stale := append(staleHere(base.Data, given), staleHere(ours, given)...)
+		stale := staleSince(base.Data, ours, given)
 		merged, err := w.mergeQueue(path, r, base, w.unfenced(path, ours, base.Data, stale, given), theirs)
 		if err != nil {
 			return err

@@ -214,7 +214,9 @@ func remoteTrial(tr *trial, bare string, clones []string, base []func(args ...st
 	}
 	tr.assign(filepath.Join(clones[0], ".orchestrator", "issue_queue.md"))
 	first := []*exec.Cmd{run(0), run(1)}
-	for _, c := range first {
+	firstOut := []*syncBuffer{{}, {}}
+	for i, c := range first {
+		c.Stdout, c.Stderr = firstOut[i], firstOut[i]
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -224,8 +226,9 @@ func remoteTrial(tr *trial, bare string, clones []string, base []func(args ...st
 	tr.startSaves(filepath.Join(clones[0], ".orchestrator", "issue_queue.md"))
 	k := tr.rng.Intn(2)
 	tr.kill(first[k], dataOf(first[k]), 2500*time.Millisecond)
-	for _, c := range first {
+	for i, c := range first {
 		c.Wait()
+		tr.outs = append(tr.outs, fmt.Sprintf("machine %d, first run:\n%s", i, firstOut[i].String()))
 	}
 	// Both go on until nothing is left to do.
 	for round := 0; ; round++ {
@@ -244,6 +247,9 @@ func remoteTrial(tr *trial, bare string, clones []string, base []func(args ...st
 			}()
 		}
 		wg.Wait()
+		for i := range 2 {
+			tr.outs = append(tr.outs, fmt.Sprintf("machine %d, round %d:\n%s", i, round, outs[i]))
+		}
 		done := 0
 		for i, code := range codes {
 			switch {

@@ -132,6 +132,7 @@ type trial struct {
 	mu      sync.Mutex
 	notes   map[string][]string // by queue file, the notes the person's saves put in
 	queues  []string            // the queue files, shown when the trial fails
+	outs    []string            // what the runs said, shown when the trial fails
 }
 
 // newTrial makes trial i's files and the agent's script.
@@ -398,6 +399,9 @@ func (tr *trial) checkCheckout(root string) {
 func (tr *trial) replay(test string) {
 	tr.saves.Wait()
 	if tr.t.Failed() {
+		for _, out := range tr.outs {
+			tr.t.Log(out)
+		}
 		for _, path := range tr.queues {
 			data, _ := os.ReadFile(path)
 			tr.t.Logf("%s:\n%s", path, data)
