@@ -261,12 +261,15 @@ func TestAgentsKillTrials(t *testing.T) {
 			path := filepath.Join(ws, "issue_queue.md")
 			tr.assign(path)
 			run := orch("run", "--agents", "2", "--lease", "3s")
+			var out syncBuffer
+			run.Stdout, run.Stderr = &out, &out
 			if err := run.Start(); err != nil {
 				t.Fatal(err)
 			}
 			tr.startSaves(path)
 			tr.kill(run, data, 1500*time.Millisecond)
 			run.Wait()
+			tr.outs = append(tr.outs, "the first run:\n"+out.String())
 			runUntilDone(t, 8, func() (string, int) {
 				cmd := orch("run", "--agents", "2", "--lease", "3s")
 				out, _ := cmd.CombinedOutput()

@@ -253,7 +253,7 @@ func remoteTrial(tr *trial, bare string, clones []string, base []func(args ...st
 		done := 0
 		for i, code := range codes {
 			switch {
-			case code == exitNothing || code == exitPerson && strings.Contains(outs[i], "no open issue is ready to claim"):
+			case code == exitNothing || code == exitPerson && strings.Contains(outs[i], " 0 of 0 issues worked"):
 				done++
 			case code != 0 && code != exitPerson && code != exitGateFailed:
 				t.Fatalf("round %d: machine %d: exit %d\n%s", round, i, code, outs[i])

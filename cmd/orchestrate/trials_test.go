@@ -411,14 +411,14 @@ func (tr *trial) replay(test string) {
 }
 
 // runUntilDone runs run() until it says nothing is left (exit 10, or 11
-// when what is left waits for a person), at most rounds times; an exit
+// when what is left waits for a person and it worked on nothing), at most rounds times; an exit
 // other than 0, 10, 11 (issues exhausted) or 12 (not merged) fails the
 // trial.
 func runUntilDone(t *testing.T, rounds int, run func() (string, int)) {
 	t.Helper()
 	for i := 0; ; i++ {
 		out, code := run()
-		if code == exitNothing || code == exitPerson && strings.Contains(out, "no open issue is ready to claim") {
+		if code == exitNothing || code == exitPerson && strings.Contains(out, " 0 of 0 issues worked") {
 			return
 		}
 		if i == rounds || (code != 0 && code != exitPerson && code != exitGateFailed) {
