@@ -98,6 +98,10 @@ func (w Workspace) TakeBaseline(ctx context.Context, now func() time.Time, tree,
 		return nil, ctx.Err() // gates cut short are no baseline
 	}
 	b := &BaseResults{Reports: reportsOf(ev), Taken: true}
+	if cut := cutShort(ev); cut != "" {
+		w.warn(fmt.Errorf("the baseline of tree %.12s is not kept: the gate %s", tree, cut))
+		return b, nil
+	}
 	data, err := json.MarshalIndent(b.Reports, "", "  ")
 	if err != nil {
 		return nil, err
@@ -109,10 +113,24 @@ func (w Workspace) TakeBaseline(ctx context.Context, now func() time.Time, tree,
 	return b, nil
 }
 
-// keepBaseline keeps reports as the baseline of tree, unless one is kept.
-func (w Workspace) keepBaseline(tree string, reports []results.Report) error {
+// cutShort names the first blocking gate of ev that timed out or could
+// not run, and why, or returns "": a baseline with one is used by the run
+// that took it, not kept for the next, as its results are not the tree's.
+func cutShort(ev *gate.Evaluation) string {
+	for i := range ev.Results {
+		r := &ev.Results[i]
+		if r.Enforcement() == config.Blocking && (r.Outcome == gate.TimedOut || r.Outcome == gate.Errored) {
+			return r.Name() + " " + r.Reason()
+		}
+	}
+	return ""
+}
+
+// keepBaseline keeps the reports of ev as the baseline of tree, unless
+// one is kept or a gate of ev was cut short (see cutShort).
+func (w Workspace) keepBaseline(tree string, ev *gate.Evaluation, reports []results.Report) error {
 	cfg, err := w.Config()
-	if err != nil || tree == "" {
+	if err != nil || tree == "" || cutShort(ev) != "" {
 		return err
 	}
 	path := filepath.Join(w.Path(RunsDir), BaselineDir, baselineKey(tree, cfg)+".json")

@@ -20,7 +20,9 @@ import (
 // reportsOf returns the test-level results of an evaluation's blocking
 // gates that ran: each gate's own report, or, for a gate whose output was
 // not read as tests (or that failed with no test failing), the gate as
-// one whole unit.
+// one whole unit. A gate that timed out or could not run is whole too,
+// as filing takes it: what its output listed before it was cut is not
+// its results, as the tests it never reached were not seen.
 func reportsOf(ev *gate.Evaluation) []results.Report {
 	var out []results.Report
 	for i := range ev.Results {
@@ -28,7 +30,7 @@ func reportsOf(ev *gate.Evaluation) []results.Report {
 		if r.Enforcement() != config.Blocking || !r.Failed() && !r.Passed() {
 			continue
 		}
-		if rep := r.Tests; rep != nil && (!r.Failed() || !rep.Passing()) {
+		if rep := r.Tests; rep != nil && (r.Passed() || r.Outcome == gate.Fail && !rep.Passing()) {
 			c := *rep
 			c.Gate = r.Name()
 			out = append(out, c)
@@ -355,7 +357,7 @@ func (r *runner) resolveHeld(ctx context.Context, n int, gr *GateRun) error {
 	}
 	if r.base == nil && n == 1 && r.gatesFirst {
 		r.base = &BaseResults{Reports: gr.Reports}
-		if err := r.w.keepBaseline(r.tree, gr.Reports); err != nil {
+		if err := r.w.keepBaseline(r.tree, gr.Evaluation, gr.Reports); err != nil {
 			r.w.warn(fmt.Errorf("keeping the baseline: %w", err))
 		}
 	}

@@ -113,3 +113,25 @@ func TestRunResolvesEachIssueByItsTests(t *testing.T) {
 		t.Errorf("resolved in loops %v; want %s in 1, %s in 2", resolvedIn, ids[0], ids[1])
 	}
 }
+
+// A gate that timed out (or could not run) is judged as a whole failure,
+// whatever its output listed before it was cut: the tests it never
+// reached are not seen, so an attempt whose own test passed before the
+// suite hung is no pass, and a baseline that timed out does not say that
+// its unlisted tests passed.
+func TestReportsOfCutGateIsWhole(t *testing.T) {
+	partial := &results.Report{Gate: "tests", Runner: "go", Passed: []string{"p TestA"},
+		Failed: []results.Failed{{Unit: results.Unit{Gate: "tests", ID: "p TestB"}, Block: "--- FAIL: TestB\n"}}}
+	for _, outcome := range []gate.Outcome{gate.TimedOut, gate.Errored} {
+		res := gate.Result{Gate: config.Gate{Name: "tests", Command: "go test -v ./..."}, Outcome: outcome, ExitCode: -1,
+			Err: "timed out after 5m0s", Output: "=== RUN TestA\n--- PASS: TestA\n--- FAIL: TestB\n=== RUN TestC\n", Tests: partial}
+		reports := reportsOf(&gate.Evaluation{Results: []gate.Result{res}})
+		if len(reports) != 1 || !reports[0].Whole || len(reports[0].Failed) != 1 || reports[0].Failed[0].ID != "" {
+			t.Fatalf("%s: reportsOf = %+v; want the gate as one whole failure", outcome, reports)
+		}
+		base := []results.Report{{Gate: "tests", Runner: "go", Failed: []results.Failed{{Unit: results.Unit{Gate: "tests", ID: "p TestA"}}}}}
+		if v := results.Judge([]results.Unit{{Gate: "tests", ID: "p TestA"}}, reports, base); v.Pass {
+			t.Errorf("%s: an attempt whose gate was cut short passes: %+v", outcome, v)
+		}
+	}
+}

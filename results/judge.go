@@ -78,13 +78,13 @@ func Judge(own []Unit, now, base []Report) Verdict {
 		}
 	}
 	for _, u := range own {
-		if why := notSeenPassing(u, nowBy[u.Gate]); why != "" && !slices.ContainsFunc(v.Own, func(f Failed) bool { return covers(u, f.Unit) }) {
+		if why := notSeenPassing(u, nowBy[u.Gate], baseBy[u.Gate]); why != "" && !slices.ContainsFunc(v.Own, func(f Failed) bool { return covers(u, f.Unit) }) {
 			v.Own = append(v.Own, Failed{Unit: u, Block: why})
 		}
 	}
 	for i := range base {
 		for _, f := range base[i].Failed {
-			if notSeenPassing(f.Unit, nowBy[f.Gate]) == "" && !failing(now, f.Unit) {
+			if notSeenPassing(f.Unit, nowBy[f.Gate], baseBy[f.Gate]) == "" && !failing(now, f.Unit) {
 				v.Fixed = append(v.Fixed, f.Unit)
 			}
 		}
@@ -142,28 +142,42 @@ func failing(reports []Report, u Unit) bool {
 }
 
 // notSeenPassing says why u cannot be seen to pass in its gate's report
-// r, or "" when it can (or fails: failing tells that apart).
-func notSeenPassing(u Unit, r *Report) string {
+// r, or "" when it can (or fails: failing tells that apart). b is the
+// gate's report on the baseline, nil when there is none: a gate whose
+// output was read as a test runner's there and is read as no runner's
+// now (it printed nothing that runner prints) shows no test passing.
+func notSeenPassing(u Unit, r, b *Report) string {
+	listed := r != nil && slices.ContainsFunc(r.Failed, func(f Failed) bool { return f.Unit == u })
 	switch {
 	case r == nil:
 		return u.Gate + " did not run, so " + u.String() + " was not seen to pass.\n"
-	case u.ID == "" || !r.Passing() && r.Whole:
+	case u.ID == "" || !r.Passing() && r.Whole || listed:
 		return ""
-	case r.Passed != nil && !seenPassing(r.Passed, u.ID) && !slices.ContainsFunc(r.Failed, func(f Failed) bool { return f.Unit == u }):
+	case r.Passed != nil && !seenPassing(r, b, u.ID):
 		return u.String() + " was not among the tests " + u.Gate + " ran: was it renamed, skipped or removed?\n"
+	case r.Runner == "" && b != nil && b.Runner != "" && b.Runner != "lint":
+		return u.Gate + "'s output was read as " + b.Runner + "'s on the baseline and as no runner's now (it printed none of its lines): " + u.String() + " was not seen to run.\n"
 	}
 	return ""
 }
 
-// seenPassing reports whether passed lists id, or a file that stands for
-// all of its tests (vitest's "✓ file (N tests)": it lists the tests of a
-// file only when one of them failed): id's part before a " › ".
-func seenPassing(passed []string, id string) bool {
-	if slices.Contains(passed, id) {
+// seenPassing reports whether r lists id as passed, or a file that stands
+// for all of its tests (vitest's "✓ file (N tests)": it lists the tests of
+// a file only when one of them failed): id's part before a " › ". A file
+// listed with tests skipped (skippedIn) stands for them only when b, the
+// baseline's report, lists it the same way: as many skipped before.
+func seenPassing(r, b *Report, id string) bool {
+	if slices.Contains(r.Passed, id) {
 		return true
 	}
 	for i := strings.Index(id, " › "); i >= 0; {
-		if slices.Contains(passed, id[:i]) {
+		file := id[:i]
+		if slices.Contains(r.Passed, file) {
+			return true
+		}
+		if b != nil && slices.ContainsFunc(r.Passed, func(p string) bool {
+			return strings.HasPrefix(p, file+" (") && slices.Contains(b.Passed, p)
+		}) {
 			return true
 		}
 		j := strings.Index(id[i+len(" › "):], " › ")

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"os"
 	"slices"
 	"testing"
 )
@@ -93,6 +94,14 @@ func TestJudge(t *testing.T) {
 		{name: "own unit absent, the runner lists only failures: a pass", own: []string{"tests: p TestA"},
 			now: []Report{tests}, base: red, pass: true,
 			fixed: []string{"tests: p TestA", "tests: p TestB", "tests: p TestC"}},
+		{name: "the runner printed nothing of its own now: the own test is not seen", own: []string{"tests: p TestA"},
+			now: []Report{{Gate: "tests", Whole: true}}, base: red,
+			wantOwn: []string{"tests: p TestA"}},
+		{name: "no tests, red baseline, the runner printed nothing of its own: nothing fixed", own: nil,
+			now: []Report{{Gate: "tests", Whole: true}}, base: red, nothing: true},
+		{name: "a linter that prints nothing fixed its finding", own: []string{"lint: a.go: errcheck: x"},
+			now: []Report{{Gate: "lint", Whole: true}}, base: []Report{with(Report{Gate: "lint", Runner: "lint"}, "lint: a.go: errcheck: x")}, pass: true,
+			fixed: []string{"lint: a.go: errcheck: x"}},
 		{name: "own unit absent, the runner lists passes without it", own: []string{"tests: p TestA"},
 			now: []Report{passed(tests, "p TestB")}, base: []Report{with(tests, "tests: p TestA")},
 			wantOwn: []string{"tests: p TestA"}},
@@ -173,7 +182,7 @@ func TestSeenPassingByItsFile(t *testing.T) {
 		"test/a.test.tsx › name":        false,
 		"test/c.test.ts › name":         false,
 	} {
-		if got := seenPassing(passed, id); got != want {
+		if got := seenPassing(&Report{Passed: passed}, nil, id); got != want {
 			t.Errorf("seenPassing(%q) = %v; want %v", id, got, want)
 		}
 	}
@@ -182,5 +191,30 @@ func TestSeenPassingByItsFile(t *testing.T) {
 	base := []Report{{Gate: "tests", Runner: "vitest", Failed: []Failed{fail("tests: test/a.test.ts › suite › name")}}}
 	if v := Judge(own, now, base); !v.Pass {
 		t.Errorf("the issue's test in a file that passed whole: Judge = %+v; want a pass", v)
+	}
+}
+
+// vitest's line of a passing file with skipped tests ("✓ file (2 tests |
+// 1 skipped)") stands for its tests only beside a baseline that skipped
+// as many there: an attempt that skips its issue's test is not a pass,
+// one beside a test skipped before is.
+func TestJudgeVitestSkippedInFile(t *testing.T) {
+	out, err := os.ReadFile("testdata/out/vitest-skip.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := NewReader("tests", genOptions())
+	skipped.Write(out)
+	now := []Report{skipped.Report(true)}
+	own := []Unit{{Gate: "tests", ID: "src/words.test.js › lower"}}
+	base := []Report{{Gate: "tests", Runner: "vitest", Failed: append(slices.Clone(now[0].Failed), fail("tests: src/words.test.js › lower"))}}
+	if v := Judge(own, now, base); v.Pass || len(v.Own) != 1 {
+		t.Errorf("the issue's test skipped in a file that passed: Judge = %+v; want its test not seen", v)
+	}
+	other := []Unit{{Gate: "tests", ID: "src/words.test.js › upper"}}
+	base = []Report{now[0]}
+	base[0].Failed = append(slices.Clone(base[0].Failed), fail("tests: src/words.test.js › upper"))
+	if v := Judge(other, now, base); !v.Pass {
+		t.Errorf("a test beside one skipped on the baseline too: Judge = %+v; want a pass", v)
 	}
 }

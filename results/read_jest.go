@@ -24,7 +24,10 @@ var (
 	// vitest's file line " ❯ src/a.test.js (3 tests | 1 failed) 8ms" and
 	// its tests "   ✓ suite > name 1ms"; --reporter=verbose: " ✓ src/a.test.js > suite > name".
 	reVitestFile = lazyre.New(`^ (?:❯|✓|×|↓) (\S+) \(\d+ tests?`)
-	reVitestTest = lazyre.New(`^ +(✓|×) (.+?)(?: \d+ms)?$`)
+	// "(3 tests | 1 skipped)", "(2 tests | 1 todo)": how many of a
+	// passing file's tests did not run.
+	reVitestSkipped = lazyre.New(`\(\d+ tests?((?: \| \d+ (?:skipped|todo))+)\)`)
+	reVitestTest    = lazyre.New(`^ +(✓|×) (.+?)(?: \d+ms)?$`)
 )
 
 // jest reads jest's output: a unit is "FILE › suite › name", its block
@@ -156,14 +159,30 @@ func (v *vitest) line(l string) {
 	}
 }
 
+// skippedIn is how Report.Passed lists a file of vitest's whose tests
+// passed but some did not run, as vitest's line of it counts them: "FILE
+// (1 skipped)". It stands for the file's tests only beside a baseline that
+// lists it the same (see seenPassing): a test of an issue that its
+// attempt skipped is not seen to pass.
+func skippedIn(file, counts string) string {
+	return file + " (" + strings.TrimPrefix(strings.TrimSpace(counts), "| ") + ")"
+}
+
 // listing reads the lines of files and tests: the passing tests.
 func (v *vitest) listing(l string) {
 	if m := reVitestFile.FindStringSubmatch(l); m != nil {
 		v.file = m[1]
 		if strings.HasPrefix(l, " ✓ ") {
 			// A file whose tests all passed: vitest lists them only
-			// when one failed, so the file stands for its tests.
-			v.u.pass(v.file)
+			// when one failed, so the file stands for its tests; one
+			// with some skipped is listed with how many (see
+			// SkippedIn), as it stands for them only when as many
+			// were skipped on the baseline.
+			if m := reVitestSkipped.FindStringSubmatch(l); m != nil {
+				v.u.pass(skippedIn(v.file, m[1]))
+			} else {
+				v.u.pass(v.file)
+			}
 		}
 		return
 	}
