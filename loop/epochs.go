@@ -109,26 +109,6 @@ func (w Workspace) learnEpoch(ctx context.Context, id string, l claim.Lease) err
 	})
 }
 
-// staleSince returns the issues whose changes since the last sync (base)
-// an old holder made fenced: those staleHere finds in ours, and those it
-// finds in base that ours does not show claimed at the epoch given since
-// or later. An issue claimed here at that epoch since the last sync has
-// changes of its new holder's, to be shared: its old holder's claim in
-// base is no sign of fenced writes here.
-func staleSince(base, ours []byte, gs map[string]given) []string {
-	ids := staleHere(ours, gs)
-	if len(gs) == 0 {
-		return ids
-	}
-	q := queue.Parse(ours)
-	for _, id := range staleHere(base, gs) {
-		if is := q.Issue(id); is == nil || claim.Of(is).Epoch < gs[id].epoch {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 // staleHere returns the issues of ours whose claim this machine knows was
 // taken over elsewhere: EpochsFile holds a greater epoch than the queue's,
 // given to another holder. What the queue's holder changed of them since
@@ -146,19 +126,18 @@ func staleHere(ours []byte, gs map[string]given) []string {
 
 // staleSince returns the issues whose changes since the last sync (base)
 // an old holder made here, fenced (see staleHere): held by it in ours, or
-// held by it at the last sync and not held now at the epoch given since.
-// The machine that took the issue over, whose queue holds its own claim at
-// the epoch given, has changed it as its holder: none of its are stale.
+// held by it at the last sync and not claimed here since at the epoch
+// given. The machine that took the issue over, whose queue holds its own
+// claim at the epoch given, or its Lease-Epoch once the claim was let go,
+// has changed it as its holder: none of its are stale.
 func staleSince(base, ours []byte, gs map[string]given) []string {
 	now := staleHere(ours, gs)
-	held := map[string]int{}
+	epochs := map[string]int{}
 	for _, is := range queue.Parse(ours).Issues {
-		if l := claim.Of(is); l.Holder != "" {
-			held[is.ID] = l.Epoch
-		}
+		epochs[is.ID] = claim.Of(is).Epoch
 	}
 	for _, id := range staleHere(base, gs) {
-		if e, ok := held[id]; (!ok || e < gs[id].epoch) && !slices.Contains(now, id) {
+		if epochs[id] < gs[id].epoch && !slices.Contains(now, id) {
 			now = append(now, id)
 		}
 	}
