@@ -126,19 +126,18 @@ func staleHere(ours []byte, gs map[string]given) []string {
 
 // staleSince returns the issues whose changes since the last sync (base)
 // an old holder made here, fenced (see staleHere): held by it in ours, or
-// held by it at the last sync and not held now at the epoch given since.
-// The machine that took the issue over, whose queue holds its own claim at
-// the epoch given, has changed it as its holder: none of its are stale.
+// held by it at the last sync and not claimed here since at the epoch
+// given. The machine that took the issue over, whose queue holds its own
+// claim at the epoch given, or its Lease-Epoch once the claim was let go,
+// has changed it as its holder: none of its are stale.
 func staleSince(base, ours []byte, gs map[string]given) []string {
 	now := staleHere(ours, gs)
-	held := map[string]int{}
+	epochs := map[string]int{}
 	for _, is := range queue.Parse(ours).Issues {
-		if l := claim.Of(is); l.Holder != "" {
-			held[is.ID] = l.Epoch
-		}
+		epochs[is.ID] = claim.Of(is).Epoch
 	}
 	for _, id := range staleHere(base, gs) {
-		if e, ok := held[id]; (!ok || e < gs[id].epoch) && !slices.Contains(now, id) {
+		if epochs[id] < gs[id].epoch && !slices.Contains(now, id) {
 			now = append(now, id)
 		}
 	}

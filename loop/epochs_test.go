@@ -15,6 +15,12 @@ func queueWithClaim(holder, epoch string) []byte {
 	return []byte(text + "\n### Summary\n\nx\n")
 }
 
+// released is queueWithClaim's issue with its claim let go at epoch: no
+// holder, its Lease-Epoch kept.
+func released(epoch string) []byte {
+	return []byte("## ISSUE-20260102-001\n\n| Field | Value |\n|-------|-------|\n| Status | pending |\n| Claimed-By |  |\n| Lease-Epoch | " + epoch + " |\n| Lease-Until |  |\n\n### Summary\n\nx\n")
+}
+
 // After a takeover on the remote, the old holder's changes made here are
 // stale; the new holder's, on the machine that took the issue over, are
 // not, though the last sync still showed the old holder.
@@ -31,6 +37,8 @@ func TestStaleSince(t *testing.T) {
 		{"the old holder ended its claim here", old, queueWithClaim("", ""), true},
 		{"the new holder claimed it here", old, queueWithClaim("new@m1/2", "2"), false},
 		{"the new holder's own, since its sync", queueWithClaim("new@m1/2", "2"), queueWithClaim("", ""), false},
+		{"the new holder claimed it here and let it go", old, released("2"), false},
+		{"the old holder let it go here", old, released("1"), true},
 	} {
 		if got := slices.Contains(staleSince(tc.base, tc.ours, gs), id); got != tc.stale {
 			t.Errorf("%s: stale %v; want %v", tc.name, got, tc.stale)

@@ -58,7 +58,7 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		// note: the file is the queue it pushed, which is the base. (Read
 		// only then: most syncs find the two the same.)
 		seen, err := r.LastQueue(ctx)
-		if cur, _, rerr := fsx.ReadFile(path); err == nil && rerr == nil && bytes.Equal(cur, seen.Data) {
+		if cur, _, rerr := fsx.ReadSettled(path); err == nil && rerr == nil && bytes.Equal(cur, seen.Data) {
 			base = seen
 		}
 	}
@@ -75,7 +75,10 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		if err := checkShared(r, theirs); err != nil {
 			return err
 		}
-		ours, _, err := fsx.ReadFile(path)
+		// Read once no program is saving it in place: the part of a save
+		// written so far, pushed, would delete the issues not yet written
+		// on every machine, or wedge them all on a row cut short.
+		ours, _, err := fsx.ReadSettled(path)
 		if err != nil {
 			return err
 		}

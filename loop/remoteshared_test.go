@@ -238,3 +238,39 @@ func TestTakenOverOnTheRemoteFencedHere(t *testing.T) {
 		t.Errorf("the old holder's writes were pushed: Retry-Count %q, Status %q:\n%s", got, is.Status(), shared)
 	}
 }
+
+// TestTakenOverHereSharesTheNewHoldersWrites: machine 1's holder claims
+// an issue, syncs, and lets it go; machine 0 claims it next (epoch 2),
+// and writes as its holder (a launch counted) before its next sync. That
+// sync shares the write: machine 0's last sync saw machine 1's claim,
+// but the changes since are the new holder's own, not an old holder's
+// fenced ones. They were undone, and the issue got launches past its
+// budget on the other machine.
+func TestTakenOverHereSharesTheNewHoldersWrites(t *testing.T) {
+	ctx := context.Background()
+	bare, ws, rs := sharedClones(t, 2)
+	const id = "ISSUE-20241213-001"
+	now := ruleNow.Add(time.Minute)
+	b, err := ws[1].Claims(rs[1]).Claim(ctx, now, id, "b1@elsewhere/2", time.Hour, false)
+	if err != nil || b.Epoch != 1 {
+		t.Fatalf("machine 1's claim: %+v, %v", b, err)
+	}
+	syncQueue(t, ws[1], rs[1])
+	syncQueue(t, ws[0], rs[0])
+	if _, err := ws[1].Claims(rs[1]).Fenced(id, 1).Release(ctx, now, id, 1); err != nil {
+		t.Fatalf("machine 1's release: %v", err)
+	}
+	syncQueue(t, ws[1], rs[1])
+	a, err := ws[0].Claims(rs[0]).Claim(ctx, now, id, "a1@elsewhere/1", time.Hour, false)
+	if err != nil || a.Epoch != 2 {
+		t.Fatalf("machine 0's claim: %+v, %v", a, err)
+	}
+	if err := ws[0].Fenced(id, 2).updateIssue(ctx, id, func(is *queue.Issue) error { is.Set(queue.FieldLaunchCount, "1"); return nil }, nil); err != nil {
+		t.Fatalf("machine 0's holder's write: %v", err)
+	}
+	syncQueue(t, ws[0], rs[0])
+	shared := gitIn(t, bare, "show", remote.QueueRef+":"+remote.QueueFile)
+	if got, _ := queue.Parse([]byte(shared)).Issue(id).Get(queue.FieldLaunchCount); got != "1" {
+		t.Errorf("machine 0's holder's write was not shared: Launch-Count %q:\n%s", got, shared)
+	}
+}

@@ -12,9 +12,10 @@ import (
 // ValidationError is returned when a queue to be written has problems.
 type ValidationError = problem.ValidationError
 
-// Load reads and parses the queue at path; a missing file is an empty queue.
+// Load reads and parses the queue at path, once no program is saving it
+// in place (see fsx.ReadSettled); a missing file is an empty queue.
 func Load(path string) (*Queue, error) {
-	data, _, err := fsx.ReadFile(path)
+	data, _, err := fsx.ReadSettled(path)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (q *Queue) result(old []byte) [][]byte {
 // LoadSome is Load with ParseSome: only the issues whose text holds one of
 // needles are read.
 func LoadSome(path string, needles ...string) (*Queue, error) {
-	data, _, err := fsx.ReadFile(path)
+	data, _, err := fsx.ReadSettled(path)
 	if err != nil {
 		return nil, err
 	}

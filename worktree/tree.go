@@ -155,9 +155,10 @@ func ours(dir, common string) bool {
 }
 
 // clear makes room for the worktree of issue at dir: nothing is there, an
-// empty directory, or what is left of a worktree of the repository's that
-// git forgot, all of which go. Anything else is in the way (an
-// *InTheWayError).
+// empty directory, what is left of a worktree of the repository's that
+// git forgot, or a link an agent put in its worktree's place (the link,
+// never what it points to, as Remove does), all of which go. Anything else
+// is in the way (an *InTheWayError).
 func (r *Repo) clear(issue, dir string) error {
 	fi, err := os.Lstat(dir)
 	switch {
@@ -165,6 +166,8 @@ func (r *Repo) clear(issue, dir string) error {
 		return nil
 	case err != nil:
 		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return os.Remove(dir)
 	case ours(dir, r.Common):
 		return os.RemoveAll(dir)
 	case fi.IsDir() && os.Remove(dir) == nil: // empty
@@ -178,10 +181,16 @@ func (r *Repo) clear(issue, dir string) error {
 const tempMark = ".orchestrate-tmpdir"
 
 // makeTemp makes the temporary directory of issue, marked as
-// orchestrate's, or finds it made: one without the mark is in the way.
+// orchestrate's, or finds it made. An empty directory there is taken (a
+// run killed between the making and the mark leaves one, and it holds
+// nothing of anyone's); one that holds files but not the mark is in the
+// way.
 func (r *Repo) makeTemp(issue string) error {
 	dir := r.TempDir(issue)
 	err := os.Mkdir(dir, 0o755)
+	if fi, lerr := os.Lstat(dir); errors.Is(err, fs.ErrExist) && lerr == nil && fi.IsDir() && !madeTemp(dir) && os.Remove(dir) == nil {
+		err = os.Mkdir(dir, 0o755)
+	}
 	if err == nil {
 		return os.WriteFile(filepath.Join(dir, tempMark), nil, 0o644)
 	}

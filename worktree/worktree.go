@@ -194,12 +194,25 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	if err := t.identify(r.Common); err != nil {
 		return nil, err
 	}
+	if !checkout && neverCheckedOut(t) {
+		// Left by a run killed before its files were written: no agent
+		// worked there, and the work committed would delete every file.
+		checkout = true
+	}
 	if checkout {
 		if _, err := t.git().Output(ctx, "reset", "--quiet", "--hard"); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// neverCheckedOut reports whether the worktree t has no index: made
+// (git worktree add --no-checkout) but its files never written, or not
+// all of them (the index is written last).
+func neverCheckedOut(t *Tree) bool {
+	_, err := os.Lstat(filepath.Join(t.gitdir, "index"))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // recoverTree undoes what a git command killed in the worktree at dir left

@@ -425,3 +425,80 @@ func TestAdvanceKeepsYourChanges(t *testing.T) {
 		t.Errorf("main = %.12s; want it left at %.12s", head, work)
 	}
 }
+
+// A run killed between the making of an issue's temporary directory and
+// its mark leaves it empty: the next Add takes it as its own, where it
+// stopped every later run as someone's in the way. One that holds a file
+// is still in the way.
+func TestAddTakesAnEmptyTempDir(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	if err := os.MkdirAll(r.TempDir("I"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Add(ctx, "I", "main"); err != nil {
+		t.Errorf("Add with the empty temporary directory a killed run left: %v", err)
+	}
+	if err := os.MkdirAll(r.TempDir("J"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(r.TempDir("J"), "mine.txt"), "mine\n")
+	var in *InTheWayError
+	if _, err := r.Add(ctx, "J", "main"); !errors.As(err, &in) {
+		t.Errorf("Add with a person's directory in the way: %v; want an InTheWayError", err)
+	}
+}
+
+// A run killed between the making of a worktree (git worktree add
+// --no-checkout) and the writing of its files leaves it with no index and
+// no files: the next Add writes them, where it took the worktree up as it
+// was, and the work committed there deleted every file of the branch.
+func TestAddChecksOutAWorktreeLeftEmpty(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	dir := filepath.Join(r.Dir(), "I")
+	if err := os.MkdirAll(r.Dir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, r.Root, "worktree", "add", "--quiet", "--no-checkout", "-b", Branch("I"), dir, "main")
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tree.Dir, "b.txt"), "work\n")
+	c, err := tree.Commit(ctx, "work")
+	if err != nil || c == "" {
+		t.Fatalf("Commit = %q, %v", c, err)
+	}
+	if got := run(t, r.Root, "diff", "--name-status", "main", c); got != "A\tb.txt" {
+		t.Errorf("the work committed changes %q; want b.txt added alone", got)
+	}
+}
+
+// A link an agent put in its worktree's place, left by a run killed
+// before it saw it, goes at the next Add, never what it points to: it
+// stopped every later run as someone's in the way.
+func TestAddRemovesALinkLeftInTheWorktreesPlace(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(tree.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(r.Root, tree.Dir); err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatalf("Add with a link in the worktree's place: %v", err)
+	}
+	if fi, err := os.Lstat(again.Dir); err != nil || !fi.IsDir() {
+		t.Errorf("the worktree is not a directory again: %v, %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Root, "a.txt")); err != nil {
+		t.Errorf("what the link pointed to: %v", err)
+	}
+}

@@ -303,3 +303,92 @@ func hostnameOf(t *testing.T) string {
 	}
 	return h
 }
+
+// TestCountsSetBackThenRunKilled: an agent sets its counts back to 0
+// through $ORCHESTRATOR_DIR, and its run is killed (SIGKILL) before the
+// agent exits, when the run would put them back. The next run finds
+// counts of 0 and nothing else to go by: the issue gets launches past its
+// 1 + Max-Retries, one more for each such kill. The run's own count lives
+// as long as the run; a count that outlives it in a file of its own (as
+// the claims' epochs do in .epochs) would hold it.
+func TestCountsSetBackThenRunKilled(t *testing.T) {
+	if os.Getenv("ORCHESTRATE_KNOWN_OVERRUNS") == "" {
+		t.Skip("a known overrun: ORCHESTRATE_KNOWN_OVERRUNS=1 runs it")
+	}
+	const maxRetries = 2
+	script := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(script, []byte(tamperAgent+"sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "retry:\n  max_retries: " + strconv.Itoa(maxRetries) + "\n  halt_after_identical: 100\n" +
+		"agent:\n  command: 'sh " + script + "'\n" +
+		"gates:\n  - name: unit\n    command: 'echo FAIL TestUnit; exit 1'\n    auto_retry: true\n"
+	ws, launches, orch := budgetProject(t, cfg)
+	path := filepath.Join(ws, "issue_queue.md")
+	for i := 0; i < maxRetries+4; i++ {
+		before := launchesIn(launches)
+		run := orch("run", "--agents", "2", "--lease", "3s")
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Killed once its agent was launched and set its counts back; a
+		// run that launches none ends by itself.
+		done := make(chan struct{})
+		go func() { run.Wait(); close(done) }()
+		ended := func() bool {
+			select {
+			case <-done:
+				return true
+			default:
+				return false
+			}
+		}
+		for deadline := time.Now().Add(time.Minute); !ended(); time.Sleep(20 * time.Millisecond) {
+			if q, err := queue.Load(path); launchesIn(launches) > before && err == nil && q.Issues[0].Int(queue.FieldLaunchCount, -1) == 0 {
+				run.Process.Signal(syscall.SIGKILL)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %d neither launched nor ended in a minute", i)
+			}
+		}
+		<-done
+	}
+	if got, want := launchesIn(launches), 1+maxRetries; got != want {
+		t.Errorf("%d launches over %d killed runs; want 1 + Max-Retries = %d", got, maxRetries+4, want)
+	}
+}
+
+// TestCountsOfAnotherIssueSetBack: an agent sets back the counts of
+// another issue, whose work in the run is over (--max-loops 1), through
+// $ORCHESTRATOR_DIR. The run put back only the counts of the issue it
+// works on: the next runs find the other's counts at 0, and it gets
+// launches past its 1 + Max-Retries, one more for each run.
+func TestCountsOfAnotherIssueSetBack(t *testing.T) {
+	if os.Getenv("ORCHESTRATE_KNOWN_OVERRUNS") == "" {
+		t.Skip("a known overrun: ORCHESTRATE_KNOWN_OVERRUNS=1 runs it")
+	}
+	const maxRetries = 1
+	script := filepath.Join(t.TempDir(), "agent.sh")
+	agent := `id=${ORCHESTRATE_CLAIM%%:*}
+echo "$id" >> "$LAUNCHES"
+case $id in *-002) sleep 1; sed -i -e 's/^\(| *Retry-Count *| *\)[0-9][0-9]*/\10/' -e 's/^\(| *Launch-Count *| *\)[0-9][0-9]*/\10/' "$ORCHESTRATOR_DIR/issue_queue.md";; esac
+`
+	if err := os.WriteFile(script, []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "retry:\n  max_retries: " + strconv.Itoa(maxRetries) + "\n  halt_after_identical: 100\n" +
+		"agent:\n  command: 'sh " + script + "'\n" +
+		"gates:\n  - name: unit\n    command: 'echo FAIL TestUnit; exit 1'\n"
+	_, _, _, base := agentsProject(t, orchestrateBin(t), cfg, 2)
+	launches := filepath.Join(t.TempDir(), "launches")
+	for i := 0; i < 4; i++ {
+		cmd := base("run", "--agents", "2", "--max-loops", "1")
+		cmd.Env = append(cmd.Env, "LAUNCHES="+launches)
+		cmd.Run()
+	}
+	data, _ := os.ReadFile(launches)
+	if n := strings.Count(string(data), "-001\n"); n > 1+maxRetries {
+		t.Errorf("ISSUE-…-001 launched %d times; want at most 1 + Max-Retries = %d", n, 1+maxRetries)
+	}
+}

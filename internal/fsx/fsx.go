@@ -60,11 +60,40 @@ func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
 	return readFile(path, max, 0)
 }
 
-// ReadFileRoom is ReadFile into a buffer with room for room bytes more
+// ReadFileRoom is ReadSettled into a buffer with room for room bytes more
 // after the content (its capacity), for a caller that appends to it, with
 // the file's stamp as it was read, for TransformChunksFrom.
 func ReadFileRoom(path string, room int) (data []byte, exists bool, st Stamp, err error) {
-	return readFileStamp(path, MaxRead, room)
+	return readSettled(path, MaxRead, room)
+}
+
+// ReadSettled is ReadFile for a file that a person's program may be saving
+// in place (the queue): while another program has it open for writing,
+// what is read may be the part of it written so far, so it is read once
+// that program closed it, and read again if one opened it to write while
+// it was read. It waits at most BusyWait, then gives up with a
+// *BusyError. A read lease tells (see readLease); where the system gives
+// none, it is ReadFile.
+func ReadSettled(path string) (data []byte, exists bool, err error) {
+	data, exists, _, err = readSettled(path, MaxRead, 0)
+	return data, exists, err
+}
+
+func readSettled(path string, max int64, room int) (data []byte, exists bool, st Stamp, err error) {
+	var waited time.Duration
+	for {
+		var busy bool
+		data, exists, st, busy, err = readFileLeased(path, max, room, true)
+		if err != nil || !busy {
+			return data, exists, st, err
+		}
+		if waited >= BusyWait {
+			return nil, false, Stamp{}, &BusyError{Path: path, Waited: waited}
+		}
+		d := min(busyPause<<min(waited/busyPause, 4), BusyWait-waited)
+		time.Sleep(d)
+		waited += d
+	}
 }
 
 func readFile(path string, max int64, room int) (data []byte, exists bool, err error) {
@@ -88,20 +117,34 @@ func stampOf(st *unix.Stat_t) Stamp {
 }
 
 func readFileStamp(path string, max int64, room int) (data []byte, exists bool, st Stamp, err error) {
+	data, exists, st, _, err = readFileLeased(path, max, room, false)
+	return data, exists, st, err
+}
+
+// readFileLeased is readFileStamp under a read lease, when lease is true:
+// busy, and nothing read, when another program had the file open for
+// writing, or opened it to write while it was read.
+func readFileLeased(path string, max int64, room int, lease bool) (data []byte, exists bool, st Stamp, busy bool, err error) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, Stamp{}, nil
+		return nil, false, Stamp{}, false, nil
 	}
 	if err != nil {
-		return nil, false, Stamp{}, err
+		return nil, false, Stamp{}, false, err
 	}
 	defer f.Close()
+	leased := false
+	if lease {
+		if leased, busy = readLease(f); busy {
+			return nil, true, Stamp{}, true, nil
+		}
+	}
 	var fi unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &fi); err != nil {
-		return nil, false, Stamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
+		return nil, false, Stamp{}, false, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if fi.Size > max {
-		return nil, false, Stamp{}, &TooLargeError{Path: path, Max: max}
+		return nil, false, Stamp{}, false, &TooLargeError{Path: path, Max: max}
 	}
 	// Read into a buffer of its size and a little more, to see a file that
 	// grew meanwhile; grown only if it did (a bytes.Buffer would double
@@ -119,16 +162,19 @@ func readFileStamp(path string, max int64, room int) (data []byte, exists bool, 
 			break
 		}
 		if err != nil {
-			return nil, false, Stamp{}, err
+			return nil, false, Stamp{}, false, err
 		}
 	}
 	if int64(len(buf)) > max {
-		return nil, false, Stamp{}, &TooLargeError{Path: path, Max: max}
+		return nil, false, Stamp{}, false, &TooLargeError{Path: path, Max: max}
+	}
+	if leased && !leaseKept(f) {
+		return nil, true, Stamp{}, true, nil
 	}
 	if int64(len(buf)) == fi.Size {
 		st = stampOf(&fi)
 	}
-	return buf, true, st, nil
+	return buf, true, st, false, nil
 }
 
 // WriteFile replaces path atomically: a temporary file in the same
@@ -464,13 +510,18 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func
 	var busy time.Duration // how long another program has held the file open for writing
 	for tries := 0; tries < maxRetries; {
 		data, err := fn(old, exists)
-		if err != nil {
-			return err
+		var same, wait bool
+		if err != nil || chunksEqual(data, old) && (exists || len(old) == 0) {
+			// What was read is refused, or asks for no write: it must be
+			// the whole file, not the part of a save in place written so
+			// far (a row cut short, the issues not yet written).
+			if !exists || !busyNow(path) {
+				return err
+			}
+			wait, err = true, nil
+		} else {
+			same, wait, err = replace(path, old, exists, st, data)
 		}
-		if chunksEqual(data, old) && (exists || len(old) == 0) {
-			return nil
-		}
-		same, wait, err := replace(path, old, exists, st, data)
 		switch {
 		case err != nil:
 			return err
@@ -496,6 +547,19 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func
 		}
 	}
 	return fmt.Errorf("writing %s: it kept changing while being written", path)
+}
+
+// busyNow reports whether another program has the file at path open for
+// writing, as far as a read lease tells (see readLease): false where the
+// system gives no lease.
+func busyNow(path string) bool {
+	f, err := OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, busy := readLease(f)
+	return busy
 }
 
 // BusyWait is how long a writer waits for another program that holds the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +254,40 @@ func TestBigFileChunks(t *testing.T) {
 	want := append(append(append([]byte{}, data[:100]...), "NEW"...), data[200:]...)
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
 		t.Errorf("TransformChunks wrote %d bytes; want the %d of the chunks", len(got), len(want))
+	}
+}
+
+// TestTransformWaitsForASaveInPlace: what fn reads of a file another
+// program has open for writing may be a torn part of a save in place: fn's
+// refusal of it, and its answer that nothing is to be written, both wait
+// for the save to end, and fn then sees the file whole (on Linux, where
+// a read lease tells).
+func TestTransformWaitsForASaveInPlace(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a save in place is noticed by a read lease, which Linux gives")
+	}
+	for _, refuse := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "f.md")
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("on")
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			f.WriteString("e\n")
+			f.Close()
+		}()
+		var seen []string
+		err = Transform(path, func(old []byte, _ bool) ([]byte, error) {
+			seen = append(seen, string(old))
+			if string(old) != "one\n" && refuse {
+				return nil, errors.New("torn")
+			}
+			return old, nil
+		})
+		if err != nil || seen[len(seen)-1] != "one\n" {
+			t.Errorf("refuse %v: Transform = %v, fn saw %q; want it to see the save whole", refuse, err, seen)
+		}
 	}
 }
