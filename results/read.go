@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/orchestrate-dev/orchestrate/internal/lazyre"
 	"github.com/orchestrate-dev/orchestrate/signature"
 )
 
@@ -234,4 +235,14 @@ func (h *headTail) String() string {
 		s += "\n… output omitted …\n"
 	}
 	return s + strings.ToValidUTF8(string(tail), "")
+}
+
+// matchIf is re's match of l when ok, a cheap look at l that every match
+// passes; nil when not: the readers try many expressions on each line of
+// a long output, and most lines are none of them.
+func matchIf(ok bool, re *lazyre.RE, l string) []string {
+	if !ok {
+		return nil
+	}
+	return re.FindStringSubmatch(l)
 }

@@ -68,7 +68,7 @@ func (c *cargo) line(l string) {
 }
 
 func (c *cargo) testLine(l string) {
-	if m := reCargoTest.FindStringSubmatch(l); m != nil {
+	if m := matchIf(strings.HasPrefix(l, "test "), reCargoTest, l); m != nil {
 		switch m[2] {
 		case "ok":
 			c.u.pass(c.id(m[1]))
@@ -77,7 +77,7 @@ func (c *cargo) testLine(l string) {
 		}
 		return
 	}
-	if m := reCargoQuiet.FindStringSubmatch(l); m != nil {
+	if m := matchIf(strings.HasSuffix(l, " --- FAILED"), reCargoQuiet, l); m != nil {
 		c.u.fail(c.id(m[1]))
 		return
 	}

@@ -59,7 +59,7 @@ func top(name string) string {
 }
 
 func (g *goText) line(l string) {
-	if m := reGoPackage.FindStringSubmatch(l); m != nil {
+	if m := goPackage(l); m != nil {
 		g.seen = true
 		g.endPackage(m[1], m[2], m[3])
 		return
@@ -204,4 +204,13 @@ func (g *goText) finish() *units {
 		g.flush("") // the package's line never came: the output was cut
 	}
 	return g.u
+}
+
+// goPackage is reGoPackage's match of l, tried only on a line that begins
+// as a package's result does.
+func goPackage(l string) []string {
+	if !strings.HasPrefix(l, "ok  \t") && !strings.HasPrefix(l, "FAIL\t") && !strings.HasPrefix(l, "?   \t") {
+		return nil
+	}
+	return reGoPackage.FindStringSubmatch(l)
 }

@@ -42,28 +42,57 @@ func (l *lint) runner() string   { return "lint" }
 func (l *lint) recognized() bool { return l.rows > 0 }
 
 func (l *lint) line(s string) {
-	if m := reTscRow.FindStringSubmatch(s); m != nil {
-		l.finding(m[1], m[4], m[5], s)
+	if s != "" && s[0] != ' ' && s[0] != '\t' {
+		l.cur = nil
+		l.row(s)
 		return
 	}
-	if m := reLintRow.FindStringSubmatch(s); m != nil && !strings.Contains(m[1], " ") {
-		msg, rule := splitRule(m[4])
-		l.finding(m[1], rule, msg, s)
-		return
+	// A line that begins with a blank is a stylish row or a finding's
+	// next line; a cheap look first, as most lines of a long output are
+	// neither.
+	if l.file != "" && (strings.Contains(s, "error") || strings.Contains(s, "warning")) {
+		if m := reStylishRow.FindStringSubmatch(s); m != nil {
+			l.finding(l.file, m[2], m[1], s)
+			return
+		}
 	}
-	if m := reStylishFile.FindStringSubmatch(s); m != nil {
-		l.file, l.cur = m[1], nil
-		return
-	}
-	if m := reStylishRow.FindStringSubmatch(s); m != nil && l.file != "" {
-		l.finding(l.file, m[2], m[1], s)
-		return
-	}
-	if l.cur != nil && (strings.HasPrefix(s, " ") || strings.HasPrefix(s, "\t")) {
+	if l.cur != nil && s != "" {
 		l.cur.add(s)
 		return
 	}
 	l.cur = nil
+}
+
+// row reads a line that begins with no blank: a finding's row, or
+// stylish's file line. Each pattern is tried only on a line that holds
+// what it needs (a colon; "): "; one word with a dot or a leading slash).
+func (l *lint) row(s string) {
+	if strings.IndexByte(s, ':') < 0 {
+		if (s[0] == '/' || strings.IndexByte(s, '.') >= 0) && !strings.ContainsAny(s, " \t") {
+			if m := reStylishFile.FindStringSubmatch(s); m != nil {
+				l.file = m[1]
+			}
+		}
+		return
+	}
+	if strings.Contains(s, "): ") {
+		if m := reTscRow.FindStringSubmatch(s); m != nil {
+			l.finding(m[1], m[4], m[5], s)
+			return
+		}
+	}
+	// A row's first colon is its file's end, and a line number follows.
+	i := strings.IndexByte(s, ':')
+	if m := matchIf(i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9', reLintRow, s); m != nil && !strings.Contains(m[1], " ") {
+		msg, rule := splitRule(m[4])
+		l.finding(m[1], rule, msg, s)
+		return
+	}
+	if !strings.ContainsAny(s, " \t") {
+		if m := reStylishFile.FindStringSubmatch(s); m != nil {
+			l.file = m[1]
+		}
+	}
 }
 
 // finding files one finding.

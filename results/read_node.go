@@ -56,7 +56,7 @@ func (n *node) line(l string) {
 		n.specLine(l)
 		return
 	}
-	if m := reTAPResult.FindStringSubmatch(l); m != nil {
+	if m := tapResult(l); m != nil {
 		n.endResult()
 		n.result, n.name = m[2], m[3]
 		n.yaml.add(m[2] + " - " + m[3])
@@ -125,7 +125,7 @@ func relative(opt signature.Options, path string) string {
 
 // specLine reads a line of the spec reporter's failing tests.
 func (n *node) specLine(l string) {
-	if m := reSpecAt.FindStringSubmatch(l); m != nil {
+	if m := matchIf(strings.HasPrefix(l, "test at "), reSpecAt, l); m != nil {
 		n.file, n.cur = m[1], nil
 		return
 	}
@@ -149,4 +149,13 @@ func (n *node) specLine(l string) {
 func (n *node) finish() *units {
 	n.endResult()
 	return n.u
+}
+
+// tapResult is reTAPResult's match of l, tried only on a line that begins
+// (after its indent) with "ok " or "not ok ".
+func tapResult(l string) []string {
+	if t := strings.TrimLeft(l, " "); !strings.HasPrefix(t, "ok ") && !strings.HasPrefix(t, "not ok ") {
+		return nil
+	}
+	return reTAPResult.FindStringSubmatch(l)
 }

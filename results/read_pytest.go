@@ -76,6 +76,9 @@ func (p *pytest) line(l string) {
 			p.u.pass(m[1])
 		}
 	default:
+		if !strings.Contains(l, "::") {
+			return
+		}
 		if m := rePyVerbose.FindStringSubmatch(l); m != nil && m[2] == "PASSED" {
 			p.u.pass(m[1])
 		}
@@ -116,7 +119,7 @@ func (p *pytest) blockLine(l string) {
 		p.u.wholeBlock.add(l)
 		return
 	}
-	if m := rePyLocation.FindStringSubmatch(l); m != nil {
+	if m := matchIf(strings.Contains(l, ".py:"), rePyLocation, l); m != nil {
 		p.cur.file = m[1]
 	}
 	p.cur.block.add(l)
