@@ -167,6 +167,7 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	// are written after, each worktree's at once with the others'.
 	r.mu.Lock()
 	r.git(ctx, "worktree", "prune")
+	r.unlockBranch(t.Branch)
 	_, branchErr := r.Head(ctx, "refs/heads/"+t.Branch)
 	checkout := true
 	var err error
@@ -205,6 +206,14 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 		}
 	}
 	return t, nil
+}
+
+// unlockBranch removes the lock file of branch that a git killed while it
+// held it (a crash, a kill of git itself) left: git refuses every change
+// of the branch while it is there. The caller holds the run lock and
+// r.mu: no git of orchestrate's holds it now.
+func (r *Repo) unlockBranch(branch string) {
+	os.Remove(filepath.Join(r.Common, "refs", "heads", filepath.FromSlash(branch)+".lock"))
 }
 
 // neverCheckedOut reports whether the worktree t has no index: made
@@ -500,6 +509,7 @@ func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error 
 		}
 	}
 	r.git(ctx, "worktree", "prune")
+	r.unlockBranch(Branch(issue))
 	if !keepBranch {
 		if _, err := r.Head(ctx, "refs/heads/"+Branch(issue)); err == nil {
 			if _, err := r.git(ctx, "branch", "-D", "--quiet", Branch(issue)); err != nil {

@@ -502,3 +502,31 @@ func TestAddRemovesALinkLeftInTheWorktreesPlace(t *testing.T) {
 		t.Errorf("what the link pointed to: %v", err)
 	}
 }
+
+// A git killed while it held the lock of an issue's branch (a crash, a
+// kill of git itself) leaves the lock's file: the next Add and Remove of
+// the issue take it away, where every later run stopped on "cannot lock
+// ref". The caller holds the run lock: no git of orchestrate's holds it.
+func TestAddAndRemoveTakeAKilledGitsBranchLock(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(tree.Dir); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(r.Common, "refs", "heads", "orchestrate", "I.lock")
+	write(t, lock, "")
+	if _, err := r.Add(ctx, "I", "main"); err != nil {
+		t.Errorf("Add with the branch's lock a killed git left: %v", err)
+	}
+	write(t, lock, "")
+	if err := r.Remove(ctx, "I", false); err != nil {
+		t.Errorf("Remove with the branch's lock a killed git left: %v", err)
+	}
+	if out := run(t, r.Root, "branch", "--list", "orchestrate/*"); out != "" {
+		t.Errorf("branches left: %s", out)
+	}
+}
