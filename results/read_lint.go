@@ -63,30 +63,22 @@ func (l *lint) line(s string) {
 	l.cur = nil
 }
 
-// row reads a line that begins with no blank: a finding's row, or
-// stylish's file line. Each pattern is tried only on a line that holds
-// what it needs (a colon; "): "; one word with a dot or a leading slash).
+// row reads a line that begins with no blank: a finding's row (it holds
+// a colon, a line number after the first), or stylish's file line (one
+// word). Each pattern is tried only on a line that holds what it needs.
 func (l *lint) row(s string) {
-	if strings.IndexByte(s, ':') < 0 {
-		if (s[0] == '/' || strings.IndexByte(s, '.') >= 0) && !strings.ContainsAny(s, " \t") {
-			if m := reStylishFile.FindStringSubmatch(s); m != nil {
-				l.file = m[1]
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		if strings.Contains(s, "): ") {
+			if m := reTscRow.FindStringSubmatch(s); m != nil {
+				l.finding(m[1], m[4], m[5], s)
+				return
 			}
 		}
-		return
-	}
-	if strings.Contains(s, "): ") {
-		if m := reTscRow.FindStringSubmatch(s); m != nil {
-			l.finding(m[1], m[4], m[5], s)
+		if m := matchIf(i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9', reLintRow, s); m != nil && !strings.Contains(m[1], " ") {
+			msg, rule := splitRule(m[4])
+			l.finding(m[1], rule, msg, s)
 			return
 		}
-	}
-	// A row's first colon is its file's end, and a line number follows.
-	i := strings.IndexByte(s, ':')
-	if m := matchIf(i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9', reLintRow, s); m != nil && !strings.Contains(m[1], " ") {
-		msg, rule := splitRule(m[4])
-		l.finding(m[1], rule, msg, s)
-		return
 	}
 	if !strings.ContainsAny(s, " \t") {
 		if m := reStylishFile.FindStringSubmatch(s); m != nil {
