@@ -27,13 +27,18 @@ func (r *runner) spendLaunch(ctx context.Context) (*RunResult, error) {
 	var spent, refused []spentRef
 	var lowered []string
 	err := r.w.withLock(ctx, func() error {
-		return r.w.updateQueue(func(q *queue.Queue) error {
-			spent, refused, lowered = nil, nil, nil
+		ledger, err := r.w.countedLaunches()
+		if err != nil {
+			return err
+		}
+		var saved *queue.Queue
+		err = r.w.updateQueue(func(q *queue.Queue) error {
+			spent, refused, lowered, saved = nil, nil, nil, q
 			for _, is := range q.Issues {
 				if !r.launchedOn(is) {
 					continue
 				}
-				ref, ok, low := r.spend(is)
+				ref, ok, low := r.spend(is, ledger[is.ID])
 				lowered = append(lowered, low...)
 				if ok {
 					spent = append(spent, ref)
@@ -43,6 +48,15 @@ func (r *runner) spendLaunch(ctx context.Context) (*RunResult, error) {
 			}
 			return nil
 		})
+		if err != nil || len(spent) == 0 {
+			return err
+		}
+		// Counted apart from the queue before the launch starts: a kill
+		// after it, and a count set back in the queue, leave it counted.
+		for _, ref := range spent {
+			ledger[ref.ID] = counted{launches: ref.launches, retries: ref.RetryCount}
+		}
+		return r.w.writeLaunches(ledger, saved)
 	})
 	if err != nil {
 		return r.fail(ctx, err)
@@ -76,14 +90,15 @@ type spentRef struct {
 	launches int
 }
 
-// spend counts one launch on is, from the larger of the file's counts and
-// the run's own (a count that went down is said in lowered); false when
-// none is left.
-func (r *runner) spend(is *queue.Issue) (ref spentRef, ok bool, lowered []string) {
+// spend counts one launch on is, from the larger of the file's counts,
+// the run's own and this machine's (LaunchesFile: past counted); a count
+// that went down is said in lowered. False when none is left.
+func (r *runner) spend(is *queue.Issue, past counted) (ref spentRef, ok bool, lowered []string) {
 	ref.IssueRef = IssueRef{ID: is.ID, Summary: summaryOf(is),
 		RetryCount: is.Int(queue.FieldRetryCount, 0), MaxRetries: is.Int(queue.FieldMaxRetries, r.cfg.Retry.MaxRetries)}
 	ref.launches = is.Int(queue.FieldLaunchCount, 0)
 	own := r.own[is.ID]
+	own = counted{launches: max(own.launches, past.launches), retries: max(own.retries, past.retries)}
 	if own.launches > ref.launches {
 		lowered = append(lowered, r.lowered(is.ID, queue.FieldLaunchCount, own.launches, ref.launches))
 		ref.launches = own.launches

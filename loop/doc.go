@@ -124,6 +124,10 @@
 //     issue no check retried, Retry-Count with it; none past 1 +
 //     Max-Retries. The run's own counts, the floor of what the files say
 //     once its agent exited, a count that went down said (keepCounts).
+//   - launches.go: each launch also counted apart from the queue
+//     (LaunchesFile), the floor of every later run's counts and of what a
+//     sync shares (raiseCounts); a person's retry, here or learnt at a
+//     sync, drops it (forgetLaunches, retriedOn).
 //   - maxloops.go: the check at run's --max-loops limit, asked without
 //     writing, so that no loop is announced or counted that will not run
 //     (wouldRetry).

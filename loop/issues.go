@@ -171,6 +171,11 @@ func (w Workspace) Skip(ctx context.Context, now time.Time, id string) error {
 // signatures are kept: the history of what failed stays.
 func (w Workspace) Retry(ctx context.Context, now time.Time, id string) error {
 	return w.updateIssue(ctx, id, func(is *queue.Issue) error {
+		// Under the lock; should the queue's save then fail, its counts
+		// are still there to count from.
+		if err := w.forgetLaunches(id); err != nil {
+			return err
+		}
 		is.Set(queue.FieldStatus, queue.StatusPending)
 		is.SetInt(queue.FieldRetryCount, 0)
 		if _, ok := is.Get(queue.FieldLaunchCount); ok {

@@ -66,6 +66,10 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 	if err != nil {
 		return err
 	}
+	spent, err := w.countedLaunches()
+	if err != nil {
+		return err
+	}
 	host := w.historyHost(ctx, r)
 	for range syncTries {
 		theirs, err := r.FetchQueue(ctx)
@@ -83,7 +87,8 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 			return err
 		}
 		stale := staleSince(base.Data, ours, given)
-		merged, err := w.mergeQueue(path, r, base, w.unfenced(path, ours, base.Data, stale, given), theirs)
+		mine := raiseCounts(w.unfenced(path, ours, base.Data, stale, given), spent)
+		merged, err := w.mergeQueue(path, r, base, mine, theirs)
 		if err != nil {
 			return err
 		}
@@ -111,6 +116,10 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 			return queue.Merge3(ours, cur, synced.Data)
 		})
 		if err != nil {
+			return err
+		}
+		// Another machine's `issue retry` gave these a fresh start.
+		if err := w.forgetLaunches(retriedOn(base.Data, theirs.Data)...); err != nil {
 			return err
 		}
 		return r.Synced(ctx, synced)

@@ -247,3 +247,77 @@ func TestSyncMergesFromTheLastSync(t *testing.T) {
 		t.Errorf("machine 0's priority after the syncs: %q; want critical", p)
 	}
 }
+
+// TestRetryOnAnotherMachine: the launches one machine counted of an
+// issue apart from the queue (LaunchesFile) are set back when another
+// machine's `issue retry` of it reaches it at a sync, and only then.
+func TestRetryOnAnotherMachine(t *testing.T) {
+	ctx := context.Background()
+	a, c, ra, rc, id := syncClones(t)
+	spent := func(w Workspace, n int) {
+		t.Helper()
+		err := w.withLock(ctx, func() error {
+			if err := w.updateQueue(func(q *queue.Queue) error {
+				q.Issue(id).SetInt(queue.FieldLaunchCount, n)
+				return nil
+			}); err != nil {
+				return err
+			}
+			return w.writeLaunches(map[string]counted{id: {launches: n}}, nil)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	counted := func(w Workspace) int {
+		t.Helper()
+		cs, err := w.countedLaunches()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs[id].launches
+	}
+	spent(a, 3)
+	syncQueue(t, a, ra)
+	syncQueue(t, c, rc)
+	syncQueue(t, a, ra)
+	if got := counted(a); got != 3 {
+		t.Fatalf("a's launches of %s after syncs with no retry: %d; want 3", id, got)
+	}
+	if err := c.Retry(ctx, ruleNow, id); err != nil {
+		t.Fatal(err)
+	}
+	syncQueue(t, c, rc)
+	syncQueue(t, a, ra)
+	if got := counted(a); got != 0 {
+		t.Errorf("a's launches of %s after c's retry reached it: %d; want 0", id, got)
+	}
+}
+
+// TestSyncSharesNoCountSetBack: a count set back in the queue here (by an
+// agent, or by a save of what was read before a launch) below what this
+// machine counted (LaunchesFile) is set up again by the sync, here and on
+// the remote: the machine that takes the issue over counts from it.
+func TestSyncSharesNoCountSetBack(t *testing.T) {
+	ctx := context.Background()
+	a, c, ra, rc, id := syncClones(t)
+	syncQueue(t, a, ra)
+	if err := a.withLock(ctx, func() error {
+		return a.writeLaunches(map[string]counted{id: {launches: 3, retries: 2}}, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The queue here says 0 of each, as an agent's sed would leave it.
+	syncQueue(t, a, ra)
+	syncQueue(t, c, rc)
+	for name, w := range map[string]Workspace{"here": a, "on the machine that takes it over": c} {
+		q, err := queue.Load(w.Path(QueueFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		is := q.Issue(id)
+		if l, n := is.Int(queue.FieldLaunchCount, 0), is.Int(queue.FieldRetryCount, 0); l != 3 || n != 2 {
+			t.Errorf("%s: Launch-Count %d, Retry-Count %d after the sync; want 3 and 2", name, l, n)
+		}
+	}
+}

@@ -101,7 +101,7 @@ const DefaultLockTimeout = 2 * time.Minute
 
 // tempKinds are the files written under the lock whose temporary files a
 // crash may leave: the next holder of the lock removes them.
-var tempKinds = []string{QueueFile, StateFile, AnalyticsFile, AnalyticsStampFile, intentFile, EpochsFile}
+var tempKinds = []string{QueueFile, StateFile, AnalyticsFile, AnalyticsStampFile, intentFile, EpochsFile, LaunchesFile}
 
 // Lock takes the workspace's lock, waiting until ctx ends or the lock
 // timeout (LockTimeoutEnv) passes. After a second of waiting, Notify hears

@@ -30,9 +30,11 @@ import (
 //     are merged by name all the same, and the text is the side's that
 //     changed it (see mergeByName): a person's field changed by hand on
 //     one side stays, whatever the other side's work changed;
-//   - what both sides changed, each its way, at two epochs is the greater
-//     epoch's (the other's holder was taken over), and said in a note
-//     (Merge3Notes).
+//   - a count both sides changed, each its way (Launch-Count,
+//     Retry-Count), is the greater: a launch counted is never uncounted;
+//   - what else both sides changed, each its way, at two epochs is the
+//     greater epoch's (the other's holder was taken over), and said in a
+//     note (Merge3Notes).
 //
 // Two issues added with one ID (two machines filed one each) are both
 // kept, ours with the next free number of its day; so is an issue of ours
@@ -546,8 +548,23 @@ func mergeLine(bm, om, tm, later map[string][]byte, k string) ([]byte, bool) {
 		return nil, true // removed on one side, not changed on the other
 	case claimRow.Match(ol) || claimRow.Match(tl):
 		return later[k], true
+	case inO && inT:
+		// A count both sides raised (a launch here, another after a
+		// takeover there) is the greater: a launch is never uncounted.
+		if om, tm := countRow.FindSubmatch(ol), countRow.FindSubmatch(tl); om != nil && tm != nil {
+			if atoi(om[1]) >= atoi(tm[1]) {
+				return ol, true
+			}
+			return tl, true
+		}
 	}
 	return nil, false
+}
+
+// atoi is b's number, 0 when it is none.
+func atoi(b []byte) int {
+	n, _ := strconv.Atoi(string(b))
+	return n
 }
 
 // keyed is a line of an issue and its key: "|Name" for a table's row,
@@ -595,6 +612,7 @@ var (
 	anyRow     = regexp.MustCompile(`^\s*\|\s*([^|]*?)\s*\|`)
 	tableRule  = regexp.MustCompile(`^\s*\|[\s:|-]*$`)
 	claimRow   = regexp.MustCompile(`^\s*\|\s*(Claimed-By|Claimed-At|Lease-Epoch|Lease-Until)\s*\|`)
+	countRow   = regexp.MustCompile(`^\s*\|\s*(?:Launch-Count|Retry-Count)\s*\|\s*(\d+)\s*\|`)
 	epochRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Epoch\s*\|\s*(\d+)\s*\|`)
 	untilRow   = regexp.MustCompile(`(?m)^\s*\|\s*Lease-Until\s*\|\s*([^|]*?)\s*\|`)
 	byRow      = regexp.MustCompile(`(?m)^\s*\|\s*Claimed-By\s*\|([^|\n]*)\|`)

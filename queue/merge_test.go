@@ -168,3 +168,27 @@ func FuzzMerge3(f *testing.F) {
 		}
 	})
 }
+
+// TestMerge3Counts: a count both sides raised, each its way, at one epoch
+// or two, is the greater, whichever side holds it: a launch counted on
+// one machine is never uncounted by another's.
+func TestMerge3Counts(t *testing.T) {
+	two := func(n, epoch string) string {
+		return edit(t, mergeBase, "| Retry-Count | 0 |\n| Priority", "| Retry-Count | "+n+" |\n| Priority", "| Lease-Epoch | 1 |", "| Lease-Epoch | "+epoch+" |")
+	}
+	for _, c := range []struct{ name, ours, theirs, want string }{
+		{"greater here", two("3", "1"), two("2", "1"), "3"},
+		{"greater there", two("2", "1"), two("3", "1"), "3"},
+		{"greater at the lesser epoch", two("3", "1"), two("2", "2"), "3"},
+		{"one more", two("10", "1"), two("9", "1"), "10"},
+	} {
+		got, err := Merge3([]byte(mergeBase), []byte(c.ours), []byte(c.theirs))
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if q := Parse(got); q.Issues[0].Int(FieldRetryCount, -1) != atoi([]byte(c.want)) {
+			t.Errorf("%s: Retry-Count %d; want %s", c.name, q.Issues[0].Int(FieldRetryCount, -1), c.want)
+		}
+	}
+}

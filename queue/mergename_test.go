@@ -7,11 +7,12 @@ import (
 
 // An issue both sides changed, its text around the table too, is merged
 // field by field: a field changed on one side only is that side's; one
-// both changed, each its way, is the greater epoch's, and said in a note.
+// both changed, each its way, is the greater epoch's, and said in a note;
+// a count both raised is the greater.
 func TestMerge3ByFieldName(t *testing.T) {
 	base := "## ISSUE-20241213-001\n\n| Field | Value |\n|---|---|\n| Status | pending |\n| Priority | medium |\n| Retry-Count | 0 |\n| Lease-Epoch | 1 |\n\n### Summary\n\nthe base\n"
-	ours := strings.Replace(strings.Replace(base, "| Priority | medium |", "| Priority | critical |\n| Owner | alice |", 1), "| Retry-Count | 0 |", "| Retry-Count | 5 |", 1)
-	theirs := strings.Replace(strings.Replace(base, "| Lease-Epoch | 1 |", "| Lease-Epoch | 3 |", 1), "| Retry-Count | 0 |", "| Retry-Count | 2 |", 1) + "\n### Last failure\n\nFAIL\n"
+	ours := strings.NewReplacer("| Priority | medium |", "| Priority | critical |\n| Owner | alice |", "| Retry-Count | 0 |", "| Retry-Count | 5 |", "| Status | pending |", "| Status | stuck |").Replace(base)
+	theirs := strings.NewReplacer("| Lease-Epoch | 1 |", "| Lease-Epoch | 3 |", "| Retry-Count | 0 |", "| Retry-Count | 2 |", "| Status | pending |", "| Status | in_progress |").Replace(base) + "\n### Last failure\n\nFAIL\n"
 	got, notes, err := Merge3Notes([]byte(base), []byte(ours), []byte(theirs))
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +22,7 @@ func TestMerge3ByFieldName(t *testing.T) {
 		t.Fatalf("merged:\n%s\nproblems %v", got, q.Problems)
 	}
 	is := q.Issues[0]
-	for name, want := range map[string]string{"Priority": "critical", "Owner": "alice", "Lease-Epoch": "3", "Retry-Count": "2", "Status": "pending"} {
+	for name, want := range map[string]string{"Priority": "critical", "Owner": "alice", "Lease-Epoch": "3", "Retry-Count": "5", "Status": "in_progress"} {
 		if v, _ := is.Get(name); v != want {
 			t.Errorf("%s = %q; want %q in\n%s", name, v, want, got)
 		}
@@ -29,7 +30,7 @@ func TestMerge3ByFieldName(t *testing.T) {
 	if !strings.Contains(string(got), "### Last failure") {
 		t.Errorf("the remote's section is lost:\n%s", got)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "Retry-Count changed here (5) and on the remote (2): kept the remote's") {
-		t.Errorf("notes = %q; want one that says Retry-Count's 5 here was not kept", notes)
+	if len(notes) != 1 || !strings.Contains(notes[0], "Status changed here (stuck) and on the remote (in_progress): kept the remote's") {
+		t.Errorf("notes = %q; want one that says Status's stuck here was not kept", notes)
 	}
 }

@@ -307,14 +307,9 @@ func hostnameOf(t *testing.T) string {
 // TestCountsSetBackThenRunKilled: an agent sets its counts back to 0
 // through $ORCHESTRATOR_DIR, and its run is killed (SIGKILL) before the
 // agent exits, when the run would put them back. The next run finds
-// counts of 0 and nothing else to go by: the issue gets launches past its
-// 1 + Max-Retries, one more for each such kill. The run's own count lives
-// as long as the run; a count that outlives it in a file of its own (as
-// the claims' epochs do in .epochs) would hold it.
+// counts of 0 in the queue, but the launches counted in .launches before
+// each launch started: the issue gets no launch past its 1 + Max-Retries.
 func TestCountsSetBackThenRunKilled(t *testing.T) {
-	if os.Getenv("ORCHESTRATE_KNOWN_OVERRUNS") == "" {
-		t.Skip("a known overrun: ORCHESTRATE_KNOWN_OVERRUNS=1 runs it")
-	}
 	const maxRetries = 2
 	script := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(script, []byte(tamperAgent+"sleep 30\n"), 0o755); err != nil {
@@ -361,13 +356,10 @@ func TestCountsSetBackThenRunKilled(t *testing.T) {
 
 // TestCountsOfAnotherIssueSetBack: an agent sets back the counts of
 // another issue, whose work in the run is over (--max-loops 1), through
-// $ORCHESTRATOR_DIR. The run put back only the counts of the issue it
-// works on: the next runs find the other's counts at 0, and it gets
-// launches past its 1 + Max-Retries, one more for each run.
+// $ORCHESTRATOR_DIR. The run puts back only the counts of the issue it
+// works on, but the next runs count the other's from .launches too: it
+// gets no launch past its 1 + Max-Retries.
 func TestCountsOfAnotherIssueSetBack(t *testing.T) {
-	if os.Getenv("ORCHESTRATE_KNOWN_OVERRUNS") == "" {
-		t.Skip("a known overrun: ORCHESTRATE_KNOWN_OVERRUNS=1 runs it")
-	}
 	const maxRetries = 1
 	script := filepath.Join(t.TempDir(), "agent.sh")
 	agent := `id=${ORCHESTRATE_CLAIM%%:*}
@@ -390,5 +382,38 @@ case $id in *-002) sleep 1; sed -i -e 's/^\(| *Retry-Count *| *\)[0-9][0-9]*/\10
 	data, _ := os.ReadFile(launches)
 	if n := strings.Count(string(data), "-001\n"); n > 1+maxRetries {
 		t.Errorf("ISSUE-…-001 launched %d times; want at most 1 + Max-Retries = %d", n, 1+maxRetries)
+	}
+}
+
+// TestRetryAfterLaunchesSpent: an issue out of launches (stuck,
+// exhausted) gets 1 + Max-Retries launches again after a person's `issue
+// retry`: the retry sets back the launches counted apart from the queue
+// (.launches) with the queue's counts.
+func TestRetryAfterLaunchesSpent(t *testing.T) {
+	const maxRetries = 1
+	ws, launches, orch := budgetProject(t, budgetConfig(maxRetries, 15, 0))
+	runs := func() {
+		for range maxRetries + 2 {
+			orch("run", "--max-loops", "1").Run()
+		}
+	}
+	runs()
+	if got := launchesIn(launches); got != 1+maxRetries {
+		t.Fatalf("%d launches before the retry; want %d", got, 1+maxRetries)
+	}
+	q, err := queue.Load(filepath.Join(ws, "issue_queue.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := q.Issues[0].ID
+	if st := q.Issues[0].Status(); st != queue.StatusStuck {
+		t.Fatalf("%s is %s after its launches; want stuck", id, st)
+	}
+	if out, err := orch("issue", "retry", id).CombinedOutput(); err != nil {
+		t.Fatalf("issue retry: %v\n%s", err, out)
+	}
+	runs()
+	if got, want := launchesIn(launches), 2*(1+maxRetries); got != want {
+		t.Errorf("%d launches in all after the retry; want %d", got, want)
 	}
 }
