@@ -103,16 +103,14 @@ func trialSeed() int64 {
 // trialTally sums what the trials found.
 type trialTally struct {
 	trials, lostIssues, lostEdits, doubleClaims, overBudget, escapes int
-	overKilled                                                       int // see checkBudget
 	saves, runKills, agentKills                                      int
 	attacks                                                          map[string]int
 }
 
 func (c *trialTally) String() string {
-	return fmt.Sprintf("%d trials: %d lost issues, %d lost hand edits, %d double claims, %d launches past 1 + Max-Retries "+
-		"(and %d of agents that set back their counts in a run killed before it put them back), %d escapes; "+
+	return fmt.Sprintf("%d trials: %d lost issues, %d lost hand edits, %d double claims, %d launches past 1 + Max-Retries, %d escapes; "+
 		"%d in-place saves, %d runs and %d agents killed, agents: %d honest, %d planting hooks, %d swapping their worktree for a link, %d setting back their counts",
-		c.trials, c.lostIssues, c.lostEdits, c.doubleClaims, c.overBudget, c.overKilled, c.escapes,
+		c.trials, c.lostIssues, c.lostEdits, c.doubleClaims, c.overBudget, c.escapes,
 		c.saves, c.runKills, c.agentKills, c.attacks["honest"], c.attacks["hooks"], c.attacks["link"], c.attacks["tamper"])
 }
 
@@ -318,11 +316,6 @@ func (tr *trial) checkQueue(path string, data []byte) {
 func (tr *trial) checkBudget() {
 	data, _ := os.ReadFile(filepath.Join(tr.dir, "launches"))
 	for id, n := range countLines(string(data)) {
-		if n > 1+trialMaxRetries && tr.attacks[id] == "tamper" && tr.killed {
-			tr.tally.overKilled++
-			tr.t.Logf("%s (%s) launched %d times, past 1 + Max-Retries = %d, in a trial whose run was killed (TestCountsSetBackThenRunKilled)", id, tr.attacks[id], n, 1+trialMaxRetries)
-			continue
-		}
 		if n > 1+trialMaxRetries {
 			tr.tally.overBudget++
 			tr.t.Errorf("%s (%s) launched %d times, past 1 + Max-Retries = %d", id, tr.attacks[id], n, 1+trialMaxRetries)
