@@ -99,8 +99,19 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 // execute runs sp and fills r's outcome, exit code, output and duration; r
 // must have Started set. The error is one writing the log.
 func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath string) error {
+	var log *logCap
+	var logErr error
+	// endLog closes the log; a log never made (the gate printed nothing,
+	// or it could not be made) is none.
+	endLog := func() {
+		closeLog(log, &logErr)
+		if log != nil && !log.made() {
+			r.LogPath = ""
+		}
+	}
 	// An error before the command runs is the gate's; its log's is dropped.
 	early := func(msg string) error {
+		endLog()
 		r.Outcome, r.Err = Errored, msg
 		r.Duration = opts.now().Sub(r.Started)
 		return nil
@@ -108,21 +119,15 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 	if ctx.Err() != nil {
 		return early("canceled before it started")
 	}
-	var log *logCap
-	var logErr error
 	var logw io.Writer
 	if logPath != "" {
-		if log, logErr = createLog(logPath, opts.Output); logErr != nil {
-			log, r.LogPath = nil, ""
-		} else {
-			logw = log
-		}
+		log = createLog(logPath, opts.Output)
+		logw = log
 	}
 	c := newCapture(opts.output(), logw).signing(opts.signatureOptions(sp.dir))
 	c.tests = sp.tests
 	p, err := openPipes(sp)
 	if err != nil {
-		closeLog(log, &logErr)
 		return early(err.Error())
 	}
 	defer p.closeStdin()
@@ -132,13 +137,10 @@ func execute(ctx context.Context, r *Result, sp spec, opts *Options, logPath str
 	}
 	end, err := runCommand(ctx, sp, opts, p, &lockedWriter{w: out})
 	if err != nil {
-		closeLog(log, &logErr)
 		return early(err.Error())
 	}
-	if logErr == nil {
-		logErr = c.logErr
-	}
-	closeLog(log, &logErr)
+	logErr = c.logErr
+	endLog()
 
 	r.Output, r.OutputBytes, r.Omitted = c.String(), c.total, c.omitted()
 	r.Digest, r.Marks = c.digest(), c.marks.lines

@@ -14,7 +14,12 @@ import (
 // falls between is counted. finish writes a marker line saying how much was
 // left out, then the tail. A command that prints without end fills neither
 // the disk nor the memory.
+//
+// The file is made at the first byte of output: a gate that prints
+// nothing leaves no log, which keeps a quiet gate's cost at its
+// process's.
 type logCap struct {
+	path    string
 	f       *os.File
 	head    int64 // bytes still to write straight through
 	tail    []byte
@@ -36,21 +41,38 @@ func logBounds(out config.Output) (head, tail int) {
 	return head, tail
 }
 
-// createLog opens path for a gate's log: never through a symbolic link,
-// and only ever a regular file.
-func createLog(path string, out config.Output) (*logCap, error) {
-	f, err := fsx.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, err
-	}
+// createLog is a gate's log at path, made at its first byte: never
+// through a symbolic link, and only ever a regular file.
+func createLog(path string, out config.Output) *logCap {
 	head, tail := logBounds(out)
-	return &logCap{f: f, head: int64(head), tail: make([]byte, 0, min(tail, 64<<10)), tailLen: tail}, nil
+	return &logCap{path: path, head: int64(head), tailLen: tail}
 }
+
+// open makes the file, at the first byte written.
+func (l *logCap) open() error {
+	f, err := fsx.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	l.f, l.tail = f, make([]byte, 0, min(l.tailLen, 64<<10))
+	return nil
+}
+
+// made reports whether the log's file was made: the gate printed.
+func (l *logCap) made() bool { return l.f != nil }
 
 func (l *logCap) Write(p []byte) (int, error) {
 	n := len(p)
 	if l.err != nil {
 		return n, l.err
+	}
+	if l.f == nil {
+		if n == 0 {
+			return 0, nil
+		}
+		if l.err = l.open(); l.err != nil {
+			return n, l.err
+		}
 	}
 	if l.head > 0 {
 		k := int(min(int64(len(p)), l.head))
@@ -87,8 +109,11 @@ func (l *logCap) keep(p []byte) {
 	}
 }
 
-// finish writes the marker and the tail, and closes the file.
+// finish writes the marker and the tail, and closes the file, if made.
 func (l *logCap) finish() error {
+	if l.f == nil {
+		return l.err
+	}
 	err := l.err
 	if err == nil && len(l.tail) > 0 {
 		if l.omitted > 0 {

@@ -24,10 +24,7 @@ func TestLogCap(t *testing.T) {
 	} {
 		for _, chunk := range []int{1, 3, 1 << 20} {
 			path := filepath.Join(t.TempDir(), "g.log")
-			l, err := createLog(path, config.Output{LogHeadBytes: head, LogTailBytes: tail})
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := createLog(path, config.Output{LogHeadBytes: head, LogTailBytes: tail})
 			for s := tt.in; len(s) > 0; {
 				n := min(chunk, len(s))
 				l.Write([]byte(s[:n]))
@@ -36,7 +33,10 @@ func TestLogCap(t *testing.T) {
 			if err := l.finish(); err != nil {
 				t.Fatal(err)
 			}
-			got, _ := os.ReadFile(path)
+			got, err := os.ReadFile(path)
+			if made := err == nil; made != (tt.in != "") || made != l.made() {
+				t.Errorf("log of %d bytes: file made %v (made() %v); want it made only when there is output", len(tt.in), made, l.made())
+			}
 			if string(got) != tt.want {
 				t.Errorf("log of %d bytes in chunks of %d = %q; want %q", len(tt.in), chunk, got, tt.want)
 			}

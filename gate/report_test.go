@@ -139,6 +139,7 @@ func TestReportGolden(t *testing.T) {
 					Name     string `json:"name"`
 					Passed   bool   `json:"passed"`
 					ExitCode int    `json:"exit_code"`
+					Output   int    `json:"output_bytes"`
 					Log      string `json:"log"`
 				} `json:"results"`
 			} `json:"attempts"`
@@ -151,9 +152,17 @@ func TestReportGolden(t *testing.T) {
 	if q.RetryAttempts != 2 || q.MaxRetries != 3 || q.FinalStatus != "passed" || len(q.Attempts) != 2 {
 		t.Errorf("gate-results.json = %+v", q)
 	}
-	for _, res := range q.Attempts[0].Results {
-		if _, err := os.Stat(filepath.Join(logs, res.Log)); err != nil {
-			t.Errorf("result %q: log %q: %v", res.Name, res.Log, err)
+	for _, a := range q.Attempts {
+		for _, res := range a.Results {
+			if res.Output == 0 {
+				if res.Log != "" {
+					t.Errorf("result %q printed nothing, and has a log %q", res.Name, res.Log)
+				}
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(logs, res.Log)); res.Log == "" || err != nil {
+				t.Errorf("result %q: log %q: %v", res.Name, res.Log, err)
+			}
 		}
 	}
 	if md, err := os.ReadFile(filepath.Join(logs, SummaryFile)); err != nil || string(md) != r.Markdown() {
