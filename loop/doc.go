@@ -126,8 +126,9 @@
 //     once its agent exited, a count that went down said (keepCounts).
 //   - launches.go: each launch also counted apart from the queue
 //     (LaunchesFile), the floor of every later run's counts and of what a
-//     sync shares (raiseCounts); a person's retry, here or learnt at a
-//     sync, drops it (forgetLaunches, retriedOn).
+//     sync shares (raiseCounts), the counts a sync brings kept too
+//     (learnCounts); a person's retry, here or learnt at a sync, drops
+//     it (forgetLaunches, retriedOn).
 //   - maxloops.go: the check at run's --max-loops limit, asked without
 //     writing, so that no loop is announced or counted that will not run
 //     (wouldRetry).

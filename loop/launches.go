@@ -18,9 +18,10 @@ import (
 // but an agent is told where the queue is and can set them back; the runs
 // of this machine take the larger of the two, so that a count set back,
 // even after the run that counted it has ended or was killed, gives no
-// launch past 1 + Max-Retries. Written under LockFile, by the launches;
-// `issue retry` drops an issue's line, here or, through a sync, on any
-// machine of a remote.
+// launch past 1 + Max-Retries. Written under LockFile, by the launches
+// and, on a remote, by each sync, with the counts it brought (see
+// learnCounts); `issue retry` drops an issue's line, here or, through a
+// sync, on any machine of a remote.
 const LaunchesFile = ".launches"
 
 // launchesMax is the most of LaunchesFile read: a line an issue.
@@ -85,6 +86,39 @@ func (w Workspace) forgetLaunches(ids ...string) error {
 		return nil
 	}
 	return w.writeLaunches(cs, nil)
+}
+
+// learnCounts keeps in LaunchesFile the counts of the queue a sync left
+// (synced), where they are above what it holds: launches made on other
+// machines are counted here too, so that a save of what was read before
+// the sync, which sets them back in this machine's file, gives this
+// machine no launch past them either. The issues of retried, which
+// another machine's `issue retry` gave a fresh start, take the queue's
+// counts as they are. The caller holds the lock.
+func (w Workspace) learnCounts(retried []string, synced []byte) error {
+	cs, err := w.countedLaunches()
+	if err != nil {
+		return err
+	}
+	changed := false
+	for _, id := range retried {
+		if _, ok := cs[id]; ok {
+			delete(cs, id)
+			changed = true
+		}
+	}
+	q := queue.Parse(synced)
+	for _, is := range q.Issues {
+		was := cs[is.ID]
+		now := counted{launches: max(was.launches, is.Int(queue.FieldLaunchCount, 0)), retries: max(was.retries, is.Int(queue.FieldRetryCount, 0))}
+		if now != was && (now.launches > 0 || now.retries > 0) {
+			cs[is.ID], changed = now, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return w.writeLaunches(cs, q)
 }
 
 // retriedOn returns the issues whose Launch-Count went down from base to

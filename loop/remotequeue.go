@@ -118,8 +118,7 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		if err != nil {
 			return err
 		}
-		// Another machine's `issue retry` gave these a fresh start.
-		if err := w.forgetLaunches(retriedOn(base.Data, theirs.Data)...); err != nil {
+		if err := w.learnCounts(retriedOn(base.Data, theirs.Data), synced.Data); err != nil {
 			return err
 		}
 		return r.Synced(ctx, synced)

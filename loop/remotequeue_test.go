@@ -321,3 +321,50 @@ func TestSyncSharesNoCountSetBack(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncLearnsCounts: the counts a sync brings from another machine are
+// kept apart from the queue here too (LaunchesFile): a save of what was
+// read before the sync, which sets them back in this machine's file,
+// neither gives this machine's runs a launch past them nor reaches the
+// remote.
+func TestSyncLearnsCounts(t *testing.T) {
+	ctx := context.Background()
+	a, c, ra, rc, id := syncClones(t)
+	syncQueue(t, c, rc)
+	before, err := os.ReadFile(c.Path(QueueFile)) // what the person's editor read
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.withLock(ctx, func() error {
+		if err := a.updateQueue(func(q *queue.Queue) error {
+			q.Issue(id).SetInt(queue.FieldLaunchCount, 2)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return a.writeLaunches(map[string]counted{id: {launches: 2}}, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	syncQueue(t, a, ra)
+	syncQueue(t, c, rc)
+	if err := os.WriteFile(c.Path(QueueFile), before, 0o644); err != nil { // the editor saves
+		t.Fatal(err)
+	}
+	cs, err := c.countedLaunches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cs[id].launches; got != 2 {
+		t.Errorf("c's launches of %s learnt at its sync: %d; want 2", id, got)
+	}
+	syncQueue(t, c, rc)
+	syncQueue(t, a, ra)
+	q, err := queue.Load(a.Path(QueueFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Issue(id).Int(queue.FieldLaunchCount, 0); got != 2 {
+		t.Errorf("Launch-Count of %s on a after c's save of what it read before: %d; want 2", id, got)
+	}
+}
