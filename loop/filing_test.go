@@ -256,3 +256,33 @@ func TestStopHookFilesEachTest(t *testing.T) {
 		t.Errorf("the person's issue does not hold TestB's failure alone")
 	}
 }
+
+// An old issue that holds its gate whole (filed before issues held their
+// tests) holds the failures of its own tags only: a session's failure is
+// never recorded against the one orchestrate gate filed, nor against
+// another session's; it files its own.
+func TestFileHeldWholeBySameTagsOnly(t *testing.T) {
+	a, b := failedUnit("TestA"), failedUnit("TestB")
+	for _, tc := range []struct {
+		name, old string
+		tag       map[string]string
+		held      bool
+	}{
+		{"gate's issue, gate's failure", issueText("ISSUE-20241213-002", "Status", "pending", "Gate", "tests"), nil, true},
+		{"gate's issue, a session's failure", issueText("ISSUE-20241213-002", "Status", "pending", "Gate", "tests"), map[string]string{FieldSession: "s1"}, false},
+		{"a session's issue, its failure", issueText("ISSUE-20241213-002", "Status", "pending", "Gate", "tests", FieldSession, "s1"), map[string]string{FieldSession: "s1"}, true},
+		{"a session's issue, another's failure", issueText("ISSUE-20241213-002", "Status", "pending", "Gate", "tests", FieldSession, "s1"), map[string]string{FieldSession: "s2"}, false},
+	} {
+		w := ruleWorkspace(t, filingConfig, "# Queue\n\n"+tc.old)
+		cfg, _ := w.Config()
+		fileResult(t, w, unitsResult(t, cfg, a, b), tc.tag)
+		issues := loadAll(t, w)
+		recorded := issues[0].Int(queue.FieldSignatureRepeatCount, 0) == 1
+		if tc.held && (len(issues) != 1 || !recorded) {
+			t.Errorf("%s: %d issues, recorded against the old one %v; want it to hold the failure", tc.name, len(issues), recorded)
+		}
+		if !tc.held && (len(issues) != 3 || recorded) {
+			t.Errorf("%s: %d issues, recorded against the old one %v; want two filed of its own and the old one untouched", tc.name, len(issues), recorded)
+		}
+	}
+}
