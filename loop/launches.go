@@ -51,13 +51,20 @@ func (w Workspace) countedLaunches() (map[string]counted, error) {
 	return cs, sc.Err()
 }
 
-// writeLaunches writes cs to LaunchesFile, keeping the issues of q only
-// (a resolved or deleted issue's counts are of no more use). The caller
-// holds the lock.
+// writeLaunches writes cs to LaunchesFile, keeping the open issues of q
+// only (a resolved, skipped or deleted issue's counts are of no more use:
+// reopened, it counts from the queue's). The caller holds the lock.
 func (w Workspace) writeLaunches(cs map[string]counted, q *queue.Queue) error {
+	var live map[string]bool
+	if q != nil {
+		live = map[string]bool{}
+		for _, is := range q.Issues {
+			live[is.ID] = open(is)
+		}
+	}
 	ids := make([]string, 0, len(cs))
 	for id := range cs {
-		if q == nil || q.Issue(id) != nil {
+		if q == nil || live[id] {
 			ids = append(ids, id)
 		}
 	}
@@ -109,6 +116,9 @@ func (w Workspace) learnCounts(retried []string, synced []byte) error {
 	}
 	q := queue.Parse(synced)
 	for _, is := range q.Issues {
+		if !open(is) {
+			continue
+		}
 		was := cs[is.ID]
 		now := counted{launches: max(was.launches, is.Int(queue.FieldLaunchCount, 0)), retries: max(was.retries, is.Int(queue.FieldRetryCount, 0))}
 		if now != was && (now.launches > 0 || now.retries > 0) {
