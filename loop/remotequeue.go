@@ -103,27 +103,35 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 				return err
 			}
 		}
-		// The file first, then the note of the sync: killed between the
-		// two, the next sync merges from the older base again, which the
-		// file and the remote both hold the changes of. The other way
-		// round, it would take the file for one that undid them.
-		err = fsx.Transform(path, func(cur []byte, _ bool) ([]byte, error) {
-			if bytes.Equal(cur, ours) {
-				return synced.Data, nil
-			}
-			// A person's edit since the read: kept, on the merge, for the
-			// next sync to push.
-			return queue.Merge3(ours, cur, synced.Data)
-		})
-		if err != nil {
-			return err
-		}
-		if err := w.learnCounts(retriedOn(base.Data, theirs.Data), synced.Data); err != nil {
-			return err
-		}
-		return r.Synced(ctx, synced)
+		return w.keepSynced(ctx, r, ours, base, theirs, synced)
 	}
 	return fmt.Errorf("syncing the queue with %s: every push lost to another machine's, %d times over: try again", r.Name(), syncTries)
+}
+
+// keepSynced makes the queue synced, the remote's now, this machine's:
+// its file (ours, as read; a person's edit since, merged in), the counts
+// it brought (see learnCounts; base and theirs, the queue at the last
+// sync and the remote's before the push, tell another machine's retry),
+// then the note of the sync. The file first: killed between the two, the
+// next sync merges from the older base again, which the file and the
+// remote both hold the changes of. The other way round, it would take
+// the file for one that undid them.
+func (w Workspace) keepSynced(ctx context.Context, r *remote.Remote, ours []byte, base, theirs, synced remote.Queue) error {
+	err := fsx.Transform(w.Path(QueueFile), func(cur []byte, _ bool) ([]byte, error) {
+		if bytes.Equal(cur, ours) {
+			return synced.Data, nil
+		}
+		// A person's edit since the read: kept, on the merge, for the
+		// next sync to push.
+		return queue.Merge3(ours, cur, synced.Data)
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.learnCounts(retriedOn(base.Data, theirs.Data), synced.Data); err != nil {
+		return err
+	}
+	return r.Synced(ctx, synced)
 }
 
 // unfenced is ours without the changes made since the last sync (base)

@@ -549,16 +549,23 @@ func mergeLine(bm, om, tm, later map[string][]byte, k string) ([]byte, bool) {
 	case claimRow.Match(ol) || claimRow.Match(tl):
 		return later[k], true
 	case inO && inT:
-		// A count both sides raised (a launch here, another after a
-		// takeover there) is the greater: a launch is never uncounted.
-		if om, tm := countRow.FindSubmatch(ol), countRow.FindSubmatch(tl); om != nil && tm != nil {
-			if atoi(om[1]) >= atoi(tm[1]) {
-				return ol, true
-			}
-			return tl, true
-		}
+		return greaterCount(ol, tl)
 	}
 	return nil, false
+}
+
+// greaterCount is the greater of two rows of a count both sides raised (a
+// launch here, another after a takeover there): a launch is never
+// uncounted. False when they are no count's rows.
+func greaterCount(ol, tl []byte) ([]byte, bool) {
+	om, tm := countRow.FindSubmatch(ol), countRow.FindSubmatch(tl)
+	if om == nil || tm == nil {
+		return nil, false
+	}
+	if atoi(om[1]) >= atoi(tm[1]) {
+		return ol, true
+	}
+	return tl, true
 }
 
 // atoi is b's number, 0 when it is none.
