@@ -224,6 +224,7 @@ func remoteTrial(tr *trial, bare string, clones []string, base []func(args ...st
 	// One person saves: two saving the text above the first issue on two
 	// machines is a conflict the sync reports and leaves to them.
 	tr.startSaves(filepath.Join(clones[0], ".orchestrator", "issue_queue.md"))
+	tr.queues = append(tr.queues, filepath.Join(clones[1], ".orchestrator", "issue_queue.md"))
 	k := tr.rng.Intn(2)
 	tr.kill(first[k], dataOf(first[k]), 2500*time.Millisecond)
 	for i, c := range first {

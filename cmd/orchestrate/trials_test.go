@@ -396,8 +396,12 @@ func (tr *trial) replay(test string) {
 			tr.t.Log(out)
 		}
 		for _, path := range tr.queues {
-			data, _ := os.ReadFile(path)
-			tr.t.Logf("%s:\n%s", path, data)
+			// Each workspace's queue, the launches it counted apart and
+			// its history: what each machine saw and did, in order.
+			for _, name := range []string{filepath.Base(path), ".launches", "history.csv"} {
+				data, _ := os.ReadFile(filepath.Join(filepath.Dir(path), name))
+				tr.t.Logf("%s:\n%s", filepath.Join(filepath.Dir(path), name), data)
+			}
 		}
 		tr.t.Errorf("replay this trial: ORCHESTRATE_TRIAL_SEED=%d ORCHESTRATE_TRIALS=1 go test -run '^%s$' ./cmd/orchestrate", tr.seed, test)
 	}
