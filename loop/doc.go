@@ -172,7 +172,8 @@
 //     (remoteClaims): the remote's ref is the claim, mirrored into the
 //     queue (mirror); a ref that holds no record orchestrate wrote skipped
 //     and said (noteBad); clocks seen apart stop the claims (Next, Claim)
-//     and are said by a renewal or a release (changeOn).
+//     and are said by a renewal or a release (changeOn); an issue let go
+//     since the last sync claimed only after a sync (releasedSince).
 //   - remotequeue.go: the queue shared through the remote, merged with
 //     this machine's before each claim, launch and release, this
 //     machine's history shared beside it as its host's, every other

@@ -47,7 +47,31 @@ type remoteClaims struct {
 // or one written ahead of this machine's clock, is skipped, and Notify
 // told so; a record that shows this machine's clock ahead refuses the
 // claim (a remote.SkewError).
+//
+// An issue whose holder let it go on the remote since this machine's last
+// sync of the queue is not claimed on the queue as that sync left it: its
+// holder shared what it did (a halt, a resolution, the launches it spent)
+// before it let go, and the queue here does not know it yet. When no other
+// issue is ready, the queue is synced again, which brings what the holder
+// shared, and the claim tried once more (see errReleasedSince).
 func (c remoteClaims) Next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
+	got, err := c.next(ctx, now, holder, ttl, skip, true)
+	if !errors.Is(err, errReleasedSince) {
+		return got, err
+	}
+	if err := c.w.SyncQueue(ctx, c.r); err != nil {
+		return nil, err
+	}
+	return c.next(ctx, now, holder, ttl, skip, false)
+}
+
+// errReleasedSince says that no issue was claimed, and that one was let go
+// on the remote since the queue's last sync: synced again, it may be ready.
+var errReleasedSince = errors.New("an issue was let go on the remote since the last sync")
+
+// next is one try of Next on the queue as it is here; since, whether an
+// issue let go since the last sync is left out (see releasedSince).
+func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool, since bool) (*Claimed, error) {
 	w, r := c.w, c.r
 	open, err := w.openToClaim()
 	if err != nil {
@@ -67,12 +91,19 @@ func (c remoteClaims) Next(ctx context.Context, now time.Time, holder string, tt
 				return nil, skew
 			}
 			w.noteBad(q, recs, open, told)
+			let := map[string]bool{}
+			if since {
+				let = releasedSince(q, recs)
+			}
 			endLapsed(ctx, r, q, recs, now)
 			mirror(q, recs)
-			is, l, err := claimFirst(ctx, r, q, recs, now, holder, ttl, open)
+			is, l, err := claimFirst(ctx, r, q, recs, now, holder, ttl, func(is *queue.Issue) bool { return open(is) && !let[is.ID] })
 			if is != nil {
 				got = &Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l, Remote: r.Name(), Ref: remote.Ref(is.ID)}
 				return is, nil
+			}
+			if err == nil && len(let) > 0 {
+				return nil, errReleasedSince
 			}
 			if !errors.Is(err, remote.ErrLost) {
 				return nil, err
@@ -81,6 +112,20 @@ func (c remoteClaims) Next(ctx context.Context, now time.Time, holder string, tt
 		return nil, fmt.Errorf("claiming the next issue on %s: every push lost to another machine's, %d times over: try again", r.Name(), nextRounds)
 	})
 	return got, err
+}
+
+// releasedSince returns the issues that the queue here shows held, and
+// whose ref on the remote shows let go at that epoch or a later one: their
+// holder let them go since this machine's last sync of the queue.
+func releasedSince(q *queue.Queue, recs map[string]remote.Record) map[string]bool {
+	since := map[string]bool{}
+	for _, is := range q.Issues {
+		rec, ok := recs[is.ID]
+		if cur := claim.Of(is); ok && rec.Err == nil && cur.Holder != "" && rec.Holder == "" && rec.Epoch >= cur.Epoch {
+			since[is.ID] = true
+		}
+	}
+	return since
 }
 
 // nextRounds is how many times Next fetches the claims when every

@@ -218,3 +218,32 @@ func TestRemoteClaimEndsALapsedClaimOfADoneIssue(t *testing.T) {
 		t.Errorf("the record after its lease lapsed: %+v; want no holder at epoch %d", rec.Lease, got.Epoch)
 	}
 }
+
+// A holder shares what it did (here a halt) before it lets its claim go;
+// another machine whose last sync came before both claims nothing on the
+// queue as that sync left it: it syncs again, and finds the issue stuck.
+func TestRemoteClaimAfterAHaltSharedBeforeTheRelease(t *testing.T) {
+	ctx := context.Background()
+	_, ws, rs := sharedClones(t, 2)
+	c0, c1 := ws[0].Claims(rs[0]), ws[1].Claims(rs[1])
+	h0, h1 := claim.Holder("a", os.Getpid()), claim.Holder("b", os.Getpid())
+	got, err := c0.Next(ctx, ruleNow, h0, time.Minute, nil)
+	if err != nil || got == nil {
+		t.Fatalf("machine 0's claim: %+v, %v", got, err)
+	}
+	if other, err := c1.Next(ctx, ruleNow, h1, time.Minute, nil); err != nil || other != nil {
+		t.Fatalf("machine 1's claim of the one issue, held: %+v, %v; want none", other, err)
+	}
+	setStatus(t, ws[0], got.ID, queue.StatusStuck)
+	syncQueue(t, ws[0], rs[0])
+	if _, err := c0.Release(ctx, ruleNow, got.ID, got.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	next, err := c1.Next(ctx, ruleNow.Add(time.Second), h1, time.Minute, nil)
+	if err != nil || next != nil {
+		t.Fatalf("machine 1's claim after the halt and the release: %+v, %v; want none: the issue is stuck", next, err)
+	}
+	if st := loadAll(t, ws[1])[0].Status(); st != queue.StatusStuck {
+		t.Errorf("machine 1's queue shows the issue %s; want stuck, synced", st)
+	}
+}
