@@ -192,3 +192,26 @@ func TestMerge3Counts(t *testing.T) {
 		}
 	}
 }
+
+// TestMerge3WholeIssueOfTheGreaterEpoch: an issue both sides changed that
+// cannot be merged field by field (here a row the remote's holds twice) is
+// the greater epoch's whole, whichever side holds it, and said; at one
+// epoch it is a conflict.
+func TestMerge3WholeIssueOfTheGreaterEpoch(t *testing.T) {
+	mine := edit(t, mergeBase, "| Priority | high |", "| Priority | low |")
+	twice := func(epoch string) string {
+		return edit(t, mergeBase, "| Priority | high |", "| Priority | high |\n| Owner | a |\n| Owner | b |", "| Lease-Epoch | 1 |", "| Lease-Epoch | "+epoch+" |")
+	}
+	got, notes, err := Merge3Notes([]byte(mergeBase), []byte(mine), []byte(twice("2")))
+	if err != nil || string(got) != twice("2") || len(notes) != 1 || !strings.Contains(notes[0], "kept the remote's issue whole, of the greater epoch") {
+		t.Errorf("the remote's at the greater epoch: %v, notes %q; want the remote's issue whole, said\n%s", err, notes, got)
+	}
+	got, notes, err = Merge3Notes([]byte(mergeBase), []byte(twice("2")), []byte(mine))
+	if err != nil || string(got) != twice("2") || len(notes) != 1 || !strings.Contains(notes[0], "kept this machine's issue whole, of the greater epoch") {
+		t.Errorf("this machine's at the greater epoch: %v, notes %q; want this machine's issue whole, said\n%s", err, notes, got)
+	}
+	var me *MergeError
+	if _, err := Merge3([]byte(mergeBase), []byte(mine), []byte(twice("1"))); !errors.As(err, &me) {
+		t.Errorf("at one epoch: %v; want a MergeError", err)
+	}
+}
