@@ -231,7 +231,9 @@ func remoteTrial(tr *trial, bare string, clones []string, base []func(args ...st
 		c.Wait()
 		tr.outs = append(tr.outs, fmt.Sprintf("machine %d, first run:\n%s", i, firstOut[i].String()))
 	}
-	// Both go on until nothing is left to do.
+	// Both go on until nothing is left to do, and once more after the
+	// person's last save: the run that shares it.
+	saved := false
 	for round := 0; ; round++ {
 		if round == 10 {
 			t.Fatal("still work left after 10 rounds")
@@ -260,11 +262,14 @@ func remoteTrial(tr *trial, bare string, clones []string, base []func(args ...st
 				t.Fatalf("round %d: machine %d: exit %d\n%s", round, i, code, outs[i])
 			}
 		}
-		if done == 2 {
+		if done == 2 && saved {
 			break
 		}
+		if done == 2 {
+			tr.saves.Wait()
+			saved = true
+		}
 	}
-	tr.saves.Wait()
 	checkRemoteTrial(tr, bare, clones)
 }
 
