@@ -114,14 +114,18 @@ func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, tt
 	return got, err
 }
 
-// releasedSince returns the issues that the queue here shows held, and
-// whose ref on the remote shows let go at that epoch or a later one: their
-// holder let them go since this machine's last sync of the queue.
+// releasedSince returns the issues whose ref on the remote shows them let
+// go since this machine's last sync of the queue: at an epoch the queue
+// here has not seen (claimed and let go since), or at the epoch the queue
+// here shows held.
 func releasedSince(q *queue.Queue, recs map[string]remote.Record) map[string]bool {
 	since := map[string]bool{}
 	for _, is := range q.Issues {
 		rec, ok := recs[is.ID]
-		if cur := claim.Of(is); ok && rec.Err == nil && cur.Holder != "" && rec.Holder == "" && rec.Epoch >= cur.Epoch {
+		if !ok || rec.Err != nil || rec.Holder != "" {
+			continue
+		}
+		if cur := claim.Of(is); rec.Epoch > cur.Epoch || rec.Epoch == cur.Epoch && cur.Holder != "" {
 			since[is.ID] = true
 		}
 	}

@@ -247,3 +247,26 @@ func TestRemoteClaimAfterAHaltSharedBeforeTheRelease(t *testing.T) {
 		t.Errorf("machine 1's queue shows the issue %s; want stuck, synced", st)
 	}
 }
+
+// A whole claim made and let go on another machine since this one's last
+// sync (its queue never showed the holder): the issue, resolved there, is
+// not claimed here on the queue that sync left; synced again, it is done.
+func TestRemoteClaimAfterAWholeClaimElsewhere(t *testing.T) {
+	ctx := context.Background()
+	_, ws, rs := sharedClones(t, 2)
+	c0, c1 := ws[0].Claims(rs[0]), ws[1].Claims(rs[1])
+	syncQueue(t, ws[1], rs[1])
+	got, err := c0.Next(ctx, ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
+	if err != nil || got == nil {
+		t.Fatalf("machine 0's claim: %+v, %v", got, err)
+	}
+	setStatus(t, ws[0], got.ID, queue.StatusResolved)
+	syncQueue(t, ws[0], rs[0])
+	if _, err := c0.Release(ctx, ruleNow, got.ID, got.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	next, err := c1.Next(ctx, ruleNow.Add(time.Second), claim.Holder("b", os.Getpid()), time.Minute, nil)
+	if err != nil || next != nil {
+		t.Fatalf("machine 1's claim of the issue resolved elsewhere: %+v, %v; want none", next, err)
+	}
+}
