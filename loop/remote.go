@@ -96,7 +96,7 @@ func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, tt
 				let = releasedSince(q, recs)
 			}
 			endLapsed(ctx, r, q, recs, now)
-			mirror(q, recs)
+			mirror(q, recs, let)
 			is, l, err := claimFirst(ctx, r, q, recs, now, holder, ttl, func(is *queue.Issue) bool { return open(is) && !let[is.ID] })
 			if is != nil {
 				got = &Claimed{ID: is.ID, Summary: summaryOf(is), Lease: l, Remote: r.Name(), Ref: remote.Ref(is.ID)}
@@ -306,13 +306,15 @@ func onRemote(rec remote.Record, is *queue.Issue) claim.Lease {
 	return l
 }
 
-// mirror writes the remote's claims into the queue's issues. A record
-// with an older epoch than the queue's is left out: the queue's claim is
-// the later.
-func mirror(q *queue.Queue, recs map[string]remote.Record) {
+// mirror writes the remote's claims into the queue's issues, but those of
+// except (let go since the last sync: mirrored, the queue would no longer
+// show that it does not know what their holder shared). A record with an
+// older epoch than the queue's is left out: the queue's claim is the
+// later.
+func mirror(q *queue.Queue, recs map[string]remote.Record, except map[string]bool) {
 	for _, is := range q.Issues {
 		rec, ok := recs[is.ID]
-		if !ok || rec.Err != nil {
+		if !ok || rec.Err != nil || except[is.ID] {
 			continue
 		}
 		if cur := claim.Of(is); rec.Epoch >= cur.Epoch && !cur.Equal(rec.Lease) {

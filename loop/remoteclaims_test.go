@@ -270,3 +270,34 @@ func TestRemoteClaimAfterAWholeClaimElsewhere(t *testing.T) {
 		t.Fatalf("machine 1's claim of the issue resolved elsewhere: %+v, %v; want none", next, err)
 	}
 }
+
+// An issue let go since the last sync, left out while another issue is
+// claimed in the same step, is still known as let go at the next claim:
+// its release is not mirrored into the queue before a sync brings what
+// its holder shared.
+func TestRemoteClaimLetGoKeptAcrossAnotherClaim(t *testing.T) {
+	ctx := context.Background()
+	_, ws, rs := sharedClones(t, 2)
+	addIssue(t, ws[0], ruleNow.Add(time.Minute), "a second issue")
+	syncQueue(t, ws[0], rs[0])
+	syncQueue(t, ws[1], rs[1])
+	c0, c1 := ws[0].Claims(rs[0]), ws[1].Claims(rs[1])
+	h0, h1 := claim.Holder("a", os.Getpid()), claim.Holder("b", os.Getpid())
+	first, err := c0.Next(ctx, ruleNow, h0, time.Minute, nil)
+	if err != nil || first == nil {
+		t.Fatalf("machine 0's claim: %+v, %v", first, err)
+	}
+	setStatus(t, ws[0], first.ID, queue.StatusStuck)
+	syncQueue(t, ws[0], rs[0])
+	if _, err := c0.Release(ctx, ruleNow, first.ID, first.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	other, err := c1.Next(ctx, ruleNow.Add(time.Second), h1, time.Minute, nil)
+	if err != nil || other == nil || other.ID == first.ID {
+		t.Fatalf("machine 1's claim: %+v, %v; want the other issue", other, err)
+	}
+	again, err := c1.Next(ctx, ruleNow.Add(2*time.Second), claim.Holder("c", os.Getpid()), time.Minute, nil)
+	if err != nil || again != nil {
+		t.Fatalf("machine 1's next claim: %+v, %v; want none: %s is stuck", again, err, first.ID)
+	}
+}
