@@ -428,11 +428,7 @@ func (s *gateStep) writeArtifacts() error {
 	// The feedback of a failed evaluation is kept with the artifacts.
 	var extra []gate.File
 	if gr.Failed() {
-		told := ev
-		if gr.Verdict != nil {
-			told = judgedEvaluation(gr)
-		}
-		data := gate.NewFeedback(told, gate.FeedbackInput{
+		data := gate.NewFeedback(gr.told(), gate.FeedbackInput{
 			Attempt: attempt, MaxAttempts: maxRetries, Exhausted: exhausted, Output: cfg.Output,
 			Signatures: s.sigs, Tried: tried(s.tx, gr),
 		})

@@ -261,6 +261,15 @@ func (w Workspace) learn(ctx context.Context, tx queueTx, id string, v *results.
 	}, nil)
 }
 
+// told is the evaluation as the agent is told it: a judged attempt's
+// (see judgedEvaluation), else the whole of it.
+func (gr *GateRun) told() *gate.Evaluation {
+	if gr.Verdict != nil {
+		return judgedEvaluation(gr)
+	}
+	return gr.Evaluation
+}
+
 // judgedEvaluation is the evaluation as the feedback of a judged attempt
 // tells it: the gates with a failure that counts, each with those
 // failures alone (a regression named as one); the others as passed.

@@ -101,12 +101,9 @@ func (w Workspace) forgetLaunches(ids ...string) error {
 // the sync, which sets them back in this machine's file, gives this
 // machine no launch past them either. The issues of retried, which
 // another machine's `issue retry` gave a fresh start, take the queue's
-// counts as they are. The caller holds the lock.
-func (w Workspace) learnCounts(retried []string, synced []byte) error {
-	cs, err := w.countedLaunches()
-	if err != nil {
-		return err
-	}
+// counts as they are. cs is LaunchesFile as read under the lock the
+// caller holds; learnCounts changes it.
+func (w Workspace) learnCounts(cs map[string]counted, retried []string, synced []byte) error {
 	changed := false
 	for _, id := range retried {
 		if _, ok := cs[id]; ok {
@@ -134,6 +131,9 @@ func (w Workspace) learnCounts(retried []string, synced []byte) error {
 // retriedOn returns the issues whose Launch-Count went down from base to
 // theirs: another machine's `issue retry`, learnt at a sync.
 func retriedOn(base, theirs []byte) []string {
+	if bytes.Equal(base, theirs) {
+		return nil // no other machine changed the queue: most syncs
+	}
 	was := map[string]int{}
 	for _, is := range queue.Parse(base).Issues {
 		was[is.ID] = is.Int(queue.FieldLaunchCount, 0)

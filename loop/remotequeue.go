@@ -103,7 +103,7 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 				return err
 			}
 		}
-		return w.keepSynced(ctx, r, ours, base, theirs, synced)
+		return w.keepSynced(ctx, r, ours, base, theirs, synced, spent)
 	}
 	return fmt.Errorf("syncing the queue with %s: every push lost to another machine's, %d times over: try again", r.Name(), syncTries)
 }
@@ -115,8 +115,9 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 // then the note of the sync. The file first: killed between the two, the
 // next sync merges from the older base again, which the file and the
 // remote both hold the changes of. The other way round, it would take
-// the file for one that undid them.
-func (w Workspace) keepSynced(ctx context.Context, r *remote.Remote, ours []byte, base, theirs, synced remote.Queue) error {
+// the file for one that undid them. spent is LaunchesFile as the sync
+// read it, under the lock it holds.
+func (w Workspace) keepSynced(ctx context.Context, r *remote.Remote, ours []byte, base, theirs, synced remote.Queue, spent map[string]counted) error {
 	err := fsx.Transform(w.Path(QueueFile), func(cur []byte, _ bool) ([]byte, error) {
 		if bytes.Equal(cur, ours) {
 			return synced.Data, nil
@@ -128,7 +129,7 @@ func (w Workspace) keepSynced(ctx context.Context, r *remote.Remote, ours []byte
 	if err != nil {
 		return err
 	}
-	if err := w.learnCounts(retriedOn(base.Data, theirs.Data), synced.Data); err != nil {
+	if err := w.learnCounts(spent, retriedOn(base.Data, theirs.Data), synced.Data); err != nil {
 		return err
 	}
 	return r.Synced(ctx, synced)

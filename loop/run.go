@@ -572,11 +572,7 @@ func (r *runner) remember(n int, a *AgentRun, gr *GateRun) {
 	}
 	// Judged, the gates that failed for this work alone: the others'
 	// failures on the baseline are not its attempt's.
-	ev := gr.Evaluation
-	if gr.Verdict != nil {
-		ev = judgedEvaluation(gr)
-	}
-	for _, f := range ev.Failures() {
+	for _, f := range gr.told().Failures() {
 		s := f.Name()
 		if is, ok := gr.Issues[f.Name()]; ok && len(is.Signature) >= shortSig {
 			s += " (" + is.Signature[:shortSig] + ")"
