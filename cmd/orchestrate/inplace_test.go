@@ -118,20 +118,7 @@ func TestInPlaceSaveTornInARow(t *testing.T) {
 			if out, code := orch(nil, "claim", "ISSUE-20241213-001", "--as", "holder"); code != 0 {
 				t.Fatal(out)
 			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			const note = "A note the person typed at the start."
-			saved := append([]byte(note+"\n\n"), data...)
-			cut := bytes.Index(saved, []byte("| Status | pend")) + len("| Status | pend")
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.Write(saved[:cut]); err != nil {
-				t.Fatal(err)
-			}
+			finish := tornSave(t, path)
 			type result struct {
 				out  string
 				code int
@@ -141,19 +128,13 @@ func TestInPlaceSaveTornInARow(t *testing.T) {
 				out, code := orch(nil, args...)
 				done <- result{out, code}
 			}()
-			time.Sleep(700 * time.Millisecond) // the pause between two writes of the save
-			if _, err := f.Write(saved[cut:]); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
+			finish()
 			if r := <-done; r.code != 0 {
 				t.Errorf("%v during the save: exit %d\n%s", args, r.code, r.out)
 			}
 			got, _ := os.ReadFile(path)
-			if q := queue.Parse(got); len(q.Problems) > 0 || len(q.Issues) != 3 || !bytes.Contains(got, []byte(note)) {
-				t.Errorf("after the save and %v: %d issues, problems %v, the note kept: %v", args, len(q.Issues), q.Problems, bytes.Contains(got, []byte(note)))
+			if q := queue.Parse(got); len(q.Problems) > 0 || len(q.Issues) != 3 || !bytes.Contains(got, []byte(tornNote)) {
+				t.Errorf("after the save and %v: %d issues, problems %v, the note kept: %v", args, len(q.Issues), q.Problems, bytes.Contains(got, []byte(tornNote)))
 			}
 		})
 	}
@@ -174,13 +155,39 @@ func TestInPlaceSaveTornInARowSynced(t *testing.T) {
 		"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
 	bare, clones, orch := remoteProject(t, cfg, 3, 1)
 	path := filepath.Join(clones[0], ".orchestrator", "issue_queue.md")
+	finish := tornSave(t, path)
+	run := orch[0]("run", "--agents", "1", "--remote", "origin", "--lease", "3s")
+	var out syncBuffer
+	run.Stdout, run.Stderr = &out, &out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	finish()
+	if err := run.Wait(); err != nil {
+		t.Errorf("run --remote during the save: %v\n%s", err, out.String())
+	}
+	shared := gitRun(t, bare, "show", remote.QueueRef+":"+remote.QueueFile)
+	if q := queue.Parse([]byte(shared)); len(q.Problems) > 0 || len(q.Issues) != 3 || !strings.Contains(shared, tornNote) {
+		t.Errorf("the shared queue: %d issues, problems %v, the note kept: %v\n%s", len(q.Issues), q.Problems, strings.Contains(shared, tornNote), out.String())
+	}
+}
+
+// tornNote is what tornSave's person types above the first issue.
+const tornNote = "A note the person typed at the start."
+
+// tornSave starts a save in place of the queue at path, with tornNote above
+// its first issue, as a program that writes in place does, and pauses it
+// in the first issue's Status row: the file is open for writing and holds
+// the part written so far. finish writes the rest after a pause (700 ms:
+// what runs meanwhile meets the torn file) and closes it.
+func tornSave(t *testing.T, path string) (finish func()) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const note = "A note the person typed at the start."
-	saved := append([]byte(note+"\n\n"), data...)
-	cut := bytes.Index(saved, []byte("| Status | pending |")) + len("| Status | pend")
+	saved := append([]byte(tornNote+"\n\n"), data...)
+	cut := bytes.Index(saved, []byte("| Status | pend")) + len("| Status | pend")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -188,24 +195,14 @@ func TestInPlaceSaveTornInARowSynced(t *testing.T) {
 	if _, err := f.Write(saved[:cut]); err != nil {
 		t.Fatal(err)
 	}
-	run := orch[0]("run", "--agents", "1", "--remote", "origin", "--lease", "3s")
-	var out syncBuffer
-	run.Stdout, run.Stderr = &out, &out
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(700 * time.Millisecond) // the pause between two writes of the save
-	if _, err := f.Write(saved[cut:]); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Wait(); err != nil {
-		t.Errorf("run --remote during the save: %v\n%s", err, out.String())
-	}
-	shared := gitRun(t, bare, "show", remote.QueueRef+":"+remote.QueueFile)
-	if q := queue.Parse([]byte(shared)); len(q.Problems) > 0 || len(q.Issues) != 3 || !strings.Contains(shared, note) {
-		t.Errorf("the shared queue: %d issues, problems %v, the note kept: %v\n%s", len(q.Issues), q.Problems, strings.Contains(shared, note), out.String())
+	return func() {
+		t.Helper()
+		time.Sleep(700 * time.Millisecond) // the pause between two writes of the save
+		if _, err := f.Write(saved[cut:]); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
