@@ -76,6 +76,7 @@ while [ ! -s tpid ] || [ ! -s ipid ]; do sleep 0.01; done
 // SIGTERM and the grace to end, a setsid process included, and what
 // ignores SIGTERM is killed; under a supervisor and watched.
 func TestLeftoversGetTheGrace(t *testing.T) {
+	t.Parallel()
 	requireSetsid(t)
 	for _, mode := range []string{"supervised", "watched"} {
 		t.Run(mode, func(t *testing.T) {
@@ -103,6 +104,7 @@ func TestLeftoversGetTheGrace(t *testing.T) {
 // first. So under a supervisor, and watched (see cgroup.watched), where
 // the watchdog stops them.
 func TestChildrenDieWithTheirParent(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("GATE_TEST_PARENT") != "" {
 		// The parent: run the gate until killed.
 		if os.Getenv("GATE_TEST_SUPERVISED") != "" {

@@ -289,6 +289,7 @@ func TestReviewAskedAgain(t *testing.T) {
 // TestReviewErrors: a reviewer that times out, exits non-zero, or prints
 // what is not a review makes the gate an error (or timeout), never a pass.
 func TestReviewErrors(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t)
 	good := script(t, "good", "cat >/dev/null; echo no findings")
 	for _, tt := range []struct {

@@ -17,6 +17,7 @@ import (
 // first is not stopped by the watch: its timeout ends it, an attempt like
 // any other.
 func TestRunAgentStalled(t *testing.T) {
+	t.Parallel()
 	const reconnect = `echo '{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}'`
 	for _, tc := range []struct {
 		name, timeout, agent string
@@ -32,6 +33,7 @@ func TestRunAgentStalled(t *testing.T) {
 			`echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}'; while :; do ` + reconnect + `; sleep 0.05; done`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			w := Workspace{Dir: filepath.Join(root, DefaultDir)}
 			os.MkdirAll(w.Dir, 0o755)

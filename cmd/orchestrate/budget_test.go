@@ -176,6 +176,7 @@ func TestAgentResetsItsCounts(t *testing.T) {
 // this machine, and it is gone. A holder that is alive is waited for, and
 // the wait is said.
 func TestKilledRunTakenOverAtOnce(t *testing.T) {
+	t.Parallel()
 	_, launches, orch := budgetProject(t, budgetConfig(5, 15, 30))
 	run := orch("run", "--agents", "2", "--lease", "10m")
 	if err := run.Start(); err != nil {
@@ -211,6 +212,7 @@ func TestKilledRunTakenOverAtOnce(t *testing.T) {
 // waited for, and the wait is said at once: which issue, whose claim,
 // until when.
 func TestLiveHolderWaitSaid(t *testing.T) {
+	t.Parallel()
 	ws, _, orch := budgetProject(t, budgetConfig(5, 15, 0))
 	q, _ := queue.Load(filepath.Join(ws, "issue_queue.md"))
 	id := q.Issues[0].ID
@@ -310,6 +312,7 @@ func hostnameOf(t *testing.T) string {
 // counts of 0 in the queue, but the launches counted in .launches before
 // each launch started: the issue gets no launch past its 1 + Max-Retries.
 func TestCountsSetBackThenRunKilled(t *testing.T) {
+	t.Parallel()
 	const maxRetries = 2
 	script := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(script, []byte(tamperAgent+"sleep 30\n"), 0o755); err != nil {
@@ -360,6 +363,7 @@ func TestCountsSetBackThenRunKilled(t *testing.T) {
 // works on, but the next runs count the other's from .launches too: it
 // gets no launch past its 1 + Max-Retries.
 func TestCountsOfAnotherIssueSetBack(t *testing.T) {
+	t.Parallel()
 	const maxRetries = 1
 	script := filepath.Join(t.TempDir(), "agent.sh")
 	agent := `id=${ORCHESTRATE_CLAIM%%:*}
@@ -390,6 +394,7 @@ case $id in *-002) sleep 1; sed -i -e 's/^\(| *Retry-Count *| *\)[0-9][0-9]*/\10
 // retry`: the retry sets back the launches counted apart from the queue
 // (.launches) with the queue's counts.
 func TestRetryAfterLaunchesSpent(t *testing.T) {
+	t.Parallel()
 	const maxRetries = 1
 	ws, launches, orch := budgetProject(t, budgetConfig(maxRetries, 15, 0))
 	runs := func() {

@@ -20,12 +20,18 @@ import (
 // claimWorkspace makes a workspace with n issues, and returns a function
 // that runs orchestrate in it.
 func claimWorkspace(t testing.TB, dir string, n int) (ws string, orch func(env []string, args ...string) (string, int)) {
+	return claimWorkspaceEnv(t, dir, n, nil)
+}
+
+// claimWorkspaceEnv is claimWorkspace whose commands all have base in
+// their environment.
+func claimWorkspaceEnv(t testing.TB, dir string, n int, base []string) (ws string, orch func(env []string, args ...string) (string, int)) {
 	bin := orchestrateBin(t)
 	ws = filepath.Join(dir, ".orchestrator")
 	cleanupAnalytics(t, ws)
 	orch = func(env []string, args ...string) (string, int) {
 		cmd := exec.Command(bin, append([]string{"--dir", ws}, args...)...)
-		cmd.Env = append(os.Environ(), env...)
+		cmd.Env = append(append(os.Environ(), base...), env...)
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if err != nil {
@@ -88,6 +94,7 @@ func claimRaces(t testing.TB, orch func([]string, ...string) (string, int), proc
 // lost. The races run in rounds on a fresh queue of up to 256 issues;
 // ORCHESTRATE_CLAIM_RACES sets how many claims in all (default 64).
 func TestClaimRaces(t *testing.T) {
+	t.Parallel()
 	total := 64
 	if v, err := strconv.Atoi(os.Getenv("ORCHESTRATE_CLAIM_RACES")); err == nil {
 		total = v
@@ -149,6 +156,7 @@ func checkClaims(t *testing.T, ws string, got []string, n int) {
 // (SIGCONT), every change it makes with its old epoch is refused, and the
 // queue keeps its successor's.
 func TestPausedHolderFenced(t *testing.T) {
+	t.Parallel()
 	trials := 5
 	if testing.Short() {
 		trials = 2
@@ -243,13 +251,26 @@ func waitState(t *testing.T, pid int, state byte) {
 // (default 8 under -short, 24 otherwise); ORCHESTRATE_TRIAL_SEED the
 // seed of the first (trial i's is it plus i).
 func TestAgentsKillTrials(t *testing.T) {
+	t.Parallel()
 	bin := orchestrateBin(t)
 	trials, seed := trialCount(8, 24), trialSeed()
 	tally := &trialTally{attacks: map[string]int{}}
+	var mu sync.Mutex
 	start := time.Now()
+	// The trials run side by side, each with a tally of its own summed
+	// into the whole at its end: they wait on their runs and kills more
+	// than they work.
+	t.Cleanup(func() { t.Logf("%v in %v", tally, time.Since(start).Round(time.Second)) })
 	for i := range trials {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
-			tr, cfg := newTrial(t, seed+int64(i), tally)
+			t.Parallel()
+			own := &trialTally{attacks: map[string]int{}}
+			defer func() {
+				mu.Lock()
+				tally.add(own)
+				mu.Unlock()
+			}()
+			tr, cfg := newTrial(t, seed+int64(i), own)
 			defer tr.replay("TestAgentsKillTrials")
 			root, ws, data, base := agentsProject(t, bin, cfg, 3)
 			orch := func(args ...string) *exec.Cmd {
@@ -279,7 +300,6 @@ func TestAgentsKillTrials(t *testing.T) {
 			checkAfterKills(tr, root, ws, data)
 		})
 	}
-	t.Logf("%v in %v", tally, time.Since(start).Round(time.Second))
 }
 
 // agentsProject makes a git repository on main with one commit, its

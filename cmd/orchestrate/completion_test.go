@@ -113,6 +113,7 @@ printf '%s\n' "${COMPREPLY[@]}"`, "bash", script)
 // compgen leaves the matching of the typed prefix to compadd, which does it
 // when a user presses Tab: the test does the same.
 func TestCompletionZsh(t *testing.T) {
+	t.Parallel()
 	zsh := requireShell(t, "zsh")
 	script := completionScript(t, "zsh")
 	// One zsh for all the cases (compinit takes a while): each argument is a
@@ -151,6 +152,7 @@ done`, "zsh", script)
 // TestCompletionFish loads the script in fish and asks complete -C, which is
 // what fish offers on Tab.
 func TestCompletionFish(t *testing.T) {
+	t.Parallel()
 	fish := requireShell(t, "fish")
 	script := completionScript(t, "fish")
 	for _, tc := range completionCases {

@@ -20,6 +20,7 @@ import (
 // the lock, as an editor does: every change of everyone is in the final
 // file.
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	bin := orchestrateBin(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, ".orchestrator")
@@ -143,6 +144,7 @@ func editByHand(path, line string) error {
 // TestConcurrentRecordCheck runs record and check from several processes
 // at once: every count in the files is exact afterwards.
 func TestConcurrentRecordCheck(t *testing.T) {
+	t.Parallel()
 	bin := orchestrateBin(t)
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
 	cleanupAnalytics(t, ws)
@@ -255,6 +257,7 @@ func TestConcurrentRecordCheck(t *testing.T) {
 // exact counts, the history names the issues the queue has, and every edit
 // of the person is kept.
 func TestConcurrentStopHooks(t *testing.T) {
+	t.Parallel()
 	bin := orchestrateBin(t)
 	root := t.TempDir()
 	ws := filepath.Join(root, ".orchestrator")

@@ -22,6 +22,7 @@ import (
 // the queue: every issue and the person's edit are in the file at the end,
 // and the claim too.
 func TestInPlaceSaveSurvivesAClaim(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("a save in place is noticed by a read lease, which Linux gives")
 	}
@@ -102,6 +103,7 @@ func TestInPlaceSaveSurvivesAClaim(t *testing.T) {
 // reads the whole file and does its write on it, and the person's edit
 // stays.
 func TestInPlaceSaveTornInARow(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("a save in place is noticed by a read lease, which Linux gives")
 	}

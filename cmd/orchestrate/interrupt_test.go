@@ -18,6 +18,7 @@ import (
 // once, the agent's or the gate's whole process group with it, it says
 // why, and every file is whole.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
 	bin := orchestrateBin(t)
 	var err error
 	// A shell that starts a grandchild, says so, and waits for it.

@@ -16,6 +16,7 @@ import (
 // wants it: after a second it says who holds it, and at the configured
 // time it gives up with a clear error, having written nothing.
 func TestLockWaitSaysWhoAndGivesUp(t *testing.T) {
+	t.Parallel()
 	bin := orchestrateBin(t)
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
 	cleanupAnalytics(t, ws)

@@ -151,6 +151,7 @@ func BenchmarkMCPIdleMemory(b *testing.B) {
 // TestMCPIdleMemory: the server at rest, after a call on a queue of 200
 // issues, holds under 20 MB.
 func TestMCPIdleMemory(t *testing.T) {
+	t.Parallel()
 	if rss := mcpIdleRSS(t, orchestrateBin(t), mcpBenchWorkspace(t)); rss >= mcpIdleLimit {
 		t.Errorf("the server holds %.1f MB at rest: want under 20", float64(rss)/(1<<20))
 	}

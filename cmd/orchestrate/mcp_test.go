@@ -387,6 +387,7 @@ func TestMCPNoWorkspace(t *testing.T) {
 // gate's whole process group is killed, as orchestrate gate's is at
 // Ctrl-C, and the server goes on.
 func TestMCPCancelKillsGates(t *testing.T) {
+	t.Parallel()
 	ws := mcpWorkspace(t, "")
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	config := "gates:\n  - name: slow\n    command: 'sleep 300 & echo $$ > " + pidFile + "; wait'\n"
@@ -426,6 +427,7 @@ func TestMCPCancelKillsGates(t *testing.T) {
 // the server, and passed, stops at once on the same tree: its Stop hook
 // does not run the gates again; once the tree changes, it does.
 func TestMCPGatesSpareTheStop(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	gitRun(t, root, "init", "-q")
 	runs := filepath.Join(t.TempDir(), "runs")

@@ -97,6 +97,7 @@ func running(pid int) bool {
 // next run, started at once, waits the moment the agent's supervisor
 // takes to stop them rather than refuse.
 func TestRunKilledLeavesNoOrphans(t *testing.T) {
+	t.Parallel()
 	dir, orch := orphanWorkspace(t)
 	// An agent deaf to SIGTERM: its group lives out the supervisor's
 	// grace, until SIGKILL, as the next run starts.
@@ -172,6 +173,7 @@ func TestRunRefusesWhileAKilledRunsAgentLives(t *testing.T) {
 // as SIGTERM does, its agent with all its children, and the run is
 // recorded as interrupted.
 func TestRunHangupThroughATerminal(t *testing.T) {
+	t.Parallel()
 	dir, orch := orphanWorkspace(t)
 	python, err := exec.LookPath("python3")
 	if err != nil {

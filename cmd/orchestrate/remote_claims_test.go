@@ -25,13 +25,12 @@ import (
 // claims.
 func remoteMachines(t testing.TB, n, issues int) (bare string, ws []string, orch []func(env []string, args ...string) (string, int)) {
 	t.Helper()
-	t.Setenv("ORCHESTRATE_NO_BACKGROUND", "1")
 	bare = filepath.Join(t.TempDir(), "remote.git")
 	gitRun(t, "", "init", "-q", "--bare", bare)
 	for i := 0; i < n; i++ {
 		dir := filepath.Join(t.TempDir(), fmt.Sprintf("m%d", i))
 		gitRun(t, "", "clone", "-q", bare, dir)
-		w, o := claimWorkspace(t, dir, issues)
+		w, o := claimWorkspaceEnv(t, dir, issues, []string{"ORCHESTRATE_NO_BACKGROUND=1"})
 		ws, orch = append(ws, w), append(orch, o)
 	}
 	return bare, ws, orch
@@ -157,6 +156,7 @@ func checkRemoteClaims(t *testing.T, bare string, ws []string, got map[string]st
 // one issue this clone saw last as it is, a push each. The test fails if
 // they grow.
 func TestRemoteClaimRoundTrips(t *testing.T) {
+	t.Parallel()
 	_, _, orch := remoteMachines(t, 1, 2)
 	real, err := exec.LookPath("git")
 	if err != nil {
@@ -198,6 +198,7 @@ func TestRemoteClaimRoundTrips(t *testing.T) {
 // goes on, is refused (exit 11). ORCHESTRATE_REMOTE_KILL_TRIALS sets the
 // number of trials of each (default 1).
 func TestRemoteKillTrials(t *testing.T) {
+	t.Parallel()
 	trials := 1
 	if v, err := strconv.Atoi(os.Getenv("ORCHESTRATE_REMOTE_KILL_TRIALS")); err == nil {
 		trials = v

@@ -46,6 +46,7 @@ func gitInput(t *testing.T, stdin string, env []string, args ...string) string {
 // fail with one line (exit 1) and change nothing, neither the queue nor
 // the ref. Once deleted as the line says, the issue is claimed.
 func TestRemoteClaimBadRecords(t *testing.T) {
+	t.Parallel()
 	bare, ws, orch := remoteMachines(t, 1, 2)
 	const id = "ISSUE-20241213-001"
 	ref := remote.Ref(id)
@@ -116,6 +117,7 @@ func TestRemoteClaimBadRecords(t *testing.T) {
 // release that replaced a record this machine wrote ahead of the
 // releaser's clock is seen here as this machine's clock ahead.
 func TestRemoteClaimClockSkew(t *testing.T) {
+	t.Parallel()
 	bare, ws, orch := remoteMachines(t, 2, 2)
 	const id1, id2 = "ISSUE-20241213-001", "ISSUE-20241213-002"
 	now := time.Date(2024, 12, 13, 10, 0, 0, 0, time.UTC)

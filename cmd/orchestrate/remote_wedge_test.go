@@ -14,6 +14,7 @@ import (
 // skipped on one line and claims the next, quickly and within its bounds;
 // the record is left as it is.
 func TestRemoteClaimSkipsWedgingRecords(t *testing.T) {
+	t.Parallel()
 	bare, _, orch := remoteMachines(t, 1, 2)
 	const id1, id2 = "ISSUE-20241213-001", "ISSUE-20241213-002"
 	now := time.Date(2024, 12, 13, 10, 0, 0, 0, time.UTC)

@@ -107,6 +107,22 @@ type trialTally struct {
 	attacks                                                          map[string]int
 }
 
+// add sums o into c.
+func (c *trialTally) add(o *trialTally) {
+	c.trials += o.trials
+	c.lostIssues += o.lostIssues
+	c.lostEdits += o.lostEdits
+	c.doubleClaims += o.doubleClaims
+	c.overBudget += o.overBudget
+	c.escapes += o.escapes
+	c.saves += o.saves
+	c.runKills += o.runKills
+	c.agentKills += o.agentKills
+	for a, n := range o.attacks {
+		c.attacks[a] += n
+	}
+}
+
 func (c *trialTally) String() string {
 	return fmt.Sprintf("%d trials: %d lost issues, %d lost hand edits, %d double claims, %d launches past 1 + Max-Retries, %d escapes; "+
 		"%d in-place saves, %d runs and %d agents killed, agents: %d honest, %d planting hooks, %d swapping their worktree for a link, %d setting back their counts",

@@ -154,6 +154,7 @@ func watchQueue(status, summary string) string {
 // made malformed, in a burst, with the whole directory replaced. Then
 // Ctrl-C ends it with exit 0.
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
@@ -375,6 +376,7 @@ func TestWatchErrors(t *testing.T) {
 // TestWatchApproval: an approval made by editing the queue by hand, while
 // watch runs, is shown at once.
 func TestWatchApproval(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join(t.TempDir(), ".orchestrator")
 	os.MkdirAll(ws, 0o755)
 	request := func(approved string) string {
