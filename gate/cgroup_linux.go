@@ -28,6 +28,12 @@ var cgroups struct {
 	dir     string      // where commands' cgroups are made; "" for nowhere
 	refused atomic.Bool // starting a command into one was refused: none
 	seq     atomic.Int64
+
+	// spare are cgroups whose commands ended with nothing left in them,
+	// kept for the next commands (see cgroup.kill): a cgroup made and
+	// removed costs a command more than its shell does.
+	mu    sync.Mutex
+	spare []*cgroup
 }
 
 // cgroupBase returns the cgroup v2 directory this process is in, when it
@@ -167,6 +173,14 @@ func newCgroup() *cgroup {
 	if base == "" || cgroups.refused.Load() {
 		return nil
 	}
+	cgroups.mu.Lock()
+	if n := len(cgroups.spare); n > 0 {
+		c := cgroups.spare[n-1]
+		cgroups.spare = cgroups.spare[:n-1]
+		cgroups.mu.Unlock()
+		return c
+	}
+	cgroups.mu.Unlock()
 	path := filepath.Join(base, supervise.CgroupPrefix(os.Getpid())+strconv.FormatInt(cgroups.seq.Add(1), 10))
 	if err := os.Mkdir(path, 0o755); err != nil {
 		return nil
@@ -219,12 +233,24 @@ func (c *cgroup) populated() bool {
 	return populated || !read
 }
 
-// kill kills every process left in the cgroup, then removes it.
+// kill kills every process left in the cgroup, then removes it; a cgroup
+// seen empty is kept instead for the next command, while the watchdog
+// runs, which removes every cgroup of this process once it ends.
 func (c *cgroup) kill() {
 	if !c.empty.Load() {
 		os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0)
+		c.remove()
+		return
 	}
-	c.remove()
+	if watchdog.pipe == nil || watchdog.gone.Load() {
+		c.remove()
+		return
+	}
+	// Empty, and nothing enters it again but this process's next command.
+	c.empty.Store(false)
+	cgroups.mu.Lock()
+	cgroups.spare = append(cgroups.spare, c)
+	cgroups.mu.Unlock()
 }
 
 // remove removes the cgroup once it is empty.

@@ -57,11 +57,67 @@ while [ ! -s daemon ]; do sleep 0.01; done; cat /proc/self/cgroup`)
 		t.Fatalf("Run = %s (%s), output %q; want pass in a cgroup of its own", r.Outcome, r.Reason(), r.Output)
 	}
 	waitGone(t, readPIDs(t, filepath.Join(dir, "daemon"))...)
+	dropSpareCgroups()
 	entries, _ := os.ReadDir(base)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), fmt.Sprintf("orchestrate-%d-", os.Getpid())) {
 			t.Errorf("cgroup %s left behind", e.Name())
 		}
+	}
+}
+
+// dropSpareCgroups removes the cgroups kept for the next commands, as the
+// watchdog does once this process ends.
+func dropSpareCgroups() {
+	cgroups.mu.Lock()
+	defer cgroups.mu.Unlock()
+	for _, c := range cgroups.spare {
+		c.remove()
+	}
+	cgroups.spare = nil
+}
+
+// TestCgroupKeptForTheNext: a watched command's cgroup, empty at its end,
+// is the next command's, made once; one that still held what its command
+// left after the grace (killed with cgroup.kill) is removed, and the next
+// command gets a new one.
+func TestCgroupKeptForTheNext(t *testing.T) {
+	base := cgroupBase()
+	if base == "" {
+		t.Skip("no cgroup v2 this process may make cgroups in")
+	}
+	requireSetsid(t)
+	if SupervisorProblem() != "" {
+		t.Skip("no watchdog here:", SupervisorProblem())
+	}
+	dropSpareCgroups()
+	defer dropSpareCgroups()
+	dir := t.TempDir()
+	where := func(command string) string {
+		t.Helper()
+		r := runOne(t, gateOf("g", command+"; cat /proc/self/cgroup"), Options{RepoRoot: dir, KillGrace: 200 * time.Millisecond})
+		i := strings.Index(r.Output, "/orchestrate-")
+		if r.Outcome != Pass || i < 0 {
+			t.Fatalf("Run = %s (%s), output %q; want pass in a cgroup of orchestrate's", r.Outcome, r.Reason(), r.Output)
+		}
+		return strings.TrimSpace(r.Output[i+1:])
+	}
+	first := where("true")
+	if again := where("true"); again != first {
+		t.Errorf("the command after one that left its cgroup empty ran in %s; want %s, kept", again, first)
+	}
+	// A process deaf to SIGTERM outlives the grace: the cgroup is killed.
+	left := where(`setsid sh -c 'trap "" TERM; echo $$ > daemon; while :; do sleep 1; done' </dev/null >/dev/null 2>&1 &
+while [ ! -s daemon ]; do sleep 0.01; done`)
+	waitGone(t, readPIDs(t, filepath.Join(dir, "daemon"))...)
+	if left != first {
+		t.Errorf("the third command ran in %s; want %s, kept", left, first)
+	}
+	if _, err := os.Stat(filepath.Join(base, left)); !os.IsNotExist(err) {
+		t.Errorf("the cgroup %s that held a process at its command's end is still there (%v); want it removed", left, err)
+	}
+	if next := where("true"); next == left {
+		t.Errorf("the command after one whose cgroup held what it left ran in that cgroup, %s; want a new one", next)
 	}
 }
 
