@@ -144,6 +144,7 @@ func readPIDs(t *testing.T, name string) []int {
 }
 
 func TestTimeoutKillsTheWholeGroup(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name    string
 		command string

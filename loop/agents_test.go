@@ -58,6 +58,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // read, and the first ready one past them is claimed. Claimed issues are
 // always read: a holder gets back what it holds.
 func TestClaimNextPastTheFirstLook(t *testing.T) {
+	t.Parallel()
 	var q strings.Builder
 	q.WriteString("# Issue Queue\n\n")
 	for i := 1; i <= chooseOpen+4; i++ {

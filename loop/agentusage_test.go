@@ -12,6 +12,7 @@ import (
 // Each agent's output, in the shape its documentation gives, and what is read
 // of it.
 func TestParseAgentOutput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, format, out string
 		want              AgentReport
@@ -70,6 +71,7 @@ func TestParseAgentOutput(t *testing.T) {
 }
 
 func TestNewSessionID(t *testing.T) {
+	t.Parallel()
 	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 	seen := map[string]bool{}
 	for range 100 {
@@ -103,6 +105,7 @@ func FuzzParseAgentOutput(f *testing.F) {
 // agent.prices, the model's entry or the default, cached tokens apart from
 // the input where the agent counts them within it; a reported cost stands.
 func TestPriced(t *testing.T) {
+	t.Parallel()
 	prices := map[string]config.Price{
 		"default": {Input: 1, Output: 10, CacheRead: 0.1},
 		"gpt-5":   {Input: 2, Output: 20, CacheRead: 0.2},

@@ -29,6 +29,7 @@ func newTestWorkspace(t *testing.T, config string) Workspace {
 // makes it so, once; a background refresh leaves it to the process that
 // holds the lock.
 func TestAnalyticsCurrent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newTestWorkspace(t, "gates: []\n")
 	if !w.AnalyticsCurrent() {
@@ -109,6 +110,7 @@ func TestAnalyticsCurrent(t *testing.T) {
 // found the history gone and made the lock file again in a directory
 // being removed ("directory not empty", under load).
 func TestRefreshDoneWhenTheLockIsFree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newTestWorkspace(t, "gates: []\n")
 	if _, err := w.StartSession(ctx, time.Now()); err != nil {
@@ -152,6 +154,7 @@ func listing(t *testing.T, dir string) string {
 
 // makes it at its end.
 func TestHotPathsLeaveThePage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newTestWorkspace(t, "agent:\n  command: 'true'\ngates:\n  - name: unit\n    command: 'echo FAIL; exit 1'\n")
 	res, err := w.StopHook(ctx, time.Now, "s1")

@@ -19,6 +19,7 @@ Action: Running improvement loop to fix issue
 
 // TestBannerIsTheSeeds: the banners are the seed's, rule for rule.
 func TestBannerIsTheSeeds(t *testing.T) {
+	t.Parallel()
 	got := TriggeredMessage(CheckResult{
 		Retried:          []IssueRef{{ID: "ISSUE-20241213-001", Summary: "Server fails to start (TypeError in src/index.ts:42)", RetryCount: 1, MaxRetries: 10, Priority: "critical"}},
 		TotalAutoRetries: 1, GlobalCap: 15,

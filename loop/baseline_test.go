@@ -14,6 +14,7 @@ import (
 // a baseline whose gate timed out is used, not kept, as its results are
 // not the tree's.
 func TestTakeBaselineKeptOnceByTreeAndGates(t *testing.T) {
+	t.Parallel()
 	count := filepath.Join(t.TempDir(), "count")
 	gates := func(extra string) string {
 		return "gates:\n  - name: tests\n    command: 'echo x >> " + count + "; exit 1'\n" + extra

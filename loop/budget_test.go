@@ -29,6 +29,7 @@ func budgetRunner(t *testing.T, fields ...string) (r *runner, said *[]string) {
 // whichever says it, there is none left. Once its agent exited, the run
 // puts its counts back where the file says less, and says so.
 func TestRunKeepsItsOwnCount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, said := budgetRunner(t, "Max-Retries", "4", "Launch-Count", "1", "Retry-Count", "0")
 	r.note("ISSUE-20241213-001", counted{launches: 3})
@@ -79,6 +80,7 @@ func TestRunKeepsItsOwnCount(t *testing.T) {
 // The run's total of auto-retries is the larger of its own and a
 // check's, and is put back in the state where the file says less.
 func TestRunKeepsItsOwnTotal(t *testing.T) {
+	t.Parallel()
 	r, said := budgetRunner(t)
 	r.countedCheck(CheckResult{TotalAutoRetries: 5})
 	r.countedCheck(CheckResult{TotalAutoRetries: 1}) // the file set back

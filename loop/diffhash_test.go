@@ -15,6 +15,7 @@ import (
 // git": the file's stat matches what the index cached) must change the hash,
 // or a person's approval would carry over to code they never saw.
 func TestHumanGateDiffHashRacyGit(t *testing.T) {
+	t.Parallel()
 	dir, racyEdit := racyRepo(t)
 	w := Workspace{Dir: filepath.Join(dir, DefaultDir)}
 	before, _ := w.diffNow(context.Background(), "HEAD")

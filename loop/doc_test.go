@@ -14,6 +14,7 @@ import (
 // files: every file of the package is named there, and each name given in
 // parentheses after a file is declared in that file.
 func TestDocSaysWhereRulesLive(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ func released(epoch string) []byte {
 // stale; the new holder's, on the machine that took the issue over, are
 // not, though the last sync still showed the old holder.
 func TestStaleSince(t *testing.T) {
+	t.Parallel()
 	const id = "ISSUE-20260102-001"
 	gs := map[string]given{id: {epoch: 2, holder: "new@m1/2"}}
 	old := queueWithClaim("old@m0/1", "1")

@@ -69,6 +69,7 @@ func loadAll(t *testing.T, w Workspace) []*queue.Issue {
 // its own block as its failure and results.Sign's signature of it; the
 // same failures again are recorded against them, never filed again.
 func TestFileOneIssuePerTest(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, filingConfig, "")
 	cfg, _ := w.Config()
 	failed := []results.Failed{failedUnit("TestA"), failedUnit("TestB"), failedUnit("TestC")}
@@ -113,6 +114,7 @@ func TestFileOneIssuePerTest(t *testing.T) {
 // that lists it in Tests, or an issue the gate filed before issues listed
 // their tests, which holds every test of its gate, recorded as one failure.
 func TestFileHeldTests(t *testing.T) {
+	t.Parallel()
 	person := issueText("ISSUE-20241213-001", "Status", "pending", "Auto-Retry", "true", "Tests", "tests: example.com/m TestB")
 	old := issueText("ISSUE-20241213-002", "Status", "pending", "Auto-Retry", "true", "Gate", "tests")
 	a, b, c := failedUnit("TestA"), failedUnit("TestB"), failedUnit("TestC")
@@ -154,6 +156,7 @@ func fieldOf(is *queue.Issue, name string) string {
 // Past MaxFiledPerGate failing tests, the last issue holds the rest, says
 // so in its Summary and lists them in its Tests.
 func TestFileCap(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, filingConfig, "")
 	cfg, _ := w.Config()
 	var failed []results.Failed
@@ -185,6 +188,7 @@ func TestFileCap(t *testing.T) {
 // A test whose failure is that of an issue waiting for a person is neither
 // filed nor recorded; when every failing test waits, the gate does.
 func TestFileWaitingTest(t *testing.T) {
+	t.Parallel()
 	a, b := failedUnit("TestA"), failedUnit("TestB")
 	w := ruleWorkspace(t, filingConfig, "")
 	sig, _ := results.Sign([]results.Failed{a}, w.SignatureOptions())
@@ -210,6 +214,7 @@ func TestFileWaitingTest(t *testing.T) {
 // issue for the gate, which lists the gate as its test and holds its next
 // whole failure; a per-test issue does not hold it.
 func TestFileWholeGate(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, filingConfig, "# Queue\n\n"+
 		issueText("ISSUE-20241213-001", "Status", "pending", "Auto-Retry", "true", "Gate", "tests", "Tests", "tests: example.com/m TestA"))
 	cfg, _ := w.Config()
@@ -230,6 +235,7 @@ func TestFileWholeGate(t *testing.T) {
 // session, and retries them all; a person's issue that lists one of the
 // tests gets its failure and is retried too.
 func TestStopHookFilesEachTest(t *testing.T) {
+	t.Parallel()
 	const suite = "--- FAIL: TestA (0.00s)\n    a_test.go:9: got 1, want 2\n--- FAIL: TestB (0.00s)\n    b_test.go:9: got 3, want 4\nFAIL\nFAIL\texample.com/m\t0.003s\n"
 	w := ruleWorkspace(t, "gates:\n  - name: tests\n    command: 'cat out.txt; exit 1'\n",
 		"# Queue\n\n"+issueText("ISSUE-20241213-001", "Status", "pending", "Auto-Retry", "true", "Tests", "tests: example.com/m TestB"))
@@ -262,6 +268,7 @@ func TestStopHookFilesEachTest(t *testing.T) {
 // never recorded against the one orchestrate gate filed, nor against
 // another session's; it files its own.
 func TestFileHeldWholeBySameTagsOnly(t *testing.T) {
+	t.Parallel()
 	a, b := failedUnit("TestA"), failedUnit("TestB")
 	for _, tc := range []struct {
 		name, old string

@@ -18,6 +18,7 @@ import (
 // unit's issue waits for a person (its failure recorded against it, as
 // the gate's open issue), it says no attempt is left.
 func TestFeedbackAttemptFromIssue(t *testing.T) {
+	t.Parallel()
 	const (
 		lint = "  - name: lint\n    command: 'echo \"lint: unused variable x\"; exit 1'\n    auto_retry: false\n"
 		unit = "  - name: unit\n    command: 'echo \"unit: got 3, want 4\"; exit 1'\n"
@@ -61,6 +62,7 @@ func TestFeedbackAttemptFromIssue(t *testing.T) {
 // it says so only when both are stuck. The order of the gates in
 // config.yaml does not matter.
 func TestFeedbackAttemptOfOpenIssue(t *testing.T) {
+	t.Parallel()
 	const (
 		gateA = "  - name: a\n    command: 'echo \"a: got 1, want 2\"; exit 1'\n"
 		gateB = "  - name: b\n    command: 'echo \"b: got 3, want 4\"; exit 1'\n"
@@ -100,6 +102,7 @@ func TestFeedbackAttemptOfOpenIssue(t *testing.T) {
 // TestFeedbackTriedOnlyEarlier: the first failure of a gate is not told as
 // already tried; the same failure again is, once; a third time, twice.
 func TestFeedbackTriedOnlyEarlier(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'echo \"unit: got 3, want 4\"; exit 1'\n", "# Queue\n")
 	now := func() time.Time { return ruleNow }
 	for i, want := range []string{"", "1 time)", "2 times)"} {
@@ -118,6 +121,7 @@ func TestFeedbackTriedOnlyEarlier(t *testing.T) {
 // only while it is open; one a person skipped or resolved meanwhile keeps
 // their choice, and nothing is written.
 func TestResolveOpenKeepsAPersonsChoice(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status string
 		ok     bool

@@ -14,6 +14,7 @@ import (
 // loop, and the rows of the run are in time order, with two gates that
 // file, record and resolve issues at different times.
 func TestRunHistoryLoopsAndOrder(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
 	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
@@ -61,6 +62,7 @@ gates:
 // stop's history rows name it, as its gate logs do (unit.log, then
 // unit.loop2.log, …).
 func TestHookHistoryLoops(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
 	if err := os.MkdirAll(w.Dir, 0o755); err != nil {

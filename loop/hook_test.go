@@ -16,6 +16,7 @@ import (
 )
 
 func TestSessionKey(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ id, want string }{
 		{"", "(none)"},
 		{"b1c2d3e4-0000-4000-8000-123456789abc", "b1c2d3e4-0000-4000-8000-123456789abc"},
@@ -40,6 +41,7 @@ func TestSessionKey(t *testing.T) {
 }
 
 func TestFindWorkspace(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	mk := func(p string) string {
 		p = filepath.Join(root, filepath.FromSlash(p))
@@ -77,6 +79,7 @@ func TestFindWorkspace(t *testing.T) {
 }
 
 func TestSessionDirName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ id, want string }{
 		{"", "hook-none"},
 		{"b1c2d3e4-0000-4000-8000-123456789abc", "hook-b1c2d3e4-0000-4000-8000-123456789abc"},
@@ -106,6 +109,7 @@ func TestSessionDirName(t *testing.T) {
 }
 
 func TestIsChild(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		child, run string
 		want       bool
@@ -219,6 +223,7 @@ func FuzzReadHookInput(f *testing.F) {
 // change of the tree, or the Stop hook would let an edited session stop
 // without its gates.
 func TestTreeStateRacyGit(t *testing.T) {
+	t.Parallel()
 	dir, racyEdit := racyRepo(t)
 	w := Workspace{Dir: filepath.Join(dir, DefaultDir)}
 	before, ok := w.treeState(context.Background())

@@ -59,6 +59,7 @@ func queueWrites(t *testing.T, w Workspace, fn func()) int {
 // the halt are one write, which leaves the queue as one write after another
 // would (the command's scripts hold its bytes).
 func TestStopHookWritesQueueOnce(t *testing.T) {
+	t.Parallel()
 	cfg := "gates:\n" +
 		"  - name: unit\n    command: 'echo \"unit: got 3, want 4\"; exit 1'\n" +
 		"  - name: lint\n    command: 'echo \"lint: x.go:3: unused variable y\"; exit 1'\n" +

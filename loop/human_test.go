@@ -33,6 +33,7 @@ const approvalQueue = `# Queue
 `
 
 func TestApprovalState(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		status, approved string
 		want             gate.ApprovalState
@@ -60,6 +61,7 @@ func TestApprovalState(t *testing.T) {
 }
 
 func TestApproveRejectWait(t *testing.T) {
+	t.Parallel()
 	w := Workspace{Dir: t.TempDir()}
 	if err := os.WriteFile(w.Path(QueueFile), []byte(approvalQueue), 0o644); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ func judgeWorkspace(t *testing.T, cfg string, tests ...string) (Workspace, []str
 // its regressions, signed as results.Sign signs them: the same units
 // failing the same way sign the same wherever the others' failures are.
 func TestVerdictFailureSignsOwnUnits(t *testing.T) {
+	t.Parallel()
 	w, ids := judgeWorkspace(t, "gates:\n  - name: tests\n    command: 'true'\n", "tests: p TestA")
 	failed := func(id string) results.Failed {
 		return results.Failed{Unit: results.Unit{Gate: "tests", ID: id}, Block: "--- FAIL: " + id + "\n    x_test.go:3: wrong\n"}
@@ -92,6 +93,7 @@ func TestVerdictFailureSignsOwnUnits(t *testing.T) {
 // still failing, go on; a failure another open issue holds is not a
 // regression.
 func TestRunResolvesEachIssueByItsTests(t *testing.T) {
+	t.Parallel()
 	cfg := "agent:\n  command: 'if [ -f a.ok ]; then touch b.ok; else touch a.ok; fi'\n" +
 		"gates:\n  - name: a\n    command: 'test -f a.ok'\n  - name: b\n    command: 'test -f b.ok'\n"
 	w, ids := judgeWorkspace(t, cfg, "a", "b")
@@ -120,6 +122,7 @@ func TestRunResolvesEachIssueByItsTests(t *testing.T) {
 // suite hung is no pass, and a baseline that timed out does not say that
 // its unlisted tests passed.
 func TestReportsOfCutGateIsWhole(t *testing.T) {
+	t.Parallel()
 	partial := &results.Report{Gate: "tests", Runner: "go", Passed: []string{"p TestA"},
 		Failed: []results.Failed{{Unit: results.Unit{Gate: "tests", ID: "p TestB"}, Block: "--- FAIL: TestB\n"}}}
 	for _, outcome := range []gate.Outcome{gate.TimedOut, gate.Errored} {

@@ -75,6 +75,7 @@ func historyOf(t *testing.T, w Workspace) []analytics.Event {
 // sends every worker's issue back to pending (as a gate's failure does)
 // right before its check, so that each round is a race for the last retry.
 func TestLockGlobalCapConcurrentChecks(t *testing.T) {
+	t.Parallel()
 	const workers, rounds, capacity = 6, 15, 3
 	var b strings.Builder
 	b.WriteString("# Queue\n\n")
@@ -172,6 +173,7 @@ func TestLockGlobalCapConcurrentChecks(t *testing.T) {
 // the repeat counts of a signature's records go 1, 2, 3... as
 // Signature-Repeat-Count did.
 func TestLockRetryCountMatchesHistory(t *testing.T) {
+	t.Parallel()
 	const issues, recorders, checkers, rounds = 2, 3, 2, 15
 	var b strings.Builder
 	b.WriteString("# Queue\n\n")
@@ -272,6 +274,7 @@ func TestLockRetryCountMatchesHistory(t *testing.T) {
 // gives up when its context ends, and no file has changed: the outcome
 // does not depend on how long anything takes.
 func TestLockHeldWaits(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'exit 1'\n", "# Queue\n\n"+issueText("ISSUE-20241213-001",
 		"Status", "pending", "Auto-Retry", "true", "Retry-Count", "0", "Max-Retries", "10", "Session", "s"))
 	files := []string{QueueFile, StateFile, HistoryFile}
@@ -327,6 +330,7 @@ func TestLockHeldWaits(t *testing.T) {
 // the next run waits that moment out when the run the lock names is gone,
 // and refuses at once when it lives.
 func TestRunLockOfAGoneRun(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'exit 1'\n", "# Queue\n\n")
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {

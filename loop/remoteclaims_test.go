@@ -38,6 +38,7 @@ func remoteLease(t *testing.T, r *remote.Remote, id string) remote.Record {
 // queue at the same epoch, and claimed there at the next: the queue's
 // copy follows the remote's record, not only its new epochs.
 func TestRemoteClaimsMirrorARelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, ws, rs := sharedClones(t, 2)
 	c0, c1 := ws[0].Claims(rs[0]), ws[1].Claims(rs[1])
@@ -66,6 +67,7 @@ func TestRemoteClaimsMirrorARelease(t *testing.T) {
 // this machine's queue last saw, never at 1 again, where the old
 // holder's writes would pass for the new holder's.
 func TestRemoteClaimAfterItsRefDeleted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 1)
 	c := ws[0].Claims(rs[0])
@@ -91,6 +93,7 @@ func TestRemoteClaimAfterItsRefDeleted(t *testing.T) {
 // write), then releases its ref: the release goes through, though the
 // queue's claim already ended, and the remote's record holds no one.
 func TestRemoteReleaseAfterTheResolution(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, ws, rs := sharedClones(t, 2)
 	c := ws[0].Claims(rs[0])
@@ -144,6 +147,7 @@ done
 // lost is not claimed from the remote's new record, though that record
 // released it.
 func TestRemoteClaimLostTriesTheNext(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 1)
 	addIssue(t, ws[0], ruleNow, "the next")
@@ -162,6 +166,7 @@ func TestRemoteClaimLostTriesTheNext(t *testing.T) {
 // the claims again and claims from the remote's new record: the issue
 // the other machine released, at the next epoch.
 func TestRemoteClaimAllLostFetchesAgain(t *testing.T) {
+	t.Parallel()
 	bare, ws, rs := sharedClones(t, 1)
 	id := "ISSUE-20241213-001"
 	hook(t, bare, lostOnce(id))
@@ -175,6 +180,7 @@ func TestRemoteClaimAllLostFetchesAgain(t *testing.T) {
 // wait for a person: halted, out of retries, an approval request, a human
 // gate's. Each of them comes first by priority; the one ready is last.
 func TestClaimNextLeavesWhatWaitsForAPerson(t *testing.T) {
+	t.Parallel()
 	q := "# Issue Queue\n\n" +
 		issueText("ISSUE-20241213-001", "Priority", "critical", "Status", "pending", "Halted", "true") +
 		issueText("ISSUE-20241213-002", "Priority", "critical", "Status", "pending", "Auto-Retry", "true", "Retry-Count", "10", "Max-Retries", "10") +
@@ -193,6 +199,7 @@ func TestClaimNextLeavesWhatWaitsForAPerson(t *testing.T) {
 // that claim once its lease lapsed (endLapsed), and not a moment before
 // while its holder lives.
 func TestRemoteClaimEndsALapsedClaimOfADoneIssue(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, ws, rs := sharedClones(t, 1)
 	c := ws[0].Claims(rs[0])
@@ -223,6 +230,7 @@ func TestRemoteClaimEndsALapsedClaimOfADoneIssue(t *testing.T) {
 // another machine whose last sync came before both claims nothing on the
 // queue as that sync left it: it syncs again, and finds the issue stuck.
 func TestRemoteClaimAfterAHaltSharedBeforeTheRelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, ws, rs := sharedClones(t, 2)
 	c0, c1 := ws[0].Claims(rs[0]), ws[1].Claims(rs[1])
@@ -252,6 +260,7 @@ func TestRemoteClaimAfterAHaltSharedBeforeTheRelease(t *testing.T) {
 // sync (its queue never showed the holder): the issue, resolved there, is
 // not claimed here on the queue that sync left; synced again, it is done.
 func TestRemoteClaimAfterAWholeClaimElsewhere(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, ws, rs := sharedClones(t, 2)
 	c0, c1 := ws[0].Claims(rs[0]), ws[1].Claims(rs[1])
@@ -276,6 +285,7 @@ func TestRemoteClaimAfterAWholeClaimElsewhere(t *testing.T) {
 // its release is not mirrored into the queue before a sync brings what
 // its holder shared.
 func TestRemoteClaimLetGoKeptAcrossAnotherClaim(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, ws, rs := sharedClones(t, 2)
 	addIssue(t, ws[0], ruleNow.Add(time.Minute), "a second issue")

@@ -69,6 +69,7 @@ func sharedHistory(t *testing.T, bare, host string) string {
 // row of all of them once: the row of the committed history that each
 // clone holds, each machine's own.
 func TestSyncQueueSharesHistories(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 3)
 	for round := range 2 {
@@ -121,6 +122,7 @@ func TestSyncQueueSharesHistories(t *testing.T) {
 // the others' histories when either did, by every refresh; made without a
 // remote, it is this clone's alone again.
 func TestPageKeepsToItsRemote(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, ws, rs := sharedClones(t, 2)
 	for i, w := range ws {
@@ -165,6 +167,7 @@ func TestPageKeepsToItsRemote(t *testing.T) {
 // takes a new name, says so, and shares its own under it. No row is lost,
 // none is counted twice.
 func TestCopiedClone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 2)
 	for i, w := range ws {
@@ -206,6 +209,7 @@ func TestCopiedClone(t *testing.T) {
 
 // A history that cannot be shared is a warning: the queue is synced.
 func TestSyncQueueHistoryUnshared(t *testing.T) {
+	t.Parallel()
 	bare, ws, rs := sharedClones(t, 1)
 	gitIn(t, ws[0].Root(), "config", remote.HostConfig, "no/slash")
 	var said []string

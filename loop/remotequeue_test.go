@@ -159,6 +159,7 @@ func TestSyncKilledBeforeItsNote(t *testing.T) {
 // pushes that: the sync goes through, and both machines' issues are on
 // the remote.
 func TestSyncLostMergesAgain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 2)
 	addIssue(t, ws[0], ruleNow.Add(time.Minute), "machine 0")
@@ -194,6 +195,7 @@ done
 // A person's edit of the queue, saved while a sync pushes, is kept: the
 // file the sync writes is the merge of the edit with what it pushed.
 func TestSyncKeepsAnEditMadeMeanwhile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 2)
 	addIssue(t, ws[0], ruleNow.Add(time.Minute), "machine 0")
@@ -223,6 +225,7 @@ done
 // one machine changed, synced to the other, and changed there again is
 // the other's change alone, not a conflict of two changes of one row.
 func TestSyncMergesFromTheLastSync(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, ws, rs := sharedClones(t, 2)
 	id := "ISSUE-20241213-001"

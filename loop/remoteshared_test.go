@@ -45,6 +45,7 @@ func putSharedQueue(t *testing.T, bare string, data []byte) string {
 // given twice) is not taken: the sync is refused with a line naming the
 // ref, the clone's own queue is left as it was, and nothing is pushed on.
 func TestSyncRefusesACorruptSharedQueue(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 2)
 	syncQueue(t, ws[0], rs[0])
@@ -82,6 +83,7 @@ func TestSyncRefusesACorruptSharedQueue(t *testing.T) {
 // its text). The sync merges the two by field name: the person's fields
 // are kept, and so is clone 1's work, here and on the remote.
 func TestSyncKeepsAHandEditOfAnIssueWorkedElsewhere(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 2)
 	syncQueue(t, ws[0], rs[0])
@@ -149,6 +151,7 @@ func mustRead(t *testing.T, path string) string {
 // freed; clone 1 works the old issue meanwhile. The sync keeps both: the
 // old issue as clone 1 left it, the new one under an ID of its own.
 func TestSyncNeverReplacesAnIssueByAnotherOfItsID(t *testing.T) {
+	t.Parallel()
 	bare, ws, rs := sharedClones(t, 2)
 	addIssue(t, ws[1], ruleNow.Add(time.Minute), "clone 1's open issue")
 	syncQueue(t, ws[1], rs[1])
@@ -204,6 +207,7 @@ func TestSyncNeverReplacesAnIssueByAnotherOfItsID(t *testing.T) {
 // fenced in machine 0's queue too; and what it wrote there before it knew
 // is not pushed by machine 0's next sync.
 func TestTakenOverOnTheRemoteFencedHere(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 2)
 	syncQueue(t, ws[0], rs[0])
@@ -247,6 +251,7 @@ func TestTakenOverOnTheRemoteFencedHere(t *testing.T) {
 // fenced ones. They were undone, and the issue got launches past its
 // budget on the other machine.
 func TestTakenOverHereSharesTheNewHoldersWrites(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 2)
 	const id = "ISSUE-20241213-001"

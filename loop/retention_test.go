@@ -11,6 +11,7 @@ import (
 // TestPruneRuns keeps the newest runs, the current one among them, and
 // pins the count at its edge.
 func TestPruneRuns(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		keep int
 		want []string
@@ -49,6 +50,7 @@ func TestPruneRuns(t *testing.T) {
 // TestPruneRunsLeavesALinkedRunsAlone: a runs/ that is a symbolic link is
 // not followed, and what it points at keeps its files.
 func TestPruneRunsLeavesALinkedRunsAlone(t *testing.T) {
+	t.Parallel()
 	dir, elsewhere := t.TempDir(), t.TempDir()
 	for _, name := range []string{"a", "b", "c"} {
 		os.MkdirAll(filepath.Join(elsewhere, name), 0o755)
@@ -66,6 +68,7 @@ func TestPruneRunsLeavesALinkedRunsAlone(t *testing.T) {
 // before loop next, the logs of the loops older than the keep newest go,
 // and nothing else there does.
 func TestPruneLoops(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"tests.log", "tests.loop2.log", "tests.loop3.log", "tests.loop4.log", "lint.loop2.log", "notes.txt", "gate-results.json"} {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
@@ -92,6 +95,7 @@ func TestPruneLoops(t *testing.T) {
 // A baseline is taken for each commit the work starts from: runs/baseline/
 // keeps the keep_runs newest, each with its logs, and removes the others.
 func TestPruneBaselines(t *testing.T) {
+	t.Parallel()
 	w := Workspace{Dir: t.TempDir()}
 	dir := filepath.Join(w.Path(RunsDir), BaselineDir)
 	old := time.Now().Add(-time.Hour)

@@ -16,6 +16,7 @@ import (
 // person, and why: halted, stuck, or pending with no attempt left; never a
 // resolved, skipped, or manual (no Auto-Retry) one.
 func TestRuleNeedsPerson(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		fields []string
@@ -45,6 +46,7 @@ func TestRuleNeedsPerson(t *testing.T) {
 // TestRuleCandidate: the seed's filter for a retry: Auto-Retry, pending,
 // Retry-Count below Max-Retries, not halted.
 func TestRuleCandidate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		fields []string
@@ -72,6 +74,7 @@ func TestRuleCandidate(t *testing.T) {
 // start: pending, counts back to 0, not halted, no halt reason, the window
 // of recent signatures empty; the signatures themselves are kept.
 func TestRuleIssueRetry(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, "", "# Queue\n\n"+issueText("ISSUE-20241213-001",
 		"Status", "stuck", "Auto-Retry", "true", "Retry-Count", "4", "Max-Retries", "10",
 		"Failure-Signature", sigOf("a"), "Signature-Repeat-Count", "3", "Halted", "true",
@@ -102,6 +105,7 @@ func TestRuleIssueRetry(t *testing.T) {
 // TestRuleMessages: the seed's messages say the attempt, the run's loop
 // count against the cap, and why each exhausted issue stopped.
 func TestRuleMessages(t *testing.T) {
+	t.Parallel()
 	trig := TriggeredMessage(CheckResult{
 		Retried:          []IssueRef{{ID: "ISSUE-20241213-001", Summary: "unit fails", RetryCount: 3, MaxRetries: 10}},
 		TotalAutoRetries: 2, GlobalCap: 15,
@@ -159,6 +163,7 @@ func TestRuleMessages(t *testing.T) {
 // TestRuleStopHookOutcomes: what a Stop hook answers, by the state of the
 // gates and the session's issues.
 func TestRuleStopHookOutcomes(t *testing.T) {
+	t.Parallel()
 	failing := "gates:\n  - name: unit\n    command: 'echo \"unit: got 3, want 4\"; exit 1'\n"
 	for _, tc := range []struct {
 		name     string
@@ -201,6 +206,7 @@ func TestRuleStopHookOutcomes(t *testing.T) {
 // TestRuleCheckDisabled: the no_auto_retry sentinel and auto_retry_enabled:
 // false each stop the check before it looks at the queue.
 func TestRuleCheckDisabled(t *testing.T) {
+	t.Parallel()
 	q := "# Queue\n\n" + issueText("ISSUE-20241213-001", "Status", "pending", "Auto-Retry", "true", "Retry-Count", "0")
 	for _, tc := range []struct {
 		name     string
@@ -236,6 +242,7 @@ func TestRuleCheckDisabled(t *testing.T) {
 // hook's issues (tagged with its session) are not orchestrate gate's: they
 // stay open when an untagged run passes, and the other way round.
 func TestRuleGateIssues(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'test -e fixed || { echo \"unit: got 3, want 4\"; exit 1; }'\n", "")
 	ctx := context.Background()
 	now := func() time.Time { return ruleNow }
@@ -283,6 +290,7 @@ func TestRuleGateIssues(t *testing.T) {
 // one (issue retry): a failure recorded on it keeps it stuck, with its
 // reason, and is no new halt.
 func TestRuleStuckStaysStuck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		fields []string

@@ -89,6 +89,7 @@ func recordSequence(t *testing.T, cfg *config.Config, seq string) (at int, reaso
 // last 5 attempts (recentWindow), not 4, not 6. The sequences are longer
 // than the window, so that a window of another size gives another answer.
 func TestRuleOscillationWindow(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default() // halt_after_identical: 3
 	for _, tc := range []struct {
 		seq    string
@@ -113,6 +114,7 @@ func TestRuleOscillationWindow(t *testing.T) {
 // TestRuleIdenticalInARow: halt_after_identical of the same signature in a
 // row halts, one fewer does not; a different signature starts again at 1.
 func TestRuleIdenticalInARow(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		halt   int
 		seq    string
@@ -140,6 +142,7 @@ func TestRuleIdenticalInARow(t *testing.T) {
 // TestRuleFailureClasses: exit 126/127 makes the issue stuck at once; a
 // timeout or a kill (infra) and an empty output count toward no halt.
 func TestRuleFailureClasses(t *testing.T) {
+	t.Parallel()
 	code := func(n int) *int { return &n }
 	for _, tc := range []struct {
 		name    string
@@ -175,6 +178,7 @@ func TestRuleFailureClasses(t *testing.T) {
 // TestRuleRecordAtLimit: a failure recorded on an issue whose Retry-Count
 // has reached Max-Retries makes it stuck (exhausted); one below does not.
 func TestRuleRecordAtLimit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		count, max string
 		status     string
@@ -198,6 +202,7 @@ func TestRuleRecordAtLimit(t *testing.T) {
 // Max-Retries, from a queue a person edited by hand (record never ran): 10
 // of 10 is EXHAUSTED, 9 of 10 is retried.
 func TestRuleCheckAtLimit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		count, max string
 		outcome    string
@@ -231,6 +236,7 @@ func TestRuleCheckAtLimit(t *testing.T) {
 // global_cap; at the cap it holds the candidates back (cap_reached) and
 // counts nothing.
 func TestRuleGlobalCap(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		total   int
 		outcome string
@@ -271,6 +277,7 @@ func TestRuleGlobalCap(t *testing.T) {
 // TestRuleCheckLeavesSessionIssues: a check (cron, a run) retries no issue
 // an agent session's Stop hook filed: those are the session's.
 func TestRuleCheckLeavesSessionIssues(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, "", "# Queue\n\n"+
 		issueText("ISSUE-20241213-001", "Status", "pending", "Auto-Retry", "true", "Retry-Count", "0", "Session", "a")+
 		issueText("ISSUE-20241213-002", "Status", "pending", "Auto-Retry", "true", "Retry-Count", "0"))
@@ -290,6 +297,7 @@ func TestRuleCheckLeavesSessionIssues(t *testing.T) {
 // issues only. An issue orchestrate gate filed (no Session) stays pending
 // with Retry-Count 0 through another session's failing hook.
 func TestRuleHookIsolation(t *testing.T) {
+	t.Parallel()
 	w := ruleWorkspace(t, "gates:\n  - name: unit\n    command: 'echo \"unit: got 3, want 4\"; exit 1'\n", "")
 	ctx := context.Background()
 	now := func() time.Time { return ruleNow }
@@ -330,6 +338,7 @@ func TestRuleHookIsolation(t *testing.T) {
 // not executable (exit 126) stops the run at once, as an error, before any
 // gate runs: retrying it would only fail the same way.
 func TestRuleAgentCouldNotRun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, command string
 	}{

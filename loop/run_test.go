@@ -12,6 +12,7 @@ import (
 
 // Which agent each loop gets, for each strategy, when every loop fails.
 func TestFresh(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		strategy string
 		after    int
@@ -50,6 +51,7 @@ func TestFresh(t *testing.T) {
 }
 
 func TestTitleOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		task   string
 		issues []PromptIssue
@@ -74,6 +76,7 @@ func TestTitleOf(t *testing.T) {
 // comes after the check (here, from the Step callback, which runs between
 // the check and the next launch) stops the run before the agent starts.
 func TestRunStopsBeforeLaunch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file, outcome, reason string
 	}{
@@ -116,6 +119,7 @@ func TestRunStopsBeforeLaunch(t *testing.T) {
 // issue is filed, nothing is counted. One that worked and then failed the
 // same way is an attempt like any other.
 func TestRunAgentCouldNotStart(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, agent string
 		stops       bool
@@ -163,6 +167,7 @@ func TestRunAgentCouldNotStart(t *testing.T) {
 // holds what that launch used (200/40/20 each time here), not the total
 // again.
 func TestRunCodexUsagePerLaunch(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
 	os.MkdirAll(w.Dir, 0o755)
@@ -191,6 +196,7 @@ func TestRunCodexUsagePerLaunch(t *testing.T) {
 // A start failure quotes the agent's line whole up to 200 characters, and
 // cuts a longer one to 199 and "…".
 func TestQuoteLineCut(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{strings.Repeat("é", 200), strings.Repeat("é", 200)},
 		{strings.Repeat("é", 201), strings.Repeat("é", 199) + "…"},

@@ -9,6 +9,7 @@ import (
 // in its output (TestCommas), not the alphabetically first (FuzzComma),
 // which the normalized text, its blocks sorted, puts first.
 func TestHeadlinesInOutputOrder(t *testing.T) {
+	t.Parallel()
 	w := Workspace{Dir: t.TempDir()}
 	out := "=== RUN TestCommas\n--- FAIL: TestCommas (0.01s)\n    comma_test.go:12: Commas(1000) = \"1000\"; want \"1,000\"\n" +
 		"--- FAIL: FuzzComma (0.00s)\n    comma_test.go:30: round trip 2\nFAIL\nFAIL\texample.com/c\t0.004s\n"
@@ -29,6 +30,7 @@ func TestHeadlinesInOutputOrder(t *testing.T) {
 // TestDistinctHeadline: two different failures with the same first
 // failing test and message read apart: the second names what differs.
 func TestDistinctHeadline(t *testing.T) {
+	t.Parallel()
 	first := `--- FAIL: TestCommas: want "1,000"`
 	seen := map[string]string{"aaaaaaaaaaaa": first}
 	if got := distinctHeadline(seen, "aaaaaaaaaaaa", []string{first, "--- FAIL: FuzzComma: round trip 1"}); got != first {

@@ -75,6 +75,7 @@ func TestRunAgentStalled(t *testing.T) {
 // ends, its exit code saying nothing: the line stops the launch, and the
 // run stops as for an agent that could not work, counting nothing.
 func TestRunOpencodeCannotConnect(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	w := Workspace{Dir: filepath.Join(root, DefaultDir)}
 	os.MkdirAll(w.Dir, 0o755)

@@ -12,6 +12,7 @@ import (
 // TestTreeStateHead: the tree state names HEAD's commit, and none before
 // the first commit (an unborn HEAD), where the tree is still read.
 func TestTreeStateHead(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}

@@ -15,6 +15,7 @@ import (
 // (written whole, with the tree state of the hook), for every kind of
 // change; with one git status per look and no object written.
 func TestWorkState(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
