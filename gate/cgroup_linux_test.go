@@ -66,6 +66,21 @@ while [ ! -s daemon ]; do sleep 0.01; done; cat /proc/self/cgroup`)
 	}
 }
 
+// requireWatchedCgroups skips unless this process may make cgroups, run
+// setsid and start its watchdog; it returns where the cgroups are made.
+func requireWatchedCgroups(t *testing.T) string {
+	t.Helper()
+	base := cgroupBase()
+	if base == "" {
+		t.Skip("no cgroup v2 this process may make cgroups in")
+	}
+	requireSetsid(t)
+	if SupervisorProblem() != "" {
+		t.Skip("no watchdog here:", SupervisorProblem())
+	}
+	return base
+}
+
 // dropSpareCgroups removes the cgroups kept for the next commands, as the
 // watchdog does once this process ends.
 func dropSpareCgroups() {
@@ -82,14 +97,7 @@ func dropSpareCgroups() {
 // left after the grace (killed with cgroup.kill) is removed, and the next
 // command gets a new one.
 func TestCgroupKeptForTheNext(t *testing.T) {
-	base := cgroupBase()
-	if base == "" {
-		t.Skip("no cgroup v2 this process may make cgroups in")
-	}
-	requireSetsid(t)
-	if SupervisorProblem() != "" {
-		t.Skip("no watchdog here:", SupervisorProblem())
-	}
+	base := requireWatchedCgroups(t)
 	dropSpareCgroups()
 	defer dropSpareCgroups()
 	dir := t.TempDir()
@@ -126,14 +134,7 @@ while [ ! -s daemon ]; do sleep 0.01; done`)
 // what its gate left, setsid and deaf to SIGTERM, is killed all the same.
 // And one seen empty is read once, not again for each signal.
 func TestCgroupUnreadKilled(t *testing.T) {
-	base := cgroupBase()
-	if base == "" {
-		t.Skip("no cgroup v2 this process may make cgroups in")
-	}
-	requireSetsid(t)
-	if SupervisorProblem() != "" {
-		t.Skip("no watchdog here:", SupervisorProblem())
-	}
+	requireWatchedCgroups(t)
 	reads := 0
 	cgroupEvents = func(string) (bool, bool) { reads++; return false, false }
 	defer func() { cgroupEvents = supervise.CgroupEvents }()
