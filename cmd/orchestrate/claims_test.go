@@ -253,53 +253,35 @@ func waitState(t *testing.T, pid int, state byte) {
 func TestAgentsKillTrials(t *testing.T) {
 	t.Parallel()
 	bin := orchestrateBin(t)
-	trials, seed := trialCount(8, 24), trialSeed()
-	tally := &trialTally{attacks: map[string]int{}}
-	var mu sync.Mutex
-	start := time.Now()
-	// The trials run side by side, each with a tally of its own summed
-	// into the whole at its end: they wait on their runs and kills more
-	// than they work.
-	t.Cleanup(func() { t.Logf("%v in %v", tally, time.Since(start).Round(time.Second)) })
-	for i := range trials {
-		t.Run(strconv.Itoa(i), func(t *testing.T) {
-			t.Parallel()
-			own := &trialTally{attacks: map[string]int{}}
-			defer func() {
-				mu.Lock()
-				tally.add(own)
-				mu.Unlock()
-			}()
-			tr, cfg := newTrial(t, seed+int64(i), own)
-			defer tr.replay("TestAgentsKillTrials")
-			root, ws, data, base := agentsProject(t, bin, cfg, 3)
-			orch := func(args ...string) *exec.Cmd {
-				cmd := base(args...)
-				cmd.Env = append(cmd.Env, tr.env...)
-				return cmd
-			}
-			personEdit(t, root)
-			path := filepath.Join(ws, "issue_queue.md")
-			tr.assign(path)
-			run := orch("run", "--agents", "2", "--lease", "3s")
-			var out syncBuffer
-			run.Stdout, run.Stderr = &out, &out
-			if err := run.Start(); err != nil {
-				t.Fatal(err)
-			}
-			tr.startSaves(path)
-			tr.kill(run, data, 1500*time.Millisecond)
-			run.Wait()
-			tr.outs = append(tr.outs, "the first run:\n"+out.String())
-			runUntilDone(t, 8, func() (string, int) {
-				cmd := orch("run", "--agents", "2", "--lease", "3s")
-				out, _ := cmd.CombinedOutput()
-				return string(out), cmd.ProcessState.ExitCode()
-			})
-			tr.saves.Wait()
-			checkAfterKills(tr, root, ws, data)
+	runTrials(t, trialCount(8, 24), func(tr *trial, cfg string) {
+		t := tr.t
+		root, ws, data, base := agentsProject(t, bin, cfg, 3)
+		orch := func(args ...string) *exec.Cmd {
+			cmd := base(args...)
+			cmd.Env = append(cmd.Env, tr.env...)
+			return cmd
+		}
+		personEdit(t, root)
+		path := filepath.Join(ws, "issue_queue.md")
+		tr.assign(path)
+		run := orch("run", "--agents", "2", "--lease", "3s")
+		var out syncBuffer
+		run.Stdout, run.Stderr = &out, &out
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tr.startSaves(path)
+		tr.kill(run, data, 1500*time.Millisecond)
+		run.Wait()
+		tr.outs = append(tr.outs, "the first run:\n"+out.String())
+		runUntilDone(t, 8, func() (string, int) {
+			cmd := orch("run", "--agents", "2", "--lease", "3s")
+			out, _ := cmd.CombinedOutput()
+			return string(out), cmd.ProcessState.ExitCode()
 		})
-	}
+		tr.saves.Wait()
+		checkAfterKills(tr, root, ws, data)
+	})
 }
 
 // agentsProject makes a git repository on main with one commit, its

@@ -150,6 +150,7 @@ func TestInPlaceSaveTornInARow(t *testing.T) {
 // malformed ID, the issues not yet written deleted) and wedged every
 // clone.
 func TestInPlaceSaveTornInARowSynced(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("a save in place is noticed by a read lease, which Linux gives")
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,7 +23,6 @@ import (
 // orchestrate on machine i, with a data directory of its own.
 func remoteProject(t *testing.T, config string, issues, n int) (bare string, clones []string, orch []func(args ...string) *exec.Cmd) {
 	t.Helper()
-	t.Setenv("ORCHESTRATE_NO_BACKGROUND", "1")
 	bin := orchestrateBin(t)
 	bare = filepath.Join(t.TempDir(), "remote.git")
 	gitRun(t, "", "init", "-q", "--bare", "-b", "main", bare)
@@ -44,7 +42,7 @@ func remoteProject(t *testing.T, config string, issues, n int) (bare string, clo
 		orch = append(orch, func(args ...string) *exec.Cmd {
 			cmd := exec.Command(bin, append([]string{"--dir", filepath.Join(dir, ".orchestrator")}, args...)...)
 			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+data)
+			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+data, "ORCHESTRATE_NO_BACKGROUND=1")
 			return cmd
 		})
 	}
@@ -180,21 +178,15 @@ func TestRemoteRunAgents(t *testing.T) {
 // ORCHESTRATE_TRIALS sets the number of trials (default 4, none under
 // -short); ORCHESTRATE_TRIAL_SEED the seed of the first.
 func TestRemoteRunKillTrials(t *testing.T) {
-	trials, seed := trialCount(0, 4), trialSeed()
+	t.Parallel()
+	trials := trialCount(0, 4)
 	if trials == 0 {
 		t.Skip("-short: machines' runs killed over git")
 	}
-	tally := &trialTally{attacks: map[string]int{}}
-	start := time.Now()
-	for i := range trials {
-		t.Run(strconv.Itoa(i), func(t *testing.T) {
-			tr, cfg := newTrial(t, seed+int64(i), tally)
-			defer tr.replay("TestRemoteRunKillTrials")
-			bare, clones, base := remoteProject(t, cfg, 3, 2)
-			remoteTrial(tr, bare, clones, base)
-		})
-	}
-	t.Logf("%v in %v", tally, time.Since(start).Round(time.Second))
+	runTrials(t, trials, func(tr *trial, cfg string) {
+		bare, clones, base := remoteProject(tr.t, cfg, 3, 2)
+		remoteTrial(tr, bare, clones, base)
+	})
 }
 
 // remoteTrial is one trial of TestRemoteRunKillTrials on the machines

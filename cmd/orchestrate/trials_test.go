@@ -90,6 +90,33 @@ func trialCount(short, full int) int {
 	return full
 }
 
+// runTrials runs trials trials of one, side by side (they wait on their
+// runs and kills more than they work), each with its seed, its tally
+// summed into the whole at its end, and the command that replays it
+// should it fail; the whole is logged once they are all done.
+func runTrials(t *testing.T, trials int, one func(tr *trial, config string)) {
+	seed := trialSeed()
+	tally := &trialTally{attacks: map[string]int{}}
+	var mu sync.Mutex
+	start := time.Now()
+	t.Cleanup(func() { t.Logf("%v in %v", tally, time.Since(start).Round(time.Second)) })
+	name := t.Name()
+	for i := range trials {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			t.Parallel()
+			own := &trialTally{attacks: map[string]int{}}
+			defer func() {
+				mu.Lock()
+				tally.add(own)
+				mu.Unlock()
+			}()
+			tr, cfg := newTrial(t, seed+int64(i), own)
+			defer tr.replay(name)
+			one(tr, cfg)
+		})
+	}
+}
+
 // trialSeed is the seed of the first trial, ORCHESTRATE_TRIAL_SEED or the
 // clock; trial i's is the first's plus i, so that a failing trial is
 // replayed alone with its own seed and ORCHESTRATE_TRIALS=1.
