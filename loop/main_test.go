@@ -8,15 +8,15 @@ import (
 	"testing"
 )
 
-// TestMain lets four tests marked parallel per processor run at once,
-// unless -parallel says how many: most wait on the processes they run
+// TestMain lets four tests marked parallel per processor run at once
+// (sixteen at most), unless -parallel says how many: most wait on the processes they run
 // (git, gates, agents), not on the processor.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
-		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+		flag.Set("test.parallel", strconv.Itoa(min(4*runtime.GOMAXPROCS(0), 16)))
 	}
 	os.Exit(m.Run())
 }

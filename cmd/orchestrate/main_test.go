@@ -56,17 +56,18 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// waitingParallel lets four tests per processor run at once, unless
-// -parallel says how many: most of this package's tests wait on the
-// processes they start (a gate's sleep, a lease running out, a killed
-// run's group), not on the processor, and at go test's default of one per
-// processor a short run spent most of its time waiting on them one by one.
+// waitingParallel lets four tests per processor run at once (sixteen at
+// most: each starts processes of its own), unless -parallel says how
+// many: most of this package's tests wait on the processes they start (a
+// gate's sleep, a lease running out, a killed run's group), not on the
+// processor, and at go test's default of one per processor a short run
+// spent most of its time waiting on them one by one.
 func waitingParallel() {
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
-		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+		flag.Set("test.parallel", strconv.Itoa(min(4*runtime.GOMAXPROCS(0), 16)))
 	}
 }
 
