@@ -235,15 +235,16 @@ func (c *cgroup) populated() bool {
 }
 
 // kill kills every process left in the cgroup, then removes it; a cgroup
-// seen empty is kept instead for the next command, while the watchdog
-// runs, which removes every cgroup of this process once it ends.
+// seen empty (only a watched one is looked at) is kept instead for the
+// next command, while the watchdog runs, which removes every cgroup of
+// this process once it ends.
 func (c *cgroup) kill() {
 	if !c.empty.Load() {
 		os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0)
 		c.remove()
 		return
 	}
-	if watchdog.pipe == nil || watchdog.gone.Load() {
+	if !watchdogRuns() {
 		c.remove()
 		return
 	}
@@ -280,6 +281,12 @@ func (c *cgroup) watched(grace time.Duration) bool {
 		return false
 	}
 	watchdog.once.Do(func() { startWatchdog(grace) })
+	return watchdogRuns()
+}
+
+// watchdogRuns reports whether this process's watchdog, once started (see
+// watched), still runs.
+func watchdogRuns() bool {
 	return watchdog.pipe != nil && !watchdog.gone.Load()
 }
 

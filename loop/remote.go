@@ -91,7 +91,7 @@ func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, tt
 				return nil, skew
 			}
 			w.noteBad(q, recs, open, told)
-			let := map[string]bool{}
+			var let map[string]bool // none left out on the second try
 			if since {
 				let = releasedSince(q, recs)
 			}

@@ -226,6 +226,17 @@ func TestRemoteClaimEndsALapsedClaimOfADoneIssue(t *testing.T) {
 	}
 }
 
+// shareThenLetGo is a holder's end of its claim got on machine w: the
+// issue's status set, the queue shared, then the claim let go.
+func shareThenLetGo(t *testing.T, w Workspace, r *remote.Remote, got *Claimed, status string) {
+	t.Helper()
+	setStatus(t, w, got.ID, status)
+	syncQueue(t, w, r)
+	if _, err := w.Claims(r).Release(context.Background(), ruleNow, got.ID, got.Epoch); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A holder shares what it did (here a halt) before it lets its claim go;
 // another machine whose last sync came before both claims nothing on the
 // queue as that sync left it: it syncs again, and finds the issue stuck.
@@ -242,11 +253,7 @@ func TestRemoteClaimAfterAHaltSharedBeforeTheRelease(t *testing.T) {
 	if other, err := c1.Next(ctx, ruleNow, h1, time.Minute, nil); err != nil || other != nil {
 		t.Fatalf("machine 1's claim of the one issue, held: %+v, %v; want none", other, err)
 	}
-	setStatus(t, ws[0], got.ID, queue.StatusStuck)
-	syncQueue(t, ws[0], rs[0])
-	if _, err := c0.Release(ctx, ruleNow, got.ID, got.Epoch); err != nil {
-		t.Fatal(err)
-	}
+	shareThenLetGo(t, ws[0], rs[0], got, queue.StatusStuck)
 	next, err := c1.Next(ctx, ruleNow.Add(time.Second), h1, time.Minute, nil)
 	if err != nil || next != nil {
 		t.Fatalf("machine 1's claim after the halt and the release: %+v, %v; want none: the issue is stuck", next, err)
@@ -269,11 +276,7 @@ func TestRemoteClaimAfterAWholeClaimElsewhere(t *testing.T) {
 	if err != nil || got == nil {
 		t.Fatalf("machine 0's claim: %+v, %v", got, err)
 	}
-	setStatus(t, ws[0], got.ID, queue.StatusResolved)
-	syncQueue(t, ws[0], rs[0])
-	if _, err := c0.Release(ctx, ruleNow, got.ID, got.Epoch); err != nil {
-		t.Fatal(err)
-	}
+	shareThenLetGo(t, ws[0], rs[0], got, queue.StatusResolved)
 	next, err := c1.Next(ctx, ruleNow.Add(time.Second), claim.Holder("b", os.Getpid()), time.Minute, nil)
 	if err != nil || next != nil {
 		t.Fatalf("machine 1's claim of the issue resolved elsewhere: %+v, %v; want none", next, err)
@@ -297,11 +300,7 @@ func TestRemoteClaimLetGoKeptAcrossAnotherClaim(t *testing.T) {
 	if err != nil || first == nil {
 		t.Fatalf("machine 0's claim: %+v, %v", first, err)
 	}
-	setStatus(t, ws[0], first.ID, queue.StatusStuck)
-	syncQueue(t, ws[0], rs[0])
-	if _, err := c0.Release(ctx, ruleNow, first.ID, first.Epoch); err != nil {
-		t.Fatal(err)
-	}
+	shareThenLetGo(t, ws[0], rs[0], first, queue.StatusStuck)
 	other, err := c1.Next(ctx, ruleNow.Add(time.Second), h1, time.Minute, nil)
 	if err != nil || other == nil || other.ID == first.ID {
 		t.Fatalf("machine 1's claim: %+v, %v; want the other issue", other, err)
