@@ -27,12 +27,39 @@ func (s *Source) findCuts() []int { return s.findCutsFrom(0) }
 // is a cut when the line before it is blank, and no fence or HTML block is
 // open; inside one, the scan looks only for its end.
 func (s *Source) findCutsFrom(from int) []int {
+	cuts, _ := s.scanFrom(from, true)
+	return cuts
+}
+
+// closedAtEnd reports whether a text that ends a line leaves no fence or
+// HTML block open at its end: text added after it is cut as if it began
+// the text. Only the marks that open or close a block are looked for,
+// not the headings.
+func (s *Source) closedAtEnd() bool {
+	if n := len(s.Text); n > 0 && s.Text[n-1] != '\n' {
+		return false
+	}
+	_, open := s.scanFrom(0, false)
+	return !open
+}
+
+// scanFrom is findCutsFrom, and whether a block (a fence, an HTML block)
+// is open at the text's end; without cuts, the headings are not looked
+// for, and only from is in the cuts returned.
+func (s *Source) scanFrom(from int, cuts bool) ([]int, bool) {
 	// Room for a cut every 512 bytes (an issue as orchestrate writes one
 	// is longer): a big queue's cuts are not copied as they grow.
-	c := cutScan{t: s.Text, from: from, cuts: make([]int, 1, 1+(len(s.Text)-from)/512)}
+	room := 1
+	if cuts {
+		room += (len(s.Text) - from) / 512
+	}
+	c := cutScan{t: s.Text, from: from, cuts: make([]int, 1, room)}
 	c.cuts[0] = from
 	for i := range cutMarks {
 		c.next[i], c.found[i] = c.findMark(i, from)
+	}
+	if !cuts {
+		c.next[0], c.found[0] = len(c.t), true // no '#' is looked for
 	}
 	for {
 		k := 0
@@ -43,7 +70,7 @@ func (s *Source) findCutsFrom(from int) []int {
 		}
 		p := c.next[k]
 		if p == len(c.t) {
-			return c.cuts
+			return c.cuts, false
 		}
 		if !c.found[k] { // the end of the stretch looked at: on from there
 			c.next[k], c.found[k] = c.findMark(k, p)
@@ -52,7 +79,7 @@ func (s *Source) findCutsFrom(from int) []int {
 		after, open := c.event(p)
 		switch {
 		case open && after == len(c.t):
-			return c.cuts // a fence or HTML block that never ends
+			return c.cuts, true // a fence or HTML block that never ends
 		case open:
 			c.seek(after)
 		default:

@@ -152,6 +152,59 @@ func FuzzAppendedCuts(f *testing.F) {
 	f.Fuzz(appendedCuts)
 }
 
+// appendedUncut checks that a source made by Appended from a source of
+// in's first at bytes that was never cut walks in as a source of the
+// whole does (the same blocks), though it keeps those bytes as one piece;
+// and that what was added is cut as the whole is, when the first part
+// leaves no block open.
+func appendedUncut(t *testing.T, in string, at int) {
+	t.Helper()
+	at = max(0, min(at, len(in)))
+	got, want := NewSource([]byte(in[:at])).Appended([]byte(in)), NewSource([]byte(in))
+	if g, w := got.Blocks(), want.Blocks(); !reflect.DeepEqual(g, w) {
+		t.Fatalf("%q appended to %q uncut: blocks\n%+v\nwant\n%+v", in[at:], in[:at], g, w)
+	}
+	first := NewSource([]byte(in[:at]))
+	if at == 0 || len(got.Raw)-len(got.Text) != len(first.Raw)-len(first.Text) || !first.closedAtEnd() {
+		return
+	}
+	var added, wantAdded []int
+	for _, c := range got.cuts() {
+		if c >= len(first.Text) {
+			added = append(added, c)
+		}
+	}
+	for _, c := range want.cuts() {
+		if c >= len(first.Text) {
+			wantAdded = append(wantAdded, c)
+		}
+	}
+	if !reflect.DeepEqual(added, wantAdded) {
+		t.Fatalf("%q appended to %q uncut: cuts in the addition %v, want %v", in[at:], in[:at], added, wantAdded)
+	}
+}
+
+// TestAppendedUncut: each case cut at each of its bytes, and the queue's
+// new issue after each, with and without a blank line before it, and
+// after a fence left open.
+func TestAppendedUncut(t *testing.T) {
+	issue := "## ISSUE-20241213-009\n\n| Field | Value |\n|---|---|\n| Status | pending |\n"
+	for _, c := range append(cutCases, "\xEF\xBB\xBF## ISSUE-1\n\n## ISSUE-2\n", "## a\r\n\r\n## b\r\n", "## a\n\n```\nopen\n") {
+		for at := 0; at <= len(c); at++ {
+			appendedUncut(t, c, at)
+		}
+		appendedUncut(t, c+"\n"+issue, len(c))
+		appendedUncut(t, c+issue, len(c))
+	}
+}
+
+func FuzzAppendedUncut(f *testing.F) {
+	for _, c := range cutCases {
+		f.Add(c, len(c)/2)
+	}
+	f.Fuzz(appendedUncut)
+}
+
 // lineByLineCuts is findCutsFrom as it was first written, each line looked
 // at whole: what the quick scan must find.
 func lineByLineCuts(t []byte, from int) []int {
