@@ -232,10 +232,9 @@ func peek(piece []byte, values [][]byte, names []string, careful bool) (id []byt
 	return id, rows > 2, table
 }
 
-// headingID is the title of a piece's level-2 heading, "## " and the
-// title on its first line: nil when it is not such a heading.
-func headingID(piece []byte) []byte {
-	line, _ := cutLine(piece)
+// headingID is the title of a level-2 heading on line, "## " and the
+// title: nil when it is not such a heading.
+func headingID(line []byte) []byte {
 	title, found := bytes.CutPrefix(bytes.TrimRight(line, " \r"), []byte("## "))
 	if !found {
 		return nil

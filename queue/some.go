@@ -153,7 +153,7 @@ func (q *Queue) elsewhere() bool {
 	}
 	for _, at := range q.plainSkipped {
 		for _, id := range ids {
-			if bytes.Equal(headingID(q.src.Text[at:]), id) {
+			if line, _ := cutLine(q.src.Text[at:]); bytes.Equal(headingID(line), id) {
 				return true
 			}
 		}
