@@ -7,7 +7,21 @@ import "bytes"
 // and lies outside fenced code and outside the HTML blocks that a blank
 // line does not end (CommonMark's kinds 1 to 5).
 func (s *Source) cuts() []int {
-	if s.cutsMemo == nil {
+	if s.cutsMemo != nil {
+		return s.cutsMemo
+	}
+	if at := s.uncut; at > 0 && s.closedAt(at) {
+		// The text up to at was never cut (see Appended): it is not cut
+		// now either, but kept as one piece, and only what follows is
+		// cut. There the scan is in its first state, as at a cut; at is
+		// one if a "## " follows a blank line there, or else what follows
+		// up to the first cut after it is the last piece's.
+		cuts := s.findCutsFrom(at)
+		if !s.cutAt(at) {
+			cuts = cuts[1:]
+		}
+		s.cutsMemo = append([]int{0}, cuts...)
+	} else {
 		s.cutsMemo = s.findCuts()
 	}
 	return s.cutsMemo
@@ -27,33 +41,44 @@ func (s *Source) findCuts() []int { return s.findCutsFrom(0) }
 // is a cut when the line before it is blank, and no fence or HTML block is
 // open; inside one, the scan looks only for its end.
 func (s *Source) findCutsFrom(from int) []int {
-	cuts, _ := s.scanFrom(from, true)
+	cuts, _ := scan(s.Text, from, true)
 	return cuts
 }
 
-// closedAtEnd reports whether a text that ends a line leaves no fence or
-// HTML block open at its end: text added after it is cut as if it began
-// the text. Only the marks that open or close a block are looked for,
-// not the headings.
-func (s *Source) closedAtEnd() bool {
-	if n := len(s.Text); n > 0 && s.Text[n-1] != '\n' {
+// closedAt reports whether the text up to at, the start of a line, leaves
+// no fence or HTML block open: what follows is cut as if it began the
+// text. Only the marks that open or close a block are looked for, not the
+// headings.
+func (s *Source) closedAt(at int) bool {
+	if s.Text[at-1] != '\n' {
 		return false
 	}
-	_, open := s.scanFrom(0, false)
+	_, open := scan(s.Text[:at], 0, false)
 	return !open
 }
 
-// scanFrom is findCutsFrom, and whether a block (a fence, an HTML block)
-// is open at the text's end; without cuts, the headings are not looked
-// for, and only from is in the cuts returned.
-func (s *Source) scanFrom(from int, cuts bool) ([]int, bool) {
+// cutAt reports whether a line that starts at at, where no block is open,
+// is a cut: a "## " after a blank line.
+func (s *Source) cutAt(at int) bool {
+	t := s.Text
+	if !bytes.HasPrefix(t[at:], []byte("## ")) {
+		return false
+	}
+	before := t[:at-1] // the line before, without its line ending
+	return len(bytes.TrimSpace(before[bytes.LastIndexByte(before, '\n')+1:])) == 0
+}
+
+// scan is findCutsFrom of the text t, and whether a block (a fence, an
+// HTML block) is open at its end; without cuts, the headings are not
+// looked for, and only from is in the cuts returned.
+func scan(t []byte, from int, cuts bool) ([]int, bool) {
 	// Room for a cut every 512 bytes (an issue as orchestrate writes one
 	// is longer): a big queue's cuts are not copied as they grow.
 	room := 1
 	if cuts {
-		room += (len(s.Text) - from) / 512
+		room += (len(t) - from) / 512
 	}
-	c := cutScan{t: s.Text, from: from, cuts: make([]int, 1, room)}
+	c := cutScan{t: t, from: from, cuts: make([]int, 1, room)}
 	c.cuts[0] = from
 	for i := range cutMarks {
 		c.next[i], c.found[i] = c.findMark(i, from)

@@ -31,9 +31,13 @@ type Source struct {
 	// pieces are read in order, so each count starts where the last ended.
 	lineAt, lineNo int
 	// cutsMemo are the cuts, once worked out. A piece between two may
-	// hold several (see Appended): each is a cut, and the pieces parse
-	// alike however many it holds.
+	// hold several (see cuts): each is a cut, and the pieces parse alike
+	// however many it holds.
 	cutsMemo []int
+	// uncut is where the text of a source never cut ends, in a source
+	// that Appended made of it (and of each such source it made): 0 for
+	// none.
+	uncut int
 }
 
 // NewSource indexes data. It keeps a reference to data, which must not be
@@ -61,31 +65,13 @@ func (s *Source) Appended(data []byte) *Source {
 	if c := s.cutsMemo; c != nil {
 		last := len(c) - 1
 		n.cutsMemo = append(c[:last:last], n.findCutsFrom(c[last])...)
-	} else if at := len(s.Text); at > 0 && s.closedAtEnd() {
+	} else if n.uncut = s.uncut; n.uncut == 0 {
 		// s was never cut (a reader of its pieces found nothing to read
-		// in it): it is not cut now either, but kept as one piece, and
-		// only what was added is cut. At its end the scan is in its first
-		// state, as at a cut; the end is one if a "## " follows a blank
-		// line there, or else the added text up to the first cut in it is
-		// the last piece's.
-		cuts := n.findCutsFrom(at)
-		if !n.cutAt(at) {
-			cuts = cuts[1:]
-		}
-		n.cutsMemo = append([]int{0}, cuts...)
+		// in it): should n be, s's text may be kept as one piece (see
+		// cuts).
+		n.uncut = len(s.Text)
 	}
 	return n
-}
-
-// cutAt reports whether a line that starts at at, where no block is open,
-// is a cut: a "## " after a blank line.
-func (s *Source) cutAt(at int) bool {
-	t := s.Text
-	if !bytes.HasPrefix(t[at:], []byte("## ")) {
-		return false
-	}
-	before := t[:at-1] // the line before, without its line ending
-	return len(bytes.TrimSpace(before[bytes.LastIndexByte(before, '\n')+1:])) == 0
 }
 
 // Line returns the 1-based line number of offset off.

@@ -164,8 +164,14 @@ func appendedUncut(t *testing.T, in string, at int) {
 	if g, w := got.Blocks(), want.Blocks(); !reflect.DeepEqual(g, w) {
 		t.Fatalf("%q appended to %q uncut: blocks\n%+v\nwant\n%+v", in[at:], in[:at], g, w)
 	}
+	// Two additions, the source never cut between them.
+	mid := (at + len(in)) / 2
+	twice := NewSource([]byte(in[:at])).Appended([]byte(in[:mid])).Appended([]byte(in))
+	if g, w := twice.Blocks(), want.Blocks(); !reflect.DeepEqual(g, w) {
+		t.Fatalf("%q and %q appended to %q uncut: blocks\n%+v\nwant\n%+v", in[at:mid], in[mid:], in[:at], g, w)
+	}
 	first := NewSource([]byte(in[:at]))
-	if at == 0 || len(got.Raw)-len(got.Text) != len(first.Raw)-len(first.Text) || !first.closedAtEnd() {
+	if len(first.Text) == 0 || len(got.Raw)-len(got.Text) != len(first.Raw)-len(first.Text) || !first.closedAt(len(first.Text)) {
 		return
 	}
 	var added, wantAdded []int
