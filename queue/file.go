@@ -154,8 +154,8 @@ func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) !=
 type Chooser = func(pieces func(look func(piece []byte) (id []byte))) (keep func(i int) bool)
 
 // Heading returns a piece's first line, trimmed: the level-2 heading of
-// an issue's piece ("## ISSUE-…"), by which a reader of pieces (see
-// UpdateChosen) tells them apart. It is a slice of piece.
+// an issue's piece ("## ISSUE-…"), by which a chooser of pieces (see
+// UpdateChosen) orders issues alike in all else. It is a slice of piece.
 func Heading(piece []byte) []byte {
 	line, _, _ := bytes.Cut(piece, []byte("\n"))
 	return bytes.TrimSpace(line)
