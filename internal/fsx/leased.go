@@ -55,7 +55,7 @@ func watchLeases() {
 			leases.Lock()
 			for h := range leases.held {
 				if !leaseKept(h.f) {
-					unix.FcntlInt(h.f.Fd(), unix.F_SETLEASE, unix.F_UNLCK)
+					letLeaseGo(h.f)
 				}
 			}
 			leases.Unlock()
