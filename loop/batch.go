@@ -106,8 +106,7 @@ func (w Workspace) beginBatch(ctx context.Context) (*batch, error) {
 		unlock()
 		return nil, err
 	}
-	// Let go with the lock, written or not.
-	return &batch{w: w, q: q, unlock: func() { q.Release(); unlock() }}, nil
+	return &batch{w: w, q: q, unlock: unlock}, nil
 }
 
 // load reads the queue as the batch's changes leave it, with the pieces

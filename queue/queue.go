@@ -124,11 +124,7 @@ type Queue struct {
 
 	added   []*Issue
 	skipped [][2]int // the pieces ParseSome did not read, a run of them as one
-	// plainSkipped are where the pieces not read start that a look read
-	// plainly issues, of the ID of their heading alone (see UpdateChosen):
-	// they are not in skipped, and hold no other issue.
-	plainSkipped []int
-	needles      [][]byte // what the pieces ParseSome read hold
+	needles [][]byte // what the pieces ParseSome read hold
 }
 
 // Issue is one issue of the queue.
