@@ -60,12 +60,8 @@ func (s *Source) closedAt(at int) bool {
 // cutAt reports whether a line that starts at at, where no block is open,
 // is a cut: a "## " after a blank line.
 func (s *Source) cutAt(at int) bool {
-	t := s.Text
-	if !bytes.HasPrefix(t[at:], []byte("## ")) {
-		return false
-	}
-	before := t[:at-1] // the line before, without its line ending
-	return len(bytes.TrimSpace(before[bytes.LastIndexByte(before, '\n')+1:])) == 0
+	c := cutScan{t: s.Text}
+	return bytes.HasPrefix(c.t[at:], []byte("## ")) && c.blankBefore(at)
 }
 
 // scan is findCutsFrom of the text t, and whether a block (a fence, an
@@ -81,10 +77,11 @@ func scan(t []byte, from int, cuts bool) ([]int, bool) {
 	c := cutScan{t: t, from: from, cuts: make([]int, 1, room)}
 	c.cuts[0] = from
 	for i := range cutMarks {
+		if i == 0 && !cuts {
+			c.next[0], c.found[0] = len(c.t), true // no '#' is looked for
+			continue
+		}
 		c.next[i], c.found[i] = c.findMark(i, from)
-	}
-	if !cuts {
-		c.next[0], c.found[0] = len(c.t), true // no '#' is looked for
 	}
 	for {
 		k := 0
