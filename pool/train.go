@@ -16,13 +16,18 @@ import (
 // integration branch in the order they come. A car (an issue's passing
 // work) joins at the end: it is rebased onto the car before it (the first
 // onto the branch), and its gates run again at once, on all the work
-// before it and its own, while the cars ahead are still being checked.
-// The branch is fast-forwarded car by car, in order, as their checks pass.
-// A car whose gates fail leaves with its failure recorded against its
-// issue; the cars after it were checked with work that will not be merged,
-// so they are put onto the car before it and checked again, with no
-// failure of their own. The branch moving under the train (a person's
-// commit) rebuilds it the same way.
+// before it and its own. The last car's check covers the cars ahead whose
+// checks are not in: theirs are stopped when a car boards behind them
+// (see schedule), and when the last one's passes, judged by each of their
+// issues, they are all merged at once, one fast-forward (see batch): on
+// a machine whose processors the checks share, N cars that all pass cost
+// one check, not N. When it fails, the cars ahead are each checked on
+// their own, to learn whose work fails. The branch is fast-forwarded in
+// the cars' order. A car whose gates fail leaves with its failure recorded
+// against its issue; the cars after it were checked with work that will
+// not be merged, so they are put onto the car before it and checked again,
+// with no failure of their own. The branch moving under the train (a
+// person's commit) rebuilds it the same way.
 //
 // A car that conflicts with the work of cars ahead, not yet merged, waits
 // for them to land or leave and boards again: sent back at once, its
@@ -79,6 +84,10 @@ type car struct {
 	checked bool          // its check for gen is in
 	gr      *loop.GateRun // and its result: nil when it had no need to run
 	err     error
+	// own: checked on its own, not covered by the check of a car behind
+	// it, since that check failed or could not merge it (see batch); until
+	// it is put onto other work.
+	own     bool
 	lost    int  // the races for the branch it lost (see lostRace)
 	carried bool // put onto commits that change none of its files, its check kept
 }
@@ -162,12 +171,14 @@ func (t *train) ride(ctx context.Context, c *car) carResult {
 		}
 		t.base = head
 	}
+	c.own = false
 	if err := t.board(bg, c, t.tip()); err != nil {
 		ahead := slices.Clone(t.cars)
 		t.mu.Unlock()
 		return carResult{conflict: asConflict(err, t.land.Rev()), ahead: ahead, err: notConflict(err)}
 	}
 	t.cars = append(t.cars, c)
+	t.schedule(bg)
 	t.mu.Unlock()
 	select {
 	case r := <-c.done:
@@ -190,9 +201,7 @@ func (t *train) leave(ctx context.Context, c *car, err error) carResult {
 	}
 	if i := slices.Index(t.cars, c); i >= 0 {
 		if c.running != nil {
-			c.stop()
-			<-c.running
-			c.running = nil
+			t.stopCheck(c)
 		}
 		t.cars = slices.Delete(t.cars, i, i+1)
 		t.gone()
@@ -209,15 +218,13 @@ func (t *train) tip() string {
 	return t.base
 }
 
-// board puts c onto onto and starts its check when the rebase moved it;
-// t.mu is held.
+// board puts c onto onto, its check to be run when the rebase moved it
+// (see schedule); t.mu is held.
 func (t *train) board(ctx context.Context, c *car, onto string) error {
 	if c.running != nil {
 		// A check of where it was: ended, and waited for, before its tree
 		// changes under it.
-		c.stop()
-		<-c.running
-		c.running = nil
+		t.stopCheck(c)
 	}
 	before, err := t.repo.Head(ctx, c.tree.Branch)
 	if err != nil {
@@ -235,12 +242,39 @@ func (t *train) board(ctx context.Context, c *car, onto string) error {
 			// Boarding where it was: its gates passed on this very tree.
 			c.gen, c.checked = 1, true
 		}
-		// Otherwise it was put back where it was: its check stands.
+		// Otherwise it was put back where it was: its check stands, or,
+		// covered, it still waits for one.
 		go t.advance(ctx)
 		return nil
 	}
 	c.gen++
-	c.checked, c.gr, c.err, c.carried = false, nil, nil, false
+	c.checked, c.gr, c.err, c.carried, c.own = false, nil, nil, false, false
+	return nil
+}
+
+// schedule starts the checks the cars need and stops those no longer
+// needed, after cars boarded or left; t.mu is held. The last car is
+// checked, on all the work before it and its own, and so is a car to be
+// checked on its own; the check of any other car not checked yet is
+// stopped, or never started: the last car's covers it (see batch).
+func (t *train) schedule(ctx context.Context) {
+	for i, c := range t.cars {
+		if c.checked {
+			continue
+		}
+		mine := c.own || i == len(t.cars)-1
+		switch {
+		case mine && c.running == nil:
+			t.start(ctx, c)
+		case !mine && c.running != nil:
+			t.stopCheck(c)
+			c.gen++ // what it ran to does not count
+		}
+	}
+}
+
+// start runs c's check; t.mu is held.
+func (t *train) start(ctx context.Context, c *car) {
 	gen := c.gen
 	cctx, stop := context.WithCancel(ctx)
 	running := make(chan struct{})
@@ -257,22 +291,34 @@ func (t *train) board(ctx context.Context, c *car, onto string) error {
 		t.mu.Unlock()
 		t.advance(ctx)
 	}()
-	return nil
+}
+
+// stopCheck ends c's check under way, and waits for it; t.mu is held.
+func (t *train) stopCheck(c *car) {
+	c.stop()
+	<-c.running
+	c.running = nil
 }
 
 // advance merges the cars at the front whose checks are in, in order.
 func (t *train) advance(ctx context.Context) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for len(t.cars) > 0 && t.cars[0].checked {
+	for len(t.cars) > 0 {
 		c := t.cars[0]
+		if !c.checked {
+			if t.batch(ctx) {
+				continue
+			}
+			return
+		}
 		if c.err == nil && c.fence != nil {
 			c.err = c.fence(ctx)
 		}
 		if c.err == nil && !c.carried {
 			// A car carried onto commits that change none of its files
 			// was judged before, on the base it was checked on.
-			c.err = t.judge(ctx, c)
+			c.err = t.judge(ctx, c, c.gr)
 		}
 		if c.err == nil && (c.gr == nil || c.gr.Passed()) {
 			if t.beforeAdvance != nil {
@@ -318,18 +364,90 @@ func (t *train) advance(ctx context.Context) {
 	}
 }
 
-// judge judges c's check by its issue against the results of the branch
-// under it, t.base: the car merged before it, the run's baseline, or one
-// taken now; t.mu is held.
-func (t *train) judge(ctx context.Context, c *car) error {
-	if c.gr == nil || c.judge == nil || t.bases == nil {
+// judge judges gr, a check of c's work, by c's issue against the results
+// of the branch under the train, t.base: the car merged before it, the
+// run's baseline, or one taken now; t.mu is held.
+func (t *train) judge(ctx context.Context, c *car, gr *loop.GateRun) error {
+	if gr == nil || c.judge == nil || t.bases == nil {
 		return nil
 	}
 	base, err := t.bases.of(ctx, t.base)
 	if err != nil {
 		return err
 	}
-	return c.judge(c.gr, base.Reports)
+	return c.judge(gr, base.Reports)
+}
+
+// batch merges the cars at the front whose checks were covered (see
+// schedule) with the first car behind them whose check is in, at once:
+// that check ran on all their work, and each of their issues judges it
+// (each car its own copy of it). It reports whether it merged them; t.mu
+// is held. When that check fails, or a car's issue or fence refuses it, or
+// the fast-forward fails, the cars ahead are each checked on their own,
+// and merged or failed one by one. The branch moved under the train is a
+// race lost, as for one car (see lostRace).
+func (t *train) batch(ctx context.Context) bool {
+	k := slices.IndexFunc(t.cars, func(c *car) bool { return c.checked })
+	if k < 1 || slices.ContainsFunc(t.cars[:k], func(c *car) bool { return c.own || c.running != nil }) {
+		return false
+	}
+	tip, cars := t.cars[k], t.cars[:k+1]
+	judged, ok := t.judgeAll(ctx, cars, tip)
+	if ok {
+		if t.beforeAdvance != nil {
+			t.beforeAdvance(false)
+		}
+		err := t.land.Advance(ctx, t.base, tip.head)
+		if errors.Is(err, worktree.ErrMoved) && cars[0].lost+1 < maxLostRaces {
+			if head, herr := t.land.Head(ctx); herr == nil && head != t.base {
+				t.lostRace(ctx, cars[0], head) // the train goes onto head
+				return false
+			}
+		}
+		ok = err == nil
+	}
+	if !ok {
+		for _, c := range cars[:k] {
+			c.own = true
+		}
+		t.schedule(ctx)
+		return false
+	}
+	t.merged(tip)
+	t.base, t.cars = tip.head, t.cars[k+1:]
+	t.gone()
+	for i, c := range cars {
+		// What its own work fixed is told by its own check, where it was
+		// before it boarded: judged here, the fixes of the cars ahead
+		// would count as its own too.
+		v := c.verdict()
+		if v == nil {
+			v = judged[i].Verdict
+		}
+		c.done <- carResult{merged: c.head, verdict: v}
+	}
+	return true
+}
+
+// judgeAll judges tip's check, which ran on the work of every car of
+// cars, by each one's issue; it reports whether each let it pass, and
+// their fences too.
+func (t *train) judgeAll(ctx context.Context, cars []*car, tip *car) ([]*loop.GateRun, bool) {
+	if tip.err != nil || tip.gr == nil {
+		return nil, false
+	}
+	judged := make([]*loop.GateRun, len(cars))
+	for i, c := range cars {
+		if c.fence != nil && c.fence(ctx) != nil {
+			return nil, false
+		}
+		gr := *tip.gr
+		if err := t.judge(ctx, c, &gr); err != nil || !gr.Passed() {
+			return nil, false
+		}
+		judged[i] = &gr
+	}
+	return judged, true
 }
 
 // merged notes the results of c, merged, as those of its commit: the base
@@ -358,6 +476,7 @@ func (t *train) rebuild(ctx context.Context, i int) {
 		}
 		t.cars = append(t.cars, c)
 	}
+	t.schedule(ctx)
 }
 
 // asConflict returns err's conflict, said against the branch (and the

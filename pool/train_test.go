@@ -15,10 +15,14 @@ import (
 )
 
 // The train, on real worktrees: three cars board while the branch has
-// moved, so each is checked again; the first car's check fails. It leaves
-// with its failure recorded; the two after it, checked with its work, are
-// put onto the branch without it, checked again, and merged in order, with
-// no failure of their own.
+// moved, so each is to be checked again; A's work fails the gates. The
+// last car's check covers the cars ahead: theirs are stopped as each
+// boards behind them, and only C's runs, on the work of all three. It
+// fails, so A and B are checked on their own: A's fails, and A leaves with
+// its failure recorded; B and C, checked with its work, are put onto the
+// branch without it, and C's check, covering B's, passes: both are merged
+// at once, in order, with no failure of their own. Four checks in all,
+// where each car checked on its own would be five.
 func TestTrainFailedCarLeaves(t *testing.T) {
 	root, repo := trainRepo(t, "base.txt")
 	ctx := context.Background()
@@ -48,17 +52,18 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, name := range []string{"A", "B", "C"} {
 		c := &car{tree: trees[name]}
-		c.check = func(context.Context) (*loop.GateRun, error) {
-			<-release
-			files, _ := filepath.Glob(filepath.Join(c.tree.Dir, "*.txt"))
-			var names []string
-			for _, f := range files {
-				names = append(names, strings.TrimSuffix(filepath.Base(f), ".txt"))
+		c.check = func(ctx context.Context) (*loop.GateRun, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
 			}
+			names := treeFiles(c.tree.Dir)
 			mu.Lock()
-			seen[c.tree.Issue] = append(seen[c.tree.Issue], strings.Join(names, ","))
+			seen[c.tree.Issue] = append(seen[c.tree.Issue], names)
 			mu.Unlock()
-			return &loop.GateRun{Evaluation: &gate.Evaluation{Passed: c.tree.Issue != "A"}}, nil
+			// A's work breaks whatever holds it.
+			return &loop.GateRun{Evaluation: &gate.Evaluation{Passed: !strings.HasPrefix(names, "A,")}}, nil
 		}
 		c.record = func(context.Context, *loop.GateRun) error {
 			mu.Lock()
@@ -86,17 +91,34 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 			t.Errorf("%s: %+v, recorded %d times", name, r, recorded[name])
 		}
 	}
-	// B was first checked on A's work, then without it; C likewise.
-	if got := strings.Join(seen["B"], " "); got != "A,B,base,moved B,base,moved" {
-		t.Errorf("B's checks saw %q", got)
+	want := map[string]string{
+		"A": "A,base,moved",
+		"B": "A,B,base,moved",
+		"C": "A,B,C,base,moved B,C,base,moved",
 	}
-	if got := seen["C"][len(seen["C"])-1]; got != "B,C,base,moved" {
-		t.Errorf("C's last check saw %q", got)
+	for name, w := range want {
+		if got := strings.Join(seen[name], " "); got != w {
+			t.Errorf("%s's checks saw %q; want %q", name, got, w)
+		}
+	}
+	if b, c := results["B"].merged, results["C"].merged; b == "" || gitIn(t, root, "rev-parse", "main~1") != b || gitIn(t, root, "rev-parse", "main") != c {
+		t.Errorf("B merged as %.12s, C as %.12s; want main~1 and main", b, c)
 	}
 	log := gitIn(t, root, "log", "--format=%s", "main")
 	if log != "C\nB\nmoved\ninit" {
 		t.Errorf("main's log:\n%s", log)
 	}
+}
+
+// treeFiles names the .txt files of dir, by their names without .txt, in
+// order, joined with commas.
+func treeFiles(dir string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".txt"))
+	}
+	return strings.Join(names, ",")
 }
 
 // trainRepo is a repository on main whose one commit holds file, and its
@@ -150,7 +172,14 @@ func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 		cars[name] = &car{tree: tree,
-			check:  func(context.Context) (*loop.GateRun, error) { <-release; return nil, nil },
+			check: func(ctx context.Context) (*loop.GateRun, error) {
+				select {
+				case <-release:
+					return nil, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			},
 			record: func(context.Context, *loop.GateRun) error { return nil }}
 	}
 	// A moves on the branch first, so that its check runs (and waits).
@@ -198,10 +227,11 @@ func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
 	}
 }
 
-// The branch is fast-forwarded in the cars' order, each as its check is
-// in: a car behind whose check passed first waits for the one ahead.
-// A commit of a person's on the branch meanwhile is no failure of the cars:
-// the train goes onto it, checks them again, and merges them on top.
+// The car behind covers the car ahead: A's check is stopped when B boards
+// behind it, and nothing is merged until B's check, on both cars' work, is
+// in. A commit of a person's on the branch meanwhile is no failure of the
+// cars: the train goes onto it, checks B again, and merges both on top, in
+// order, with one fast-forward.
 func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	root, repo := trainRepo(t, "base.txt")
 	ctx := context.Background()
@@ -226,18 +256,31 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	base := commit("moved") // every car's rebase moves it: each is checked
 
 	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}}
-	releaseA := make(chan struct{})
+	releaseB := make(chan struct{})
 	var mu sync.Mutex
 	results := map[string]carResult{}
+	seen := map[string][]string{}
+	started := map[string]int{}
 	recorded := 0
 	var wg sync.WaitGroup
-	cars := map[string]*car{}
 	for i, name := range []string{"A", "B"} {
 		c := &car{tree: trees[name]}
-		c.check = func(context.Context) (*loop.GateRun, error) {
+		c.check = func(ctx context.Context) (*loop.GateRun, error) {
+			mu.Lock()
+			started[c.tree.Issue]++
+			mu.Unlock()
 			if c.tree.Issue == "A" {
-				<-releaseA
+				<-ctx.Done() // only a car ahead of none would pass
+				return nil, ctx.Err()
 			}
+			select {
+			case <-releaseB:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			mu.Lock()
+			seen[c.tree.Issue] = append(seen[c.tree.Issue], treeFiles(c.tree.Dir))
+			mu.Unlock()
 			return &loop.GateRun{Evaluation: &gate.Evaluation{Passed: true}}, nil
 		}
 		c.record = func(context.Context, *loop.GateRun) error {
@@ -246,7 +289,6 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 			mu.Unlock()
 			return nil
 		}
-		cars[name] = c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -257,23 +299,17 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 		}()
 		waitCars(t, tr, i+1) // in this order
 	}
-	// B's check is in, A's is not: nothing is merged yet.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		tr.mu.Lock()
-		in := cars["B"].checked
-		tr.mu.Unlock()
-		if in {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("B's check never came in")
-		}
+	tr.mu.Lock()
+	aRunning, bRunning := tr.cars[0].running != nil, tr.cars[1].running != nil
+	tr.mu.Unlock()
+	if aRunning || !bRunning {
+		t.Errorf("A's check running: %v, B's: %v; want B's alone", aRunning, bRunning)
 	}
 	if head := gitIn(t, root, "rev-parse", "main"); head != base {
-		t.Errorf("main moved to %.12s before the check of the car ahead was in", head)
+		t.Errorf("main moved to %.12s before the check of the last car was in", head)
 	}
 	commit("person") // the branch moves under the train
-	close(releaseA)
+	close(releaseB)
 	wg.Wait()
 	for _, name := range []string{"A", "B"} {
 		if r := results[name]; r.merged == "" || r.err != nil || r.conflict != nil || r.failed != nil {
@@ -282,6 +318,12 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	}
 	if recorded != 0 {
 		t.Errorf("%d failures recorded; want none", recorded)
+	}
+	if got, want := strings.Join(seen["B"], " "), "A,B,base,moved A,B,base,moved,person"; got != want {
+		t.Errorf("B's checks saw %q; want %q", got, want)
+	}
+	if started["A"] != 1 {
+		t.Errorf("A's check started %d times; want once, stopped when B boarded", started["A"])
 	}
 	if log := gitIn(t, root, "log", "--format=%s", "main"); log != "B\nA\nperson\nmoved\ninit" {
 		t.Errorf("main's log:\n%s", log)
