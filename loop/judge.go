@@ -64,6 +64,22 @@ func ownUnits(is *queue.Issue) []results.Unit {
 	return nil
 }
 
+// Learns reports whether the issue id holds no unit of its own (see
+// ownUnits): an attempt at it that passes learns its tests from what it
+// turned green (see results.Verdict.Learned), so it is judged on its own
+// work alone, not on others' with it.
+func (w Workspace) Learns(id string) (bool, error) {
+	q, err := direct{w}.load()
+	if err != nil {
+		return false, err
+	}
+	is := q.Issue(id)
+	if is == nil {
+		return false, &NoIssueError{Path: w.Path(QueueFile), ID: id}
+	}
+	return len(ownUnits(is)) == 0, nil
+}
+
 // heldByOthers reports, for the issues of q other than id that are open,
 // whether one holds a unit.
 func heldByOthers(q *queue.Queue, id string) func(results.Unit) bool {

@@ -326,26 +326,33 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			return res, err
 		}
 
-		gr, awaiting, err := r.gatesApproved(ctx, n)
-		if awaiting {
-			return r.end(ctx, RunAwaiting, "awaiting a person's approval: "+approvals(gr))
+		gr, mergeFeedback, res, err := r.landUnchecked(ctx, n, a)
+		if res != nil || err != nil {
+			return res, err
 		}
-		if ctx.Err() != nil {
-			return r.interrupted(ctx)
+		tried := gr != nil // landed unchecked, or tried to
+		if !tried {
+			var awaiting bool
+			gr, awaiting, err = r.gatesApproved(ctx, n)
+			if awaiting {
+				return r.end(ctx, RunAwaiting, "awaiting a person's approval: "+approvals(gr))
+			}
+			if ctx.Err() != nil {
+				return r.interrupted(ctx)
+			}
+			if err != nil {
+				return r.fail(ctx, err)
+			}
+			if gr.OnlyReviewerErrors() {
+				return r.fail(ctx, fmt.Errorf("the review could not be done, which is not the agent's to fix (%s): check the reviewer's command; its logs are in %s",
+					strings.Join(gr.ReviewerErrors, "; "), gr.Dir))
+			}
+			if r.probe && n == 1 && gr.Evaluation.Passed {
+				return r.end(ctx, RunNothing, r.nothingLeft())
+			}
 		}
-		if err != nil {
-			return r.fail(ctx, err)
-		}
-		if gr.OnlyReviewerErrors() {
-			return r.fail(ctx, fmt.Errorf("the review could not be done, which is not the agent's to fix (%s): check the reviewer's command; its logs are in %s",
-				strings.Join(gr.ReviewerErrors, "; "), gr.Dir))
-		}
-		var mergeFeedback string
-		if r.probe && n == 1 && gr.Evaluation.Passed {
-			return r.end(ctx, RunNothing, r.nothingLeft())
-		}
-		if gr.Passed() {
-			landed, err := r.scope.Land(ctx, Loop{r, n})
+		if !tried && gr.Passed() {
+			landed, err := r.scope.Land(ctx, Loop{r: r, n: n})
 			if landed.Reason != "" {
 				// Landed: done, whatever ended meanwhile (the renewal of a
 				// claim its resolve ended, a Ctrl-C after the merge).
@@ -372,6 +379,43 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 			return res, err
 		}
 	}
+}
+
+// landUnchecked lands loop n's work with no gates run first, when its
+// scope checks the work as it lands (see ChecksOnLanding) and the gates
+// ask no person: a merge train checks it there, on the work ahead of it,
+// once, where a check first in its worktree would be followed by another
+// on the train. It returns the gates that failed as it landed, or, when it
+// did not land for another reason (a conflict, a change refused), what
+// the agent is told and gates that ran none; nil gates when it did not
+// try. A result ends the run.
+func (r *runner) landUnchecked(ctx context.Context, n int, a *AgentRun) (*GateRun, string, *RunResult, error) {
+	if cl, ok := r.scope.(ChecksOnLanding); !ok || !cl.ChecksOnLanding() || a == nil || r.probe || r.asksAPerson() {
+		return nil, "", nil, nil
+	}
+	landed, err := r.scope.Land(ctx, Loop{r: r, n: n, unchecked: true})
+	switch {
+	case landed.Reason != "":
+		res, err := r.end(ctx, RunPassed, landed.Reason)
+		return nil, "", res, err
+	case ctx.Err() != nil:
+		res, err := r.interrupted(ctx)
+		return nil, "", res, err
+	case err != nil:
+		res, err := r.fail(ctx, err)
+		return nil, "", res, err
+	case landed.Gates != nil:
+		return landed.Gates, landed.Feedback, nil, nil
+	}
+	// Sent back before its gates ran: none failed.
+	return &GateRun{Evaluation: &gate.Evaluation{Passed: true}}, landed.Feedback, nil, nil
+}
+
+// asksAPerson reports whether a gate asks a person (a human gate) or a
+// reviewer: the loop's own run of the gates waits for the one and tells
+// the other's errors apart.
+func (r *runner) asksAPerson() bool {
+	return slices.ContainsFunc(r.cfg.Gates, func(g config.Gate) bool { return g.IsHuman() || g.IsReview() })
 }
 
 // agentOf launches loop n's agent, or, in a first loop of the gates
@@ -635,7 +679,7 @@ func (r *runner) history(ctx context.Context, events ...analytics.Event) error {
 // end records why the run stopped.
 func (r *runner) end(ctx context.Context, outcome, reason string) (*RunResult, error) {
 	r.res.Outcome, r.res.Reason = outcome, reason
-	return r.res, r.scope.End(ctx, Loop{r, r.res.Loops}, outcome, reason)
+	return r.res, r.scope.End(ctx, Loop{r: r, n: r.res.Loops}, outcome, reason)
 }
 
 func (r *runner) interrupted(ctx context.Context) (*RunResult, error) {

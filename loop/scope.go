@@ -32,6 +32,14 @@ type Scope interface {
 	End(ctx context.Context, l Loop, outcome, reason string) error
 }
 
+// ChecksOnLanding is a Scope whose Land checks the work itself, on the
+// work landing ahead of it (the merge train of several agents): when it
+// says so, its loop lands each agent's work without running the gates
+// first (Loop.Unchecked), unless a gate asks a person or a reviewer.
+type ChecksOnLanding interface {
+	ChecksOnLanding() bool
+}
+
 // Landed is how a loop's passing work landed.
 type Landed struct {
 	// Reason, when set, says where the work landed: the run has passed.
@@ -48,7 +56,13 @@ type Landed struct {
 type Loop struct {
 	r *runner
 	n int
+	// unchecked: the loop's gates did not run on the work it lands.
+	unchecked bool
 }
+
+// Unchecked reports whether the work landing was not checked by the loop
+// (see ChecksOnLanding): Land checks it, and Gates is an earlier loop's.
+func (l Loop) Unchecked() bool { return l.unchecked }
 
 // N is the loop's number, from 1.
 func (l Loop) N() int { return l.n }

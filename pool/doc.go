@@ -3,9 +3,11 @@
 //
 // Each agent claims an issue and works on it in a worktree of its own.
 // Its loop is package loop's, scoped to that issue (loop.Scope): the same
-// prompts, gates, records and retry limits as one agent's. Its passing
-// work rides the train onto the integration branch, here or on a git
-// remote the machines share.
+// prompts, gates, records and retry limits as one agent's. Its work rides
+// the train onto the integration branch, here or on a git remote the
+// machines share; its gates run there, on the work ahead of it, not first
+// in its worktree (loop.ChecksOnLanding), unless a gate asks a person or
+// a reviewer.
 //
 // By file:
 //
@@ -16,8 +18,9 @@
 //     passing work put on the train, or sent back to it on a conflict
 //     (conflictBack).
 //   - train.go: the merge queue as a merge train: each car rebased onto
-//     the one before it and checked at once, the branch fast-forwarded in
-//     order, a failed car's followers put back without its work (train).
+//     the one before it, the last one's check covering the cars ahead
+//     (schedule, batch), the branch fast-forwarded in order, a failed
+//     car's followers put back without its work (train).
 //   - race.go: the races for the branch a car loses to commits not the
 //     train's, bounded (lostRace): from the third, it lands without its
 //     gates when those commits change none of its files, or leaves

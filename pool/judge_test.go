@@ -90,6 +90,12 @@ func TestAgentsJudgedByTheirIssue(t *testing.T) {
 	if base != 3 {
 		t.Errorf("the baseline ran %d gates; want 3, one evaluation for the run (gates ran in:\n%s)", base, ran)
 	}
+	// Each car's work is checked once at most, on the train, on the work
+	// ahead of it, or covered by the check of the car behind it: not in
+	// its worktree first, and again on the train.
+	if work := len(strings.Fields(string(ran))) - base; work > 9 {
+		t.Errorf("the gates ran %d times on the agents' work; want 9 at most, one evaluation for each of the 3 (gates ran in:\n%s)", work, ran)
+	}
 	kept, _ := filepath.Glob(filepath.Join(w.Path(loop.RunsDir), loop.BaselineDir, "*.json"))
 	if len(kept) != 1 {
 		t.Errorf("baselines kept: %v; want one", kept)

@@ -499,3 +499,31 @@ func TestAgentsSayTheirWait(t *testing.T) {
 		t.Errorf("said %q, want it to begin %q", said[0], want)
 	}
 }
+
+// A gate that asks a person keeps the loop's own run of the gates before
+// the train (see loop.ChecksOnLanding): the work waits for the person's
+// approval, asked once, and is neither put on the train, where no approval
+// is asked and the gate can only fail, nor sent back to its agent for it.
+func TestAgentsHumanGateAskedBeforeTheTrain(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		return "agents:\n  worktrees: " + t.TempDir() + "\n" +
+			"agent:\n  command: '" + logLaunch(w) + `echo "$id" > "$id.txt"'` + "\n" +
+			"gates:\n  - name: own\n    command: 'ls ISSUE-*.txt'\n  - name: sign-off\n    type: human\n    prompt: Read it\n"
+	}, "one", "two")
+	res := runAgents(t, w, 2)
+	if len(res.Merged) != 0 {
+		t.Errorf("merged %v before a person approved", res.Merged)
+	}
+	for id, n := range launches(t, w) {
+		if n != 1 {
+			t.Errorf("%s launched %d times; want once, its work waiting for the person", id, n)
+		}
+	}
+	counts := map[string]int{}
+	for _, e := range historyOf(t, w) {
+		counts[e.Event+"/"+e.Outcome]++
+	}
+	if counts["approval/requested"] != 1 || counts["merge/fail"] != 0 || counts["retry_triggered/"] != 0 {
+		t.Errorf("history: %v; want one approval requested, no merge failed, no retry", counts)
+	}
+}

@@ -13,21 +13,23 @@ import (
 
 // train is the merge queue of run --agents, run as a merge train: one
 // integrator, the train, merges the issues whose gates pass into the
-// integration branch in the order they come. A car (an issue's passing
-// work) joins at the end: it is rebased onto the car before it (the first
-// onto the branch), and its gates run again at once, on all the work
-// before it and its own. The last car's check covers the cars ahead whose
-// checks are not in: theirs are stopped when a car boards behind them
-// (see schedule), and when the last one's passes, judged by each of their
-// issues, they are all merged at once, one fast-forward (see batch): on
-// a machine whose processors the checks share, N cars that all pass cost
-// one check, not N. When it fails, the cars ahead are each checked on
-// their own, to learn whose work fails. The branch is fast-forwarded in
-// the cars' order. A car whose gates fail leaves with its failure recorded
-// against its issue; the cars after it were checked with work that will
-// not be merged, so they are put onto the car before it and checked again,
-// with no failure of their own. The branch moving under the train (a
-// person's commit) rebuilds it the same way.
+// integration branch in the order they come. A car (an issue's work,
+// whose gates passed in its worktree or never ran on it) joins at the
+// end: it is rebased onto the car before it (the first onto the branch),
+// and its gates run at once, on all the work before it and its own. The
+// last car's check covers the cars ahead whose checks are not in: theirs
+// are stopped when a car boards behind them (see schedule), and when the
+// last one's passes, judged by each of their issues, they are all merged
+// at once, one fast-forward (see batch): on a machine whose processors
+// the checks share, N cars that all pass cost one check, not N. When it
+// fails, the cars ahead are each checked on their own, to learn whose
+// work fails; a car whose issue learns its tests from its check is never
+// covered (alone). The branch is fast-forwarded in the cars' order. A car
+// whose gates fail leaves with its failure recorded against its issue;
+// the cars after it were checked with work that will not be merged, so
+// they are put onto the car before it and checked again, with no failure
+// of their own. The branch moving under the train (a person's commit)
+// rebuilds it the same way.
 //
 // A car that conflicts with the work of cars ahead, not yet merged, waits
 // for them to land or leave and boards again: sent back at once, its
@@ -75,6 +77,13 @@ type car struct {
 	// the results of a car that boarded where it was.
 	judge func(*loop.GateRun, []results.Report) error
 	last  *loop.GateRun
+	// fresh: its gates never ran on its work (see loop.ChecksOnLanding),
+	// so it is checked even where it boards unmoved.
+	fresh bool
+	// alone: fresh, and its issue learns its tests from what its work
+	// turns green (see loop.Workspace.Learns): it is checked and judged on
+	// its own, never covered by the car behind it.
+	alone bool
 	done  chan carResult
 
 	head    string        // where its branch is on the train
@@ -98,6 +107,9 @@ type carResult struct {
 	conflict *worktree.ConflictError // the rebase conflicted
 	ahead    []*car                  // the cars it was put behind when it did
 	failed   *loop.GateRun           // the gates failed after the rebase, recorded
+	// gr, when merged, is the check it was merged on, judged by its issue;
+	// nil when none ran on the train.
+	gr *loop.GateRun
 	// verdict is how the merged car's work was judged by its issue; nil
 	// when it was not (its gates' runners not known, no issue).
 	verdict *results.Verdict
@@ -221,9 +233,12 @@ func (t *train) tip() string {
 // board puts c onto onto, its check to be run when the rebase moved it
 // (see schedule); t.mu is held.
 func (t *train) board(ctx context.Context, c *car, onto string) error {
-	if c.running != nil {
+	stopped := c.running != nil && onto != c.upstream
+	if stopped {
 		// A check of where it was: ended, and waited for, before its tree
-		// changes under it.
+		// changes under it. Put back onto the same work (a car ahead that
+		// left had no commits), its tree does not change, and its check
+		// goes on.
 		t.stopCheck(c)
 	}
 	before, err := t.repo.Head(ctx, c.tree.Branch)
@@ -239,11 +254,16 @@ func (t *train) board(ctx context.Context, c *car, onto string) error {
 	c.upstream = onto
 	if c.head == before {
 		if c.gen == 0 {
-			// Boarding where it was: its gates passed on this very tree.
-			c.gen, c.checked = 1, true
+			// Boarding where it was: its gates passed on this very tree,
+			// unless they never ran on it.
+			c.gen, c.checked = 1, !c.fresh
 		}
 		// Otherwise it was put back where it was: its check stands, or,
-		// covered, it still waits for one.
+		// covered, it still waits for one; one cut short runs again (see
+		// schedule), what it ran to not counting.
+		if stopped {
+			c.gen++
+		}
 		go t.advance(ctx)
 		return nil
 	}
@@ -262,7 +282,7 @@ func (t *train) schedule(ctx context.Context) {
 		if c.checked {
 			continue
 		}
-		mine := c.own || i == len(t.cars)-1
+		mine := c.own || c.alone || i == len(t.cars)-1
 		switch {
 		case mine && c.running == nil:
 			t.start(ctx, c)
@@ -346,7 +366,7 @@ func (t *train) advance(ctx context.Context) {
 				t.merged(c)
 				t.base, t.cars = c.head, t.cars[1:]
 				t.gone()
-				c.done <- carResult{merged: c.head, verdict: c.verdict()}
+				c.done <- carResult{merged: c.head, verdict: c.verdict(), gr: c.gr}
 				continue
 			}
 		}
@@ -388,7 +408,7 @@ func (t *train) judge(ctx context.Context, c *car, gr *loop.GateRun) error {
 // race lost, as for one car (see lostRace).
 func (t *train) batch(ctx context.Context) bool {
 	k := slices.IndexFunc(t.cars, func(c *car) bool { return c.checked })
-	if k < 1 || slices.ContainsFunc(t.cars[:k], func(c *car) bool { return c.own || c.running != nil }) {
+	if k < 1 || slices.ContainsFunc(t.cars[:k], func(c *car) bool { return c.own || c.alone || c.running != nil }) {
 		return false
 	}
 	tip, cars := t.cars[k], t.cars[:k+1]
@@ -419,12 +439,17 @@ func (t *train) batch(ctx context.Context) bool {
 	for i, c := range cars {
 		// What its own work fixed is told by its own check, where it was
 		// before it boarded: judged here, the fixes of the cars ahead
-		// would count as its own too.
+		// would count as its own too. A car never checked before tells
+		// them once, on the last car, whose check found them.
 		v := c.verdict()
-		if v == nil {
-			v = judged[i].Verdict
+		if v == nil && judged[i].Verdict != nil {
+			jv := *judged[i].Verdict
+			if c != tip {
+				jv.Fixed = nil
+			}
+			v = &jv
 		}
-		c.done <- carResult{merged: c.head, verdict: v}
+		c.done <- carResult{merged: c.head, verdict: v, gr: judged[i]}
 	}
 	return true
 }

@@ -82,7 +82,7 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 		waitCars(t, tr, i+1) // in this order
 	}
 	close(release)
-	wg.Wait()
+	waitMerges(t, &wg)
 	if r := results["A"]; r.failed == nil || r.merged != "" || recorded["A"] != 1 {
 		t.Errorf("A: %+v, recorded %d times", r, recorded["A"])
 	}
@@ -107,6 +107,19 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 	log := gitIn(t, root, "log", "--format=%s", "main")
 	if log != "C\nB\nmoved\ninit" {
 		t.Errorf("main's log:\n%s", log)
+	}
+}
+
+// waitMerges waits for the cars' merges to end, a minute at most: a
+// train that waits for ever fails the test.
+func waitMerges(t *testing.T, wg *sync.WaitGroup) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the train never ended: its cars still wait")
 	}
 }
 
@@ -310,7 +323,7 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	}
 	commit("person") // the branch moves under the train
 	close(releaseB)
-	wg.Wait()
+	waitMerges(t, &wg)
 	for _, name := range []string{"A", "B"} {
 		if r := results[name]; r.merged == "" || r.err != nil || r.conflict != nil || r.failed != nil {
 			t.Errorf("%s: %+v; want merged", name, r)
@@ -326,6 +339,89 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 		t.Errorf("A's check started %d times; want once, stopped when B boarded", started["A"])
 	}
 	if log := gitIn(t, root, "log", "--format=%s", "main"); log != "B\nA\nperson\nmoved\ninit" {
+		t.Errorf("main's log:\n%s", log)
+	}
+}
+
+// A car with no commits of its own (an agent that changed nothing),
+// checked alone, fails and leaves while the check of the car behind it
+// runs: that car, put back onto the same work, is not moved, and its check
+// goes on, and counts. Stopped and counted, it was an error of the car
+// behind ("context canceled"), which ended its agent's run.
+func TestTrainCarWithoutCommitsLeaves(t *testing.T) {
+	root, repo := trainRepo(t, "base.txt")
+	ctx := context.Background()
+	a, err := repo.Add(ctx, "A", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := repo.Add(ctx, "B", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(b.Dir, "B.txt"), []byte("B\n"), 0o644)
+	if _, err := b.Commit(ctx, "B"); err != nil {
+		t.Fatal(err)
+	}
+	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}}
+	releaseA, releaseB := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	started := map[string]int{}
+	results := map[string]carResult{}
+	var wg sync.WaitGroup
+	for i, tree := range []*worktree.Tree{a, b} {
+		c := &car{tree: tree, fresh: true, alone: true}
+		c.check = func(ctx context.Context) (*loop.GateRun, error) {
+			mu.Lock()
+			started[c.tree.Issue]++
+			mu.Unlock()
+			release := releaseA
+			if c.tree.Issue == "B" {
+				release = releaseB
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &loop.GateRun{Evaluation: &gate.Evaluation{Passed: c.tree.Issue == "B"}}, nil
+		}
+		c.record = func(context.Context, *loop.GateRun) error { return nil }
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := tr.merge(ctx, c)
+			mu.Lock()
+			results[c.tree.Issue] = r
+			mu.Unlock()
+		}()
+		waitCars(t, tr, i+1)
+	}
+	// A fails and leaves; then B's check, under way all along, passes.
+	close(releaseA)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		_, left := results["A"]
+		mu.Unlock()
+		if left {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A never left")
+		}
+	}
+	close(releaseB)
+	waitMerges(t, &wg)
+	if r := results["A"]; r.failed == nil {
+		t.Errorf("A: %+v; want failed", r)
+	}
+	if r := results["B"]; r.merged == "" || r.err != nil {
+		t.Errorf("B: %+v; want merged", r)
+	}
+	if started["B"] != 1 {
+		t.Errorf("B's check started %d times; want once", started["B"])
+	}
+	if log := gitIn(t, root, "log", "--format=%s", "main"); log != "B\ninit" {
 		t.Errorf("main's log:\n%s", log)
 	}
 }

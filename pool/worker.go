@@ -109,10 +109,15 @@ func (a *worker) Launched(ctx context.Context) {
 // takes orchestrate abort's marker away at its end.
 func (a *worker) End(context.Context, loop.Loop, string, string) error { return nil }
 
-// Land merges an agent's passing work into the integration branch: its
-// commit, then the merge train (see train): a rebase onto the branch and
-// the work merged before it, the gates again when the rebase moved it,
-// and a fast-forward. When the merge was not made, it says why: a
+// ChecksOnLanding: the train checks an agent's work as it boards, on the
+// work of the cars ahead (see train), where a check in its worktree first
+// would be followed by a second on the train for every car but the first.
+func (a *worker) ChecksOnLanding() bool { return true }
+
+// Land merges an agent's work into the integration branch: its commit,
+// then the merge train (see train): a rebase onto the branch and the work
+// merged before it, its gates there (again, when they passed in its
+// worktree, only when the rebase moved it), and a fast-forward. When the merge was not made, it says why: a
 // conflict, or a change to the workspace directory, recorded against the
 // issue, as the agent's feedback; or the gates that failed after the
 // rebase.
@@ -134,6 +139,13 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 			a.rel, listSome(files, 5), a.branch, a.rel))}, nil
 	}
 	w := l.Workspace()
+	alone := false
+	if l.Unchecked() {
+		var err error
+		if alone, err = w.Learns(a.claim.ID); err != nil {
+			return loop.Landed{}, err
+		}
+	}
 	c := &car{
 		tree: a.tree, upstream: a.upstream,
 		check: l.Recheck,
@@ -145,6 +157,10 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 		},
 		last:  l.Gates(),
 		fence: w.CheckFence,
+		fresh: l.Unchecked(), alone: alone,
+	}
+	if c.fresh {
+		c.last = nil // an earlier loop's
 	}
 	l.Step(loop.Step{Kind: loop.StepQueued})
 	res := a.train.merge(ctx, c)
@@ -164,6 +180,13 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 	// Merged: done, whatever ends now (the renewal of a claim its resolve
 	// ended, a Ctrl-C after the merge).
 	landed := loop.Landed{Reason: "its gates pass, and it is merged into " + a.branch}
+	if c.fresh && res.gr != nil && res.gr.Verdict != nil {
+		// Its gates ran on the train alone: what it learned is recorded
+		// there (an issue with no tests learns those it turned green).
+		if err := w.RecordClaimed(ctx, l.Now(), a.claim.ID, res.gr); err != nil {
+			return landed, err
+		}
+	}
 	if _, err := w.Resolve(ctx, l.Now(), a.claim.ID, false); err != nil {
 		return landed, err
 	}
