@@ -11,6 +11,7 @@ import (
 
 	"github.com/orchestrate-dev/orchestrate/gate"
 	"github.com/orchestrate-dev/orchestrate/loop"
+	"github.com/orchestrate-dev/orchestrate/results"
 	"github.com/orchestrate-dev/orchestrate/worktree"
 )
 
@@ -268,16 +269,23 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	}
 	base := commit("moved") // every car's rebase moves it: each is checked
 
-	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}}
+	// Judged by their issues, on a base whose results are known: each
+	// check fixes two tests.
+	bases := &baselines{by: map[string]*loop.BaseResults{base: {}}}
+	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}, bases: bases}
 	releaseB := make(chan struct{})
 	var mu sync.Mutex
-	results := map[string]carResult{}
+	ends := map[string]carResult{}
 	seen := map[string][]string{}
 	started := map[string]int{}
 	recorded := 0
 	var wg sync.WaitGroup
 	for i, name := range []string{"A", "B"} {
-		c := &car{tree: trees[name]}
+		c := &car{tree: trees[name], fresh: true}
+		c.judge = func(gr *loop.GateRun, _ []results.Report) error {
+			gr.Verdict = &results.Verdict{Pass: true, Fixed: []results.Unit{{Gate: "tests", ID: "T1"}, {Gate: "tests", ID: "T2"}}}
+			return nil
+		}
 		c.check = func(ctx context.Context) (*loop.GateRun, error) {
 			mu.Lock()
 			started[c.tree.Issue]++
@@ -307,7 +315,7 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 			defer wg.Done()
 			r := tr.merge(ctx, c)
 			mu.Lock()
-			results[c.tree.Issue] = r
+			ends[c.tree.Issue] = r
 			mu.Unlock()
 		}()
 		waitCars(t, tr, i+1) // in this order
@@ -321,11 +329,12 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	if head := gitIn(t, root, "rev-parse", "main"); head != base {
 		t.Errorf("main moved to %.12s before the check of the last car was in", head)
 	}
-	commit("person") // the branch moves under the train
+	person := commit("person") // the branch moves under the train
+	bases.note(person, nil)
 	close(releaseB)
 	waitMerges(t, &wg)
 	for _, name := range []string{"A", "B"} {
-		if r := results[name]; r.merged == "" || r.err != nil || r.conflict != nil || r.failed != nil {
+		if r := ends[name]; r.merged == "" || r.err != nil || r.conflict != nil || r.failed != nil {
 			t.Errorf("%s: %+v; want merged", name, r)
 		}
 	}
@@ -334,6 +343,12 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	}
 	if got, want := strings.Join(seen["B"], " "), "A,B,base,moved A,B,base,moved,person"; got != want {
 		t.Errorf("B's checks saw %q; want %q", got, want)
+	}
+	// The tests fixed are told once, on the car whose check fixed them.
+	for name, want := range map[string]int{"A": 0, "B": 2} {
+		if v := ends[name].verdict; v == nil || len(v.Fixed) != want {
+			t.Errorf("%s's verdict: %+v; want %d tests fixed", name, v, want)
+		}
 	}
 	if started["A"] != 1 {
 		t.Errorf("A's check started %d times; want once, stopped when B boarded", started["A"])
