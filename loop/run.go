@@ -353,16 +353,8 @@ func (r *runner) loop(ctx context.Context) (*RunResult, error) {
 		}
 		if !tried && gr.Passed() {
 			landed, err := r.scope.Land(ctx, Loop{r: r, n: n})
-			if landed.Reason != "" {
-				// Landed: done, whatever ended meanwhile (the renewal of a
-				// claim its resolve ended, a Ctrl-C after the merge).
-				return r.end(ctx, RunPassed, landed.Reason)
-			}
-			if ctx.Err() != nil {
-				return r.interrupted(ctx)
-			}
-			if err != nil {
-				return r.fail(ctx, err)
+			if res, err := r.ended(ctx, landed, err); res != nil || err != nil {
+				return res, err
 			}
 			if landed.Gates != nil {
 				gr = landed.Gates // the gates failed as it landed
@@ -394,21 +386,30 @@ func (r *runner) landUnchecked(ctx context.Context, n int, a *AgentRun) (*GateRu
 		return nil, "", nil, nil
 	}
 	landed, err := r.scope.Land(ctx, Loop{r: r, n: n, unchecked: true})
-	switch {
-	case landed.Reason != "":
-		res, err := r.end(ctx, RunPassed, landed.Reason)
+	if res, err := r.ended(ctx, landed, err); res != nil || err != nil {
 		return nil, "", res, err
-	case ctx.Err() != nil:
-		res, err := r.interrupted(ctx)
-		return nil, "", res, err
-	case err != nil:
-		res, err := r.fail(ctx, err)
-		return nil, "", res, err
-	case landed.Gates != nil:
+	}
+	if landed.Gates != nil {
 		return landed.Gates, landed.Feedback, nil, nil
 	}
 	// Sent back before its gates ran: none failed.
 	return &GateRun{Evaluation: &gate.Evaluation{Passed: true}}, landed.Feedback, nil, nil
+}
+
+// ended ends the run after a Land that landed the work, was interrupted
+// or failed; a nil result goes on.
+func (r *runner) ended(ctx context.Context, landed Landed, err error) (*RunResult, error) {
+	switch {
+	case landed.Reason != "":
+		// Landed: done, whatever ended meanwhile (the renewal of a claim
+		// its resolve ended, a Ctrl-C after the merge).
+		return r.end(ctx, RunPassed, landed.Reason)
+	case ctx.Err() != nil:
+		return r.interrupted(ctx)
+	case err != nil:
+		return r.fail(ctx, err)
+	}
+	return nil, nil
 }
 
 // asksAPerson reports whether a gate asks a person (a human gate) or a
