@@ -49,8 +49,7 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string][]string{} // car → what each of its checks saw
 	recorded := map[string]int{}
-	results := map[string]carResult{}
-	var wg sync.WaitGroup
+	var cars riders
 	for i, name := range []string{"A", "B", "C"} {
 		c := &car{tree: trees[name]}
 		c.check = func(ctx context.Context) (*loop.GateRun, error) {
@@ -72,23 +71,15 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 			mu.Unlock()
 			return nil
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := tr.merge(ctx, c)
-			mu.Lock()
-			results[c.tree.Issue] = r
-			mu.Unlock()
-		}()
-		waitCars(t, tr, i+1) // in this order
+		cars.ride(t, tr, c, i+1) // in this order
 	}
 	close(release)
-	waitMerges(t, &wg)
-	if r := results["A"]; r.failed == nil || r.merged != "" || recorded["A"] != 1 {
+	cars.wait(t)
+	if r := cars.end("A"); r.failed == nil || r.merged != "" || recorded["A"] != 1 {
 		t.Errorf("A: %+v, recorded %d times", r, recorded["A"])
 	}
 	for _, name := range []string{"B", "C"} {
-		if r := results[name]; r.merged == "" || r.err != nil || recorded[name] != 0 {
+		if r := cars.end(name); r.merged == "" || r.err != nil || recorded[name] != 0 {
 			t.Errorf("%s: %+v, recorded %d times", name, r, recorded[name])
 		}
 	}
@@ -102,7 +93,7 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 			t.Errorf("%s's checks saw %q; want %q", name, got, w)
 		}
 	}
-	if b, c := results["B"].merged, results["C"].merged; b == "" || gitIn(t, root, "rev-parse", "main~1") != b || gitIn(t, root, "rev-parse", "main") != c {
+	if b, c := cars.end("B").merged, cars.end("C").merged; b == "" || gitIn(t, root, "rev-parse", "main~1") != b || gitIn(t, root, "rev-parse", "main") != c {
 		t.Errorf("B merged as %.12s, C as %.12s; want main~1 and main", b, c)
 	}
 	log := gitIn(t, root, "log", "--format=%s", "main")
@@ -111,12 +102,51 @@ func TestTrainFailedCarLeaves(t *testing.T) {
 	}
 }
 
-// waitMerges waits for the cars' merges to end, a minute at most: a
-// train that waits for ever fails the test.
-func waitMerges(t *testing.T, wg *sync.WaitGroup) {
+// riders are the cars of a test riding a train, each merging in a
+// goroutine of its own, and how each one's merge ended, by its issue.
+type riders struct {
+	mu   sync.Mutex
+	wg   sync.WaitGroup
+	ends map[string]carResult
+}
+
+// ride puts c on tr, and waits until tr holds n cars.
+func (r *riders) ride(t *testing.T, tr *train, c *car, n int) {
+	t.Helper()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		end := tr.merge(context.Background(), c)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.ends == nil {
+			r.ends = map[string]carResult{}
+		}
+		r.ends[c.tree.Issue] = end
+	}()
+	waitCars(t, tr, n)
+}
+
+// end is how the merge of issue's car ended: zero while it rides.
+func (r *riders) end(issue string) carResult {
+	e, _ := r.ended(issue)
+	return e
+}
+
+// ended is how the merge of issue's car ended, and whether it did.
+func (r *riders) ended(issue string) (carResult, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.ends[issue]
+	return e, ok
+}
+
+// wait waits for every car's merge to end, a minute at most: a train
+// that waits for ever fails the test.
+func (r *riders) wait(t *testing.T) {
 	t.Helper()
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { r.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
@@ -275,11 +305,10 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}, bases: bases}
 	releaseB := make(chan struct{})
 	var mu sync.Mutex
-	ends := map[string]carResult{}
+	var cars riders
 	seen := map[string][]string{}
 	started := map[string]int{}
 	recorded := 0
-	var wg sync.WaitGroup
 	for i, name := range []string{"A", "B"} {
 		c := &car{tree: trees[name], fresh: true}
 		c.judge = func(gr *loop.GateRun, _ []results.Report) error {
@@ -310,15 +339,7 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 			mu.Unlock()
 			return nil
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := tr.merge(ctx, c)
-			mu.Lock()
-			ends[c.tree.Issue] = r
-			mu.Unlock()
-		}()
-		waitCars(t, tr, i+1) // in this order
+		cars.ride(t, tr, c, i+1) // in this order
 	}
 	tr.mu.Lock()
 	aRunning, bRunning := tr.cars[0].running != nil, tr.cars[1].running != nil
@@ -332,9 +353,9 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	person := commit("person") // the branch moves under the train
 	bases.note(person, nil)
 	close(releaseB)
-	waitMerges(t, &wg)
+	cars.wait(t)
 	for _, name := range []string{"A", "B"} {
-		if r := ends[name]; r.merged == "" || r.err != nil || r.conflict != nil || r.failed != nil {
+		if r := cars.end(name); r.merged == "" || r.err != nil || r.conflict != nil || r.failed != nil {
 			t.Errorf("%s: %+v; want merged", name, r)
 		}
 	}
@@ -346,7 +367,7 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	}
 	// The tests fixed are told once, on the car whose check fixed them.
 	for name, want := range map[string]int{"A": 0, "B": 2} {
-		if v := ends[name].verdict; v == nil || len(v.Fixed) != want {
+		if v := cars.end(name).verdict; v == nil || len(v.Fixed) != want {
 			t.Errorf("%s's verdict: %+v; want %d tests fixed", name, v, want)
 		}
 	}
@@ -382,8 +403,7 @@ func TestTrainCarWithoutCommitsLeaves(t *testing.T) {
 	releaseA, releaseB := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	started := map[string]int{}
-	results := map[string]carResult{}
-	var wg sync.WaitGroup
+	var cars riders
 	for i, tree := range []*worktree.Tree{a, b} {
 		c := &car{tree: tree, fresh: true, alone: true}
 		c.check = func(ctx context.Context) (*loop.GateRun, error) {
@@ -402,23 +422,12 @@ func TestTrainCarWithoutCommitsLeaves(t *testing.T) {
 			return &loop.GateRun{Evaluation: &gate.Evaluation{Passed: c.tree.Issue == "B"}}, nil
 		}
 		c.record = func(context.Context, *loop.GateRun) error { return nil }
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := tr.merge(ctx, c)
-			mu.Lock()
-			results[c.tree.Issue] = r
-			mu.Unlock()
-		}()
-		waitCars(t, tr, i+1)
+		cars.ride(t, tr, c, i+1) // in this order
 	}
 	// A fails and leaves; then B's check, under way all along, passes.
 	close(releaseA)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		mu.Lock()
-		_, left := results["A"]
-		mu.Unlock()
-		if left {
+		if _, left := cars.ended("A"); left {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -426,11 +435,11 @@ func TestTrainCarWithoutCommitsLeaves(t *testing.T) {
 		}
 	}
 	close(releaseB)
-	waitMerges(t, &wg)
-	if r := results["A"]; r.failed == nil {
+	cars.wait(t)
+	if r := cars.end("A"); r.failed == nil {
 		t.Errorf("A: %+v; want failed", r)
 	}
-	if r := results["B"]; r.merged == "" || r.err != nil {
+	if r := cars.end("B"); r.merged == "" || r.err != nil {
 		t.Errorf("B: %+v; want merged", r)
 	}
 	if started["B"] != 1 {

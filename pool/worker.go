@@ -117,10 +117,10 @@ func (a *worker) ChecksOnLanding() bool { return true }
 // Land merges an agent's work into the integration branch: its commit,
 // then the merge train (see train): a rebase onto the branch and the work
 // merged before it, its gates there (again, when they passed in its
-// worktree, only when the rebase moved it), and a fast-forward. When the merge was not made, it says why: a
-// conflict, or a change to the workspace directory, recorded against the
-// issue, as the agent's feedback; or the gates that failed after the
-// rebase.
+// worktree, only when the rebase moved it), and a fast-forward. When the
+// merge was not made, it says why: a conflict, or a change to the
+// workspace directory, recorded against the issue, as the agent's
+// feedback; or the gates that failed after the rebase.
 func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 	if left := a.tree.Marked(a.marked); len(left) > 0 {
 		return loop.Landed{Feedback: a.mergeFailure(ctx, l, fmt.Sprintf("conflict markers are left in %s (<<<<<<< … >>>>>>>): resolve each conflict there, keeping both sides' intent, and remove the markers.",
@@ -181,8 +181,9 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 	// ended, a Ctrl-C after the merge).
 	landed := loop.Landed{Reason: "its gates pass, and it is merged into " + a.branch}
 	if c.fresh && res.gr != nil && res.gr.Verdict != nil {
-		// Its gates ran on the train alone: what it learned is recorded
-		// there (an issue with no tests learns those it turned green).
+		// Its gates ran on the train only: what its issue learned there
+		// is recorded (an issue with no tests, checked alone, learns those
+		// its work turned green).
 		if err := w.RecordClaimed(ctx, l.Now(), a.claim.ID, res.gr); err != nil {
 			return landed, err
 		}
