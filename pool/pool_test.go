@@ -528,3 +528,36 @@ func TestAgentsHumanGateAskedBeforeTheTrain(t *testing.T) {
 		t.Errorf("history: %v; want an approval requested, no merge failed, no retry", counts)
 	}
 }
+
+// An attempt whose gates fail where they first run, on the train, is a
+// failed attempt as one in its worktree is: its commit is undone, its
+// changes left to the next attempt, and the issue lands as one commit,
+// with no merge failure in the history. Left, each failed attempt's commit
+// landed too, with the one that passed.
+func TestAgentsFailedAttemptLandsAsOneCommit(t *testing.T) {
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		tries := filepath.Join(w.Root(), "tries")
+		// The first launch on an issue writes its file wrong; the next
+		// writes it right.
+		return "agents:\n  worktrees: " + t.TempDir() + "\n" +
+			"agent:\n  command: '" + logLaunch(w) + `if grep -qx "$id" ` + tries + `; then echo done > "$id.txt"; else echo "$id" >> ` + tries + `; echo wrong > "$id.txt"; fi'` + "\n" +
+			"gates:\n  - name: done\n    command: 'for f in ISSUE-*.txt; do grep -qx done \"$f\" || { echo \"$f: not done\"; exit 1; }; done'\n"
+	}, "one", "two")
+	res := runAgents(t, w, 2)
+	if res.Outcome != loop.RunPassed || len(res.Merged) != 2 {
+		t.Fatalf("RunAgents = %s %q, merged %v", res.Outcome, res.Reason, res.Merged)
+	}
+	for id, n := range launches(t, w) {
+		if n != 2 {
+			t.Errorf("%s launched %d times; want 2", id, n)
+		}
+		if n := strings.Count(gitIn(t, w.Root(), "log", "--format=%s", "main"), id+":"); n != 1 {
+			t.Errorf("%s is in %d commits on main; want 1:\n%s", id, n, gitIn(t, w.Root(), "log", "--format=%s", "main"))
+		}
+	}
+	for _, e := range historyOf(t, w) {
+		if e.Event == "merge" && e.Outcome == "fail" {
+			t.Errorf("a merge failure in the history: %+v", e)
+		}
+	}
+}

@@ -127,7 +127,8 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 			listSome(left, 5)))}, nil
 	}
 	a.marked = nil
-	if _, err := a.tree.Commit(ctx, agentCommitMessage(a.claim)); a.lost(ctx, err) {
+	made, err := a.tree.Commit(ctx, agentCommitMessage(a.claim))
+	if a.lost(ctx, err) {
 		return loop.Landed{}, nil
 	} else if err != nil {
 		return loop.Landed{}, err
@@ -172,6 +173,18 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 		return loop.Landed{}, res.err
 	case res.conflict != nil:
 		return loop.Landed{Feedback: a.conflictBack(ctx, l, res.conflict)}, nil
+	case res.failed != nil && c.fresh:
+		// Its gates failed where they first ran: the attempt failed, as
+		// it would in its worktree, and its commit is undone, its changes
+		// left to the next attempt, whose work lands as one commit.
+		if made != "" {
+			if err := a.tree.Uncommit(ctx); a.lost(ctx, err) {
+				return loop.Landed{}, nil
+			} else if err != nil {
+				return loop.Landed{}, err
+			}
+		}
+		return loop.Landed{Gates: res.failed}, nil
 	case res.failed != nil:
 		a.mergeEvent(ctx, l, analytics.OutcomeFail, "gates fail after the rebase onto "+a.branch)
 		return loop.Landed{Gates: res.failed}, nil

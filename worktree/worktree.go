@@ -296,6 +296,16 @@ func (t *Tree) Commit(ctx context.Context, message string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
+// Uncommit undoes the branch's last commit, its changes kept in the
+// worktree, staged (git reset --soft HEAD~1).
+func (t *Tree) Uncommit(ctx context.Context) error {
+	if err := t.Check(); err != nil {
+		return err
+	}
+	_, err := t.git().Output(ctx, "reset", "--quiet", "--soft", "HEAD~1")
+	return err
+}
+
 // Touched returns the files the commits base..branch change under path.
 func (r *Repo) Touched(ctx context.Context, base, branch, path string) ([]string, error) {
 	out, err := r.git(ctx, "diff", "--name-only", base+"..."+branch, "--", path)
