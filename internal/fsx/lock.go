@@ -104,9 +104,13 @@ func LockWith(ctx context.Context, path string, opt LockOptions) (func(), error)
 // is closed as the wait ends: should the caller have given up and closed
 // f meanwhile, that was the open file's last descriptor, and the lock
 // just taken goes with it. (So a wait given up, while its process lives,
-// may hold the lock for that instant, once its holder lets go.)
+// may hold the lock for that instant, once its holder lets go.) The
+// descriptor is closed on exec, as every other of this process's: a
+// command started meanwhile (a gate, an agent, git) that inherited it would
+// share the open file, and so the lock, which would outlive this process
+// while the command runs.
 func waitFlock(f *os.File) (<-chan error, error) {
-	fd, err := unix.Dup(int(f.Fd()))
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
