@@ -140,28 +140,9 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 			a.rel, listSome(files, 5), a.branch, a.rel))}, nil
 	}
 	w := l.Workspace()
-	alone := false
-	if l.Unchecked() {
-		var err error
-		if alone, err = w.Learns(a.claim.ID); err != nil {
-			return loop.Landed{}, err
-		}
-	}
-	c := &car{
-		tree: a.tree, upstream: a.upstream,
-		check: l.Recheck,
-		record: func(ctx context.Context, gr *loop.GateRun) error {
-			return w.RecordClaimed(ctx, l.Now(), a.claim.ID, gr)
-		},
-		judge: func(gr *loop.GateRun, base []results.Report) error {
-			return w.JudgeClaimed(gr, a.claim.ID, base)
-		},
-		last:  l.Gates(),
-		fence: w.CheckFence,
-		fresh: l.Unchecked(), alone: alone,
-	}
-	if c.fresh {
-		c.last = nil // an earlier loop's
+	c, err := a.car(l)
+	if err != nil {
+		return loop.Landed{}, err
 	}
 	l.Step(loop.Step{Kind: loop.StepQueued})
 	res := a.train.merge(ctx, c)
@@ -209,6 +190,34 @@ func (a *worker) Land(ctx context.Context, l loop.Loop) (loop.Landed, error) {
 		w.Warn(l.Event(ctx, loop.JudgedEvent(l.Now(), "", a.claim.ID, v)))
 	}
 	return landed, nil
+}
+
+// car is the agent's work of loop l as it boards the train: checked there
+// again, or, unchecked by the loop, there alone when its issue learns its
+// tests from it.
+func (a *worker) car(l loop.Loop) (*car, error) {
+	w := l.Workspace()
+	c := &car{
+		tree: a.tree, upstream: a.upstream,
+		check: l.Recheck,
+		record: func(ctx context.Context, gr *loop.GateRun) error {
+			return w.RecordClaimed(ctx, l.Now(), a.claim.ID, gr)
+		},
+		judge: func(gr *loop.GateRun, base []results.Report) error {
+			return w.JudgeClaimed(gr, a.claim.ID, base)
+		},
+		last:  l.Gates(),
+		fence: w.CheckFence,
+		fresh: l.Unchecked(),
+	}
+	if c.fresh {
+		c.last = nil // an earlier loop's
+		var err error
+		if c.alone, err = w.Learns(a.claim.ID); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // lost ends the agent's work on its issue when err says its worktree is
