@@ -233,20 +233,25 @@ func (t *train) tip() string {
 // board puts c onto onto, its check to be run when the rebase moved it
 // (see schedule); t.mu is held.
 func (t *train) board(ctx context.Context, c *car, onto string) error {
-	stopped := c.running != nil && onto != c.upstream
+	// Put back onto the same work (a car ahead that left had no commits),
+	// it is not rebased: its tree does not change, and its check goes on.
+	// Even a rebase that changes nothing checks out another head for a
+	// moment, under a check that reads it.
+	same := c.upstream != "" && onto == c.upstream
+	stopped := c.running != nil && !same
 	if stopped {
 		// A check of where it was: ended, and waited for, before its tree
-		// changes under it. Put back onto the same work (a car ahead that
-		// left had no commits), its tree does not change, and its check
-		// goes on.
+		// changes under it.
 		t.stopCheck(c)
 	}
 	before, err := t.repo.Head(ctx, c.tree.Branch)
 	if err != nil {
 		return err
 	}
-	if err := c.tree.RebaseOnto(ctx, onto, c.upstream); err != nil {
-		return err
+	if !same {
+		if err := c.tree.RebaseOnto(ctx, onto, c.upstream); err != nil {
+			return err
+		}
 	}
 	if c.head, err = t.repo.Head(ctx, c.tree.Branch); err != nil {
 		return err
