@@ -206,12 +206,12 @@ func (a *worker) car(l loop.Loop) (*car, error) {
 		judge: func(gr *loop.GateRun, base []results.Report) error {
 			return w.JudgeClaimed(gr, a.claim.ID, base)
 		},
-		last:  l.Gates(),
 		fence: w.CheckFence,
 		fresh: l.Unchecked(),
 	}
-	if c.fresh {
-		c.last = nil // an earlier loop's
+	if !c.fresh {
+		c.last = l.Gates() // unchecked, Gates is an earlier loop's
+	} else {
 		var err error
 		if c.alone, err = w.Learns(a.claim.ID); err != nil {
 			return nil, err
