@@ -112,7 +112,9 @@ func (a *worker) End(context.Context, loop.Loop, string, string) error { return 
 // ChecksOnLanding: the train checks an agent's work as it boards, on the
 // work of the cars ahead (see train), where a check in its worktree first
 // would be followed by a second on the train for every car but the first.
-func (a *worker) ChecksOnLanding() bool { return true }
+// Work taken over from a run that died (a later epoch) is checked in its
+// worktree first, as it was left, before the train.
+func (a *worker) ChecksOnLanding() bool { return a.claim.Epoch <= 1 }
 
 // Land merges an agent's work into the integration branch: its commit,
 // then the merge train (see train): a rebase onto the branch and the work
