@@ -438,6 +438,7 @@ func hostPID(holder string) (host string, pid int, ok bool) {
 type brief struct {
 	head, created string
 	rank          int
+	at            int // its piece's place in the file
 }
 
 // before reports whether the issue of rank, created and head comes
@@ -459,45 +460,49 @@ func before[S ~string | ~[]byte](rank int, created, head S, x brief) bool {
 // every claimed issue's (a holder's own, the Touches of the held), the
 // first max open ones by priority and age, and any piece it cannot read at
 // a look. more reports whether open issues were left out: if none of
-// those read is ready, the whole queue is to be read.
-func Choose(max int) (choose func(pieces func(func([]byte))) func(piece []byte) bool, more *bool) {
+// those read is ready, the whole queue is to be read. It is the choose of
+// queue.UpdateChosen: the look at each piece gives the ID it read, and
+// keep is asked of each piece by its place in the file.
+func Choose(max int) (choose queue.Chooser, more *bool) {
 	more = new(bool)
-	return func(pieces func(func([]byte))) func(piece []byte) bool {
-		keep := map[string]bool{} // by heading (queue.Heading)
+	return func(pieces func(look func(piece []byte) []byte)) func(i int) bool {
+		keep := map[int]bool{} // by place in the file
 		// The first max open issues, in order, found in one pass: a big
 		// queue's pieces are looked at, not copied.
 		first := make([]brief, 0, max+1)
-		open := 0
+		open, i := 0, -1
 		v := make([][]byte, 4)
-		pieces(func(piece []byte) {
-			_, ok := queue.Peek(piece, v, "status", "priority", "created", "claimedby")
+		pieces(func(piece []byte) []byte {
+			i++
+			id, ok := queue.Peek(piece, v, "status", "priority", "created", "claimedby")
 			switch st := v[0]; {
 			case !ok:
 				// Not read at a look: an issue's piece is parsed, to be safe.
-				head := queue.Heading(piece)
-				keep[string(head)] = bytes.HasPrefix(head, []byte("##"))
+				keep[i] = bytes.HasPrefix(queue.Heading(piece), []byte("##"))
+				return nil
 			case len(v[3]) != 0:
-				keep[string(queue.Heading(piece))] = true
+				keep[i] = true
 			case len(st) == 0 || bytes.EqualFold(st, []byte(queue.StatusPending)) || bytes.EqualFold(st, []byte(queue.StatusInProgress)):
 				open++
 				head, rank := queue.Heading(piece), rankOf(string(v[1]))
 				if len(first) == max && (max == 0 || !before(rank, v[2], head, first[max-1])) {
-					return // after all of the first max: never among them
+					return id // after all of the first max: never among them
 				}
-				b := brief{head: string(head), created: string(v[2]), rank: rank}
-				i := slices.IndexFunc(first, func(x brief) bool { return before(b.rank, b.created, b.head, x) })
-				if i < 0 {
-					i = len(first)
+				b := brief{head: string(head), created: string(v[2]), rank: rank, at: i}
+				at := slices.IndexFunc(first, func(x brief) bool { return before(b.rank, b.created, b.head, x) })
+				if at < 0 {
+					at = len(first)
 				}
-				if i < max {
-					first = slices.Insert(first, i, b)[:min(len(first)+1, max)]
+				if at < max {
+					first = slices.Insert(first, at, b)[:min(len(first)+1, max)]
 				}
 			}
+			return id
 		})
 		*more = open > max
 		for _, b := range first {
-			keep[b.head] = true
+			keep[b.at] = true
 		}
-		return func(piece []byte) bool { return keep[string(queue.Heading(piece))] }
+		return func(i int) bool { return keep[i] }
 	}, more
 }

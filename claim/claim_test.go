@@ -305,6 +305,7 @@ func TestChoose(t *testing.T) {
 		}
 		var open []want
 		keepWant := map[string]bool{}
+		var unreadable []bool
 		n := rng.IntN(40)
 		for i := range n {
 			head := fmt.Sprintf("## ISSUE-20260102-%03d", rng.IntN(900)+i*1000)
@@ -320,15 +321,16 @@ func TestChoose(t *testing.T) {
 			if claimed {
 				b.WriteString("| Claimed-By | a@h/1 |\n")
 			}
-			unreadable := rng.IntN(10) == 0
-			if unreadable {
+			unread := rng.IntN(10) == 0
+			if unread {
 				b.Reset()
 				fmt.Fprintf(&b, "%s\n\ntext before the table\n| Field | Value |\n|---|---|\n| Status | pending |\n", head)
 			}
 			pieces = append(pieces, []byte(b.String()+"\n"))
+			unreadable = append(unreadable, unread)
 			s := strings.ToLower(st)
 			switch {
-			case unreadable || claimed:
+			case unread || claimed:
 				keepWant[head] = true
 			case s == "" || s == queue.StatusPending || s == queue.StatusInProgress:
 				open = append(open, want{head: head, created: created, rank: rankOf(pr)})
@@ -345,19 +347,25 @@ func TestChoose(t *testing.T) {
 		})
 		for _, max := range []int{0, 1, 2, 5, 16} {
 			choose, more := Choose(max)
-			keep := choose(func(fn func([]byte)) {
+			var ids [][]byte
+			keep := choose(func(look func([]byte) []byte) {
 				for _, p := range pieces {
-					fn(p)
+					ids = append(ids, look(p))
 				}
 			})
 			wantKeep := maps.Clone(keepWant)
 			for i := 0; i < len(open) && i < max; i++ {
 				wantKeep[open[i].head] = true
 			}
-			for _, p := range pieces {
+			for i, p := range pieces {
 				head := string(queue.Heading(p))
-				if keep(p) != wantKeep[head] {
-					t.Fatalf("trial %d, max %d: %s kept %v, want %v (open in order: %v)", trial, max, head, keep(p), wantKeep[head], open)
+				if keep(i) != wantKeep[head] {
+					t.Fatalf("trial %d, max %d: %s kept %v, want %v (open in order: %v)", trial, max, head, keep(i), wantKeep[head], open)
+				}
+				// The look gives the ID of a piece read at a look, and
+				// nothing of one it cannot read.
+				if want := strings.TrimPrefix(head, "## "); unreadable[i] && ids[i] != nil || !unreadable[i] && string(ids[i]) != want {
+					t.Fatalf("trial %d: the look at %s gave ID %q", trial, head, ids[i])
 				}
 			}
 			if *more != (len(open) > max) {

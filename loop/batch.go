@@ -106,7 +106,8 @@ func (w Workspace) beginBatch(ctx context.Context) (*batch, error) {
 		unlock()
 		return nil, err
 	}
-	return &batch{w: w, q: q, unlock: unlock}, nil
+	// Let go with the lock, written or not.
+	return &batch{w: w, q: q, unlock: func() { q.Release(); unlock() }}, nil
 }
 
 // load reads the queue as the batch's changes leave it, with the pieces

@@ -159,7 +159,7 @@ func (w Workspace) claimOne(ctx context.Context, now time.Time, id string, fn fu
 //
 // choose, when not nil, picks the pieces of the queue to read (see
 // queue.UpdateChosen); nil reads the whole queue.
-func (w Workspace) claimStep(ctx context.Context, now time.Time, choose func(func(func([]byte))) func([]byte) bool, fn func(*queue.Queue) (*queue.Issue, error)) error {
+func (w Workspace) claimStep(ctx context.Context, now time.Time, choose queue.Chooser, fn func(*queue.Queue) (*queue.Issue, error)) error {
 	unlock, err := w.Lock(ctx)
 	if err != nil {
 		return err

@@ -12,13 +12,14 @@ import (
 // file as the updates before it left it, byte for byte: it sees their
 // changes as if each had been written and read back, and is refused as that
 // write would have been. The caller holds the directory's lock from
-// ReadBatch to Write.
+// ReadBatch to Write, and Releases a batch it does not write.
 type Batch struct {
 	path    string
 	needles []string // none: the whole queue (Update)
 	old     []byte   // the file as read
 	exists  bool
-	stamp   fsx.Stamp // of the file as read
+	stamp   fsx.Stamp   // of the file as read
+	held    *fsx.Leased // the file as read, held under its lease (see fsx.Leased)
 
 	text    []byte          // the queue as the updates so far leave it
 	src     *mdpatch.Source // of text: its cuts are found once
@@ -32,14 +33,14 @@ type Batch struct {
 // reads and changes only the issues whose text holds one of needles (see
 // UpdateSome); with no needles, each reads the whole queue (see Update).
 func ReadBatch(path string, needles ...string) (*Batch, error) {
-	data, exists, st, err := fsx.ReadFileRoom(path, batchRoom)
+	data, exists, st, held, err := fsx.ReadFileHeld(path, batchRoom)
 	if err != nil {
 		return nil, err
 	}
 	if len(needles) == 0 {
 		needles = nil
 	}
-	b := &Batch{path: path, needles: needles, old: data[:len(data):len(data)], exists: exists, stamp: st, text: data}
+	b := &Batch{path: path, needles: needles, old: data[:len(data):len(data)], exists: exists, stamp: st, held: held, text: data}
 	b.src = mdpatch.NewSource(data)
 	return b, nil
 }
@@ -161,6 +162,11 @@ func (b *Batch) apply(text []byte, q *Queue, fn func(*Queue) error) ([][]byte, e
 	return applySome(b.path, text, q, fn)
 }
 
+// Release lets go of the file as read, for a batch that is not written:
+// a program waiting to write it goes on (see fsx.Leased). Write releases
+// it too; releasing again does nothing.
+func (b *Batch) Release() { b.held.Release() }
+
 // Write writes the queue as the updates left it, once; nothing when they
 // changed nothing. Should the file have changed since ReadBatch (a person's
 // edit), the updates are made again, one after another, on what is there,
@@ -171,7 +177,9 @@ func (b *Batch) Write() error {
 		final = [][]byte{b.text}
 	}
 	first := true
-	return fsx.TransformChunksFrom(b.path, b.old, b.exists, b.stamp, func(cur []byte, _ bool) ([][]byte, error) {
+	held := b.held
+	b.held = nil
+	return fsx.TransformChunksFrom(b.path, b.old, b.exists, b.stamp, held, func(cur []byte, _ bool) ([][]byte, error) {
 		if first {
 			first = false
 			return final, nil

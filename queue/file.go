@@ -95,22 +95,67 @@ func applySome(path string, old []byte, q *Queue, fn func(*Queue) error) ([][]by
 
 // UpdateChosen is UpdateSome for a writer that chooses the pieces to read
 // from a look at each piece of the file as it is under the lock: choose
-// gets the pieces, each once (see Peek), and returns the keep function of
-// ParseSome. It is for a writer that finds what it needs at a look, and
-// parses only those pieces.
-func UpdateChosen(path string, choose func(pieces func(fn func(piece []byte))) func(piece []byte) bool, fn func(*Queue) error) error {
+// gives each piece once, in order, to pieces' look, which returns the
+// issue ID of a piece it read plainly an issue with that ID alone (Peek
+// reads it, ok), or nil; and choose returns keep, asked of each piece by
+// its place in the file (0 for the first) whether it is read. It is for a
+// writer that finds what it needs at a look, and parses only those
+// pieces. A piece not read whose look gave its ID is not searched for the
+// IDs of the issues fn changes (see elsewhere): that ID is its only one.
+func UpdateChosen(path string, choose Chooser, fn func(*Queue) error) error {
 	return fsx.TransformChunks(path, func(old []byte, _ bool) ([][]byte, error) {
 		src := mdpatch.NewSource(old)
-		keep := choose(func(fn func(piece []byte)) {
-			src.WalkSome(func(piece []byte) bool { fn(piece); return false }, func(int, int) {}, nil)
+		var plain bitset // of each piece, by its place: whether the look read its ID
+		keep := choose(func(look func(piece []byte) []byte) {
+			i := 0
+			src.WalkSome(func(piece []byte) bool {
+				plain.set(i, look(piece) != nil)
+				i++
+				return false
+			}, func(int, int) {}, nil)
 		})
-		return applySome(path, old, parseSource(src, keep), fn)
+		i := -1
+		var searched [][2]int // the pieces not read, and not read plainly at the look
+		var known []int       // where the others not read start
+		q := parseSourceAt(src, func(start, end int) bool {
+			i++
+			switch {
+			case keep(i):
+				return true
+			case plain.has(i):
+				known = append(known, start)
+			case len(searched) > 0 && searched[len(searched)-1][1] == start:
+				searched[len(searched)-1][1] = end
+			default:
+				searched = append(searched, [2]int{start, end})
+			}
+			return false
+		})
+		q.skipped, q.plainSkipped = searched, known
+		return applySome(path, old, q, fn)
 	})
 }
 
+// bitset is a set of small ints.
+type bitset []uint64
+
+func (b *bitset) set(i int, on bool) {
+	for len(*b) <= i/64 {
+		*b = append(*b, 0)
+	}
+	if on {
+		(*b)[i/64] |= 1 << (i % 64)
+	}
+}
+
+func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0 }
+
+// Chooser is what chooses the pieces UpdateChosen reads.
+type Chooser = func(pieces func(look func(piece []byte) (id []byte))) (keep func(i int) bool)
+
 // Heading returns a piece's first line, trimmed: the level-2 heading of
-// an issue's piece ("## ISSUE-…"), by which a reader of pieces (see
-// UpdateChosen) tells them apart. It is a slice of piece.
+// an issue's piece ("## ISSUE-…"), by which a chooser of pieces (see
+// UpdateChosen) orders issues alike in all else. It is a slice of piece.
 func Heading(piece []byte) []byte {
 	line, _, _ := bytes.Cut(piece, []byte("\n"))
 	return bytes.TrimSpace(line)

@@ -124,7 +124,11 @@ type Queue struct {
 
 	added   []*Issue
 	skipped [][2]int // the pieces ParseSome did not read, a run of them as one
-	needles [][]byte // what the pieces ParseSome read hold
+	// plainSkipped are where the pieces not read start that a look read
+	// plainly issues, of the ID of their heading alone (see UpdateChosen):
+	// they are not in skipped, and hold no other issue.
+	plainSkipped []int
+	needles      [][]byte // what the pieces ParseSome read hold
 }
 
 // Issue is one issue of the queue.

@@ -125,7 +125,7 @@ const maxFound = 1 << 12
 // only a whole parse can tell. An ID that holds a needle is in no such
 // piece: each piece it lies in was read.
 func (q *Queue) elsewhere() bool {
-	if len(q.skipped) == 0 {
+	if len(q.skipped) == 0 && len(q.plainSkipped) == 0 {
 		return false
 	}
 	var ids [][]byte
@@ -147,6 +147,13 @@ func (q *Queue) elsewhere() bool {
 	for _, r := range q.skipped {
 		for _, id := range ids {
 			if bytes.Contains(q.src.Text[r[0]:r[1]], id) {
+				return true
+			}
+		}
+	}
+	for _, at := range q.plainSkipped {
+		for _, id := range ids {
+			if line, _ := cutLine(q.src.Text[at:]); bytes.Equal(headingID(line), id) {
 				return true
 			}
 		}

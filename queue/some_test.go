@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -294,4 +295,67 @@ func TestUpdateSome(t *testing.T) {
 			t.Errorf("after the add: %d issues, problems %v", len(q.Issues), q.Problems)
 		}
 	})
+}
+
+// TestUpdateChosen: the pieces a chooser keeps are read; of the others,
+// one that the look read plainly an issue is known by its ID alone (an
+// issue of the same ID there is found, a mention of it is not one), and
+// one it could not read is searched for the IDs of the issues changed.
+func TestUpdateChosen(t *testing.T) {
+	const first = "# Queue\n\n## ISSUE-20241213-001\n\n| Field | Value |\n|---|---|\n| Status | pending |\n"
+	// A chooser that keeps the first issue, by its place (after the
+	// queue's title): the look gives each piece's ID, as Peek reads it.
+	chooser := func(looked *[]string) Chooser {
+		return func(pieces func(look func([]byte) []byte)) func(int) bool {
+			v := make([][]byte, 1)
+			pieces(func(piece []byte) []byte {
+				id, ok := Peek(piece, v, "status")
+				if !ok {
+					id = nil
+				}
+				*looked = append(*looked, string(id))
+				return id
+			})
+			return func(i int) bool { return i == 1 }
+		}
+	}
+	setStatus := func(q *Queue) error {
+		is := q.Issue("ISSUE-20241213-001")
+		if is == nil || len(q.Issues) != 1 {
+			return fmt.Errorf("read %d issues, want the one kept", len(q.Issues))
+		}
+		is.Set(FieldStatus, StatusResolved)
+		return nil
+	}
+	for _, c := range []struct {
+		name, rest string
+		refused    bool
+	}{
+		{"an issue of the same ID in a plain piece", "\n## ISSUE-20241213-001\n\n| Field | Value |\n|---|---|\n| Status | pending |\n", true},
+		{"a mention of the ID in a plain piece", "\n## ISSUE-20241213-002\n\n| Field | Value |\n|---|---|\n| Status | pending |\n\nLike ISSUE-20241213-001.\n", false},
+		{"an issue of the same ID in a piece not read at a look", "\n## ISSUE-20241213-002\n\ntext first\n\n| Field | Value |\n|---|---|\n| Status | pending |\n\nISSUE-20241213-001\n---\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "issue_queue.md")
+			text := first + c.rest
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var looked []string
+			err := UpdateChosen(path, chooser(&looked), setStatus)
+			data, _ := os.ReadFile(path)
+			if c.refused {
+				if !strings.Contains(fmt.Sprint(err), "duplicate issue ID") || string(data) != text {
+					t.Errorf("UpdateChosen = %v, the file changed %v; want the duplicate ID refused, the file as it was", err, string(data) != text)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(string(data), "| Status | resolved |") {
+				t.Errorf("UpdateChosen = %v; want the status written:\n%s", err, data)
+			}
+			if want := []string{"", "ISSUE-20241213-001", "ISSUE-20241213-002"}; !slices.Equal(looked, want) {
+				t.Errorf("the look read IDs %q; want %q", looked, want)
+			}
+		})
+	}
 }

@@ -60,11 +60,13 @@ func ReadFileMax(path string, max int64) (data []byte, exists bool, err error) {
 	return readFile(path, max, 0)
 }
 
-// ReadFileRoom is ReadSettled into a buffer with room for room bytes more
+// ReadFileHeld is ReadSettled into a buffer with room for room bytes more
 // after the content (its capacity), for a caller that appends to it, with
-// the file's stamp as it was read, for TransformChunksFrom.
-func ReadFileRoom(path string, room int) (data []byte, exists bool, st Stamp, err error) {
-	return readSettled(path, MaxRead, room)
+// the file's stamp as it was read and, where the system gives a read
+// lease, the file held under it (see Leased), for TransformChunksFrom. The
+// caller releases what it holds, or TransformChunksFrom does.
+func ReadFileHeld(path string, room int) (data []byte, exists bool, st Stamp, held *Leased, err error) {
+	return readSettled(path, MaxRead, room, true)
 }
 
 // ReadSettled is ReadFile for a file that a person's program may be saving
@@ -75,20 +77,22 @@ func ReadFileRoom(path string, room int) (data []byte, exists bool, st Stamp, er
 // *BusyError. A read lease tells (see readLease); where the system gives
 // none, it is ReadFile.
 func ReadSettled(path string) (data []byte, exists bool, err error) {
-	data, exists, _, err = readSettled(path, MaxRead, 0)
+	data, exists, _, _, err = readSettled(path, MaxRead, 0, false)
 	return data, exists, err
 }
 
-func readSettled(path string, max int64, room int) (data []byte, exists bool, st Stamp, err error) {
+// readSettled is ReadSettled; keep, the file read is held (see Leased)
+// where the system gave a lease.
+func readSettled(path string, max int64, room int, keep bool) (data []byte, exists bool, st Stamp, held *Leased, err error) {
 	var waited time.Duration
 	for {
 		var busy bool
-		data, exists, st, busy, err = readFileLeased(path, max, room, true)
+		data, exists, st, held, busy, err = readFileLeased(path, max, room, true, keep)
 		if err != nil || !busy {
-			return data, exists, st, err
+			return data, exists, st, held, err
 		}
 		if waited >= BusyWait {
-			return nil, false, Stamp{}, &BusyError{Path: path, Waited: waited}
+			return nil, false, Stamp{}, nil, &BusyError{Path: path, Waited: waited}
 		}
 		d := min(busyPause<<min(waited/busyPause, 4), BusyWait-waited)
 		time.Sleep(d)
@@ -117,34 +121,50 @@ func stampOf(st *unix.Stat_t) Stamp {
 }
 
 func readFileStamp(path string, max int64, room int) (data []byte, exists bool, st Stamp, err error) {
-	data, exists, st, _, err = readFileLeased(path, max, room, false)
+	data, exists, st, _, _, err = readFileLeased(path, max, room, false, false)
 	return data, exists, st, err
+}
+
+// readHeld is readFileStamp under a read lease, the file held (see Leased)
+// where the system gave one; read without a lease when another program
+// has it open for writing, for TransformChunks to wait for at its replace.
+func readHeld(path string) (data []byte, exists bool, st Stamp, held *Leased, err error) {
+	data, exists, st, held, busy, err := readFileLeased(path, MaxRead, 0, true, true)
+	if busy && err == nil {
+		data, exists, st, err = readFileStamp(path, MaxRead, 0)
+	}
+	return data, exists, st, held, err
 }
 
 // readFileLeased is readFileStamp under a read lease, when lease is true:
 // busy, and nothing read, when another program had the file open for
-// writing, or opened it to write while it was read.
-func readFileLeased(path string, max int64, room int, lease bool) (data []byte, exists bool, st Stamp, busy bool, err error) {
+// writing, or opened it to write while it was read. keep, the file read
+// under its lease is held (see Leased), not closed.
+func readFileLeased(path string, max int64, room int, lease, keep bool) (data []byte, exists bool, st Stamp, held *Leased, busy bool, err error) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, Stamp{}, false, nil
+		return nil, false, Stamp{}, nil, false, nil
 	}
 	if err != nil {
-		return nil, false, Stamp{}, false, err
+		return nil, false, Stamp{}, nil, false, err
 	}
-	defer f.Close()
 	leased := false
+	defer func() {
+		if held == nil {
+			f.Close()
+		}
+	}()
 	if lease {
 		if leased, busy = readLease(f); busy {
-			return nil, true, Stamp{}, true, nil
+			return nil, true, Stamp{}, nil, true, nil
 		}
 	}
 	var fi unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &fi); err != nil {
-		return nil, false, Stamp{}, false, &os.PathError{Op: "stat", Path: path, Err: err}
+		return nil, false, Stamp{}, nil, false, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if fi.Size > max {
-		return nil, false, Stamp{}, false, &TooLargeError{Path: path, Max: max}
+		return nil, false, Stamp{}, nil, false, &TooLargeError{Path: path, Max: max}
 	}
 	// Read into a buffer of its size and a little more, to see a file that
 	// grew meanwhile; grown only if it did (a bytes.Buffer would double
@@ -162,19 +182,22 @@ func readFileLeased(path string, max int64, room int, lease bool) (data []byte, 
 			break
 		}
 		if err != nil {
-			return nil, false, Stamp{}, false, err
+			return nil, false, Stamp{}, nil, false, err
 		}
 	}
 	if int64(len(buf)) > max {
-		return nil, false, Stamp{}, false, &TooLargeError{Path: path, Max: max}
+		return nil, false, Stamp{}, nil, false, &TooLargeError{Path: path, Max: max}
 	}
 	if leased && !leaseKept(f) {
-		return nil, true, Stamp{}, true, nil
+		return nil, true, Stamp{}, nil, true, nil
 	}
 	if int64(len(buf)) == fi.Size {
 		st = stampOf(&fi)
+		if leased && keep {
+			held = leaseOf(f, &fi)
+		}
 	}
-	return buf, true, st, false, nil
+	return buf, true, st, held, false, nil
 }
 
 // WriteFile replaces path atomically: a temporary file in the same
@@ -384,7 +407,10 @@ type current struct {
 // and what was read of it may be a torn part of what is being written.
 // The lease also tells of a program that opens the file to write it after
 // the look (see current.kept): its open waits until the lease is let go.
-func lockCurrent(path string, old []byte, exists bool, st Stamp) (current, error) {
+//
+// A file held since it was read (see Leased), its lease whole, is the
+// same, and is not read.
+func lockCurrent(path string, old []byte, exists bool, st Stamp, held *Leased) (current, error) {
 	nothing := func() {}
 	sure := func() (bool, error) { return true, nil }
 	always := func() bool { return true }
@@ -411,10 +437,13 @@ func lockCurrent(path string, old []byte, exists bool, st Stamp) (current, error
 		f.Close()
 		return none, fmt.Errorf("locking %s: %w", path, err)
 	}
-	var held, now unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(path, &now) != nil || held.Dev != now.Dev || held.Ino != now.Ino {
+	var locked, now unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &locked) != nil || unix.Lstat(path, &now) != nil || locked.Dev != now.Dev || locked.Ino != now.Ino {
 		f.Close()
 		return none, nil
+	}
+	if !held.kept() {
+		held.Release() // a program that waits to write goes on
 	}
 	leased, busy := readLease(f)
 	if busy {
@@ -426,7 +455,10 @@ func lockCurrent(path string, old []byte, exists bool, st Stamp) (current, error
 	if leased {
 		c.kept = func() bool { return leaseKept(f) }
 	}
-	if st != (Stamp{}) && stampOf(&held) == st && int64(len(old)) == st.size {
+	if held.kept() && held.is(&locked) {
+		return c, nil
+	}
+	if st != (Stamp{}) && stampOf(&locked) == st && int64(len(old)) == st.size {
 		c.verify = func() (bool, error) { return readsAs(f, old) }
 		return c, nil
 	}
@@ -493,20 +525,25 @@ func Transform(path string, fn func(old []byte, exists bool) ([]byte, error)) er
 // chunks, written one after another: a writer that changes a few lines of
 // a big file gives the slices of the old content around its changes, and
 // the new content is never built whole.
+//
+// The file is read under a read lease where the system gives one, and
+// held (see Leased) until it is replaced: while the lease lasts, what the
+// replace displaces is what was read, and is not compared.
 func TransformChunks(path string, fn func(old []byte, exists bool) ([][]byte, error)) error {
-	old, exists, st, err := readFileStamp(path, MaxRead, 0)
+	old, exists, st, held, err := readHeld(path)
 	if err != nil {
 		return err
 	}
-	return TransformChunksFrom(path, old, exists, st, fn)
+	return TransformChunksFrom(path, old, exists, st, held, fn)
 }
 
 // TransformChunksFrom is TransformChunks for a caller that read the file
-// already (ReadFileRoom), under the lock: old, exists and st are what it
-// read, and fn is first applied to them. Should the file differ from old
-// by the time it is replaced, fn is applied again to what is there, as in
-// TransformChunks.
-func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func(old []byte, exists bool) ([][]byte, error)) error {
+// already (ReadFileHeld), under the lock: old, exists, st and held are
+// what it read, and fn is first applied to them. Should the file differ
+// from old by the time it is replaced, fn is applied again to what is
+// there, as in TransformChunks. It releases held.
+func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, held *Leased, fn func(old []byte, exists bool) ([][]byte, error)) error {
+	defer func() { held.Release() }()
 	var busy time.Duration // how long another program has held the file open for writing
 	for tries := 0; tries < maxRetries; {
 		data, err := fn(old, exists)
@@ -514,13 +551,16 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func
 		if err != nil || chunksEqual(data, old) && (exists || len(old) == 0) {
 			// What was read is refused, or asks for no write: it must be
 			// the whole file, not the part of a save in place written so
-			// far (a row cut short, the issues not yet written).
-			if !exists || !busyNow(path) {
+			// far (a row cut short, the issues not yet written). A lease
+			// that held since the read says it was.
+			kept := held.kept()
+			held.Release() // a program that waits to write goes on
+			if !exists || kept || !busyNow(path) {
 				return err
 			}
 			wait, err = true, nil
 		} else {
-			same, wait, err = replace(path, old, exists, st, data)
+			same, wait, err = replace(path, old, exists, st, held, data)
 		}
 		switch {
 		case err != nil:
@@ -542,7 +582,7 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, fn func
 			tries++
 		}
 		// Changed under us: read it again and apply fn to what is there.
-		if old, exists, st, err = readFileStamp(path, MaxRead, 0); err != nil {
+		if old, exists, st, held, err = readHeld(path); err != nil {
 			return err
 		}
 	}
@@ -584,7 +624,9 @@ func (e *BusyError) Error() string {
 
 // replace puts data at path, unless the file is no longer old (same is
 // false) or another program has it open for writing (wait is true too).
-func replace(path string, old []byte, exists bool, st Stamp, data [][]byte) (same, wait bool, err error) {
+// It releases held, the file as read.
+func replace(path string, old []byte, exists bool, st Stamp, held *Leased, data [][]byte) (same, wait bool, err error) {
+	defer held.Release()
 	// The slow part, writing and syncing, comes before the last look
 	// at the file, so that the window in which a write by someone
 	// else could slip in is as short as a read.
@@ -592,7 +634,7 @@ func replace(path string, old []byte, exists bool, st Stamp, data [][]byte) (sam
 	if err != nil {
 		return false, false, err
 	}
-	cur, err := lockCurrent(path, old, exists, st)
+	cur, err := lockCurrent(path, old, exists, st, held)
 	same = cur.same
 	if err == nil && same {
 		var exchanged bool
@@ -602,8 +644,12 @@ func replace(path string, old []byte, exists bool, st Stamp, data [][]byte) (sam
 			// tmp now holds what the exchange displaced. If someone
 			// wrote between our last look and the exchange, or opened
 			// the file to write into it, theirs goes back at once, and
-			// fn applies to it.
-			if same, err = holds(tmp, old, true); err == nil && (!same || !cur.kept()) {
+			// fn applies to it. What was read, held under a lease
+			// whole to now, is what was displaced, without a compare.
+			if !held.displacedIs(tmp) {
+				same, err = holds(tmp, old, true)
+			}
+			if err == nil && (!same || !cur.kept()) {
 				cur.busy = cur.busy || same
 				same, err = false, uncommit(tmp, path)
 			}
@@ -611,6 +657,7 @@ func replace(path string, old []byte, exists bool, st Stamp, data [][]byte) (sam
 	}
 	os.Remove(tmp)
 	cur.unlock()
+	held.Release()
 	release()
 	if errors.Is(err, fs.ErrExist) || err == errChanged {
 		// Created, or written, by someone else meanwhile.

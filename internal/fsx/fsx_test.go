@@ -190,7 +190,7 @@ func TestTransformWaitsForTheWriterThatHoldsTheFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := lockCurrent(path, []byte("one\n"), true, Stamp{})
+	c, err := lockCurrent(path, []byte("one\n"), true, Stamp{}, nil)
 	same, unlock := c.same, c.unlock
 	if err != nil || !same {
 		t.Fatalf("lockCurrent = %v, %v; want true, nil", same, err)

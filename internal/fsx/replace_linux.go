@@ -117,6 +117,11 @@ func readLease(f *os.File) (leased, busy bool) {
 	return err == nil, err == unix.EAGAIN
 }
 
+// letLeaseGo ends the read lease readLease took on f, keeping f open.
+func letLeaseGo(f *os.File) {
+	unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_UNLCK)
+}
+
 // leaseKept reports whether the read lease readLease took on f is still
 // whole: no program opened the file to write it since (its open waits
 // until f is closed, and its writes would go to what f holds).

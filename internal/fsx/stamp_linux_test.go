@@ -31,7 +31,7 @@ func TestStampSkipsTheCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := []byte("mine!!\n") // what the caller read: as long, other bytes
-	c, err := lockCurrent(path, read, true, stampNow(t, path))
+	c, err := lockCurrent(path, read, true, stampNow(t, path), nil)
 	same, verify, unlock := c.same, c.verify, c.unlock
 	if err != nil || !same {
 		t.Fatalf("with the file's stamp: same %v, err %v; want taken for the same", same, err)
@@ -41,7 +41,7 @@ func TestStampSkipsTheCompare(t *testing.T) {
 	}
 	unlock()
 	for _, st := range []Stamp{{}, {size: 7}} {
-		c, err = lockCurrent(path, read, true, st)
+		c, err = lockCurrent(path, read, true, st, nil)
 		same, verify, unlock = c.same, c.verify, c.unlock
 		if err != nil || same {
 			t.Errorf("with stamp %+v: same %v, err %v; want compared and found changed", st, same, err)
@@ -69,7 +69,7 @@ func TestTransformUndoesWhatTheStampMissed(t *testing.T) {
 		if err := os.WriteFile(path, []byte("theirs\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err := TransformChunksFrom(path, []byte("mine!!\n"), true, stampNow(t, path), func(old []byte, _ bool) ([][]byte, error) {
+		err := TransformChunksFrom(path, []byte("mine!!\n"), true, stampNow(t, path), nil, func(old []byte, _ bool) ([][]byte, error) {
 			return [][]byte{old, []byte("added\n")}, nil
 		})
 		exchange = real
