@@ -67,9 +67,10 @@ func ownUnits(is *queue.Issue) []results.Unit {
 // Learns reports whether the issue id holds no unit of its own (see
 // ownUnits): an attempt at it that passes learns its tests from what it
 // turned green (see results.Verdict.Learned), so it is judged on its own
-// work alone, not on others' with it.
+// work alone, not on others' with it. Only the pieces of the queue that
+// hold id are read: a pool asks at each landing.
 func (w Workspace) Learns(id string) (bool, error) {
-	q, err := direct{w}.load()
+	q, err := direct{w}.some(id)
 	if err != nil {
 		return false, err
 	}
