@@ -411,7 +411,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		release()
 		return nil, err
 	}
-	tree, err := p.takeUp(ctx, c.ID, base)
+	tree, upstream, err := p.takeUp(ctx, c.ID, base)
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("making the worktree of %s: %w", c.ID, err)
@@ -424,7 +424,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		p.renew(actx, stop, w, c)
 	}()
 	a := &worker{w: w, name: name, claim: c, repo: p.repo, tree: tree, branch: p.land.Rev(), train: p.train, rel: p.rel,
-		stop: stop, now: p.opt.Now, watch: p.watch()}
+		stop: stop, now: p.opt.Now, watch: p.watch(), upstream: upstream}
 	if base := p.cfg.Agents.PortBase; base > 0 {
 		a.port = base + a.index()
 	}
@@ -534,11 +534,24 @@ func (p *pool) startOf(ctx context.Context) (string, *loop.BaseResults, error) {
 	return base, bl, err
 }
 
-// takeUp makes the worktree of issue id on base. On a remote, the work
+// takeUp makes the worktree of issue id on base (see addTree), and
+// returns with it the work of another issue, not merged, that its branch
+// was left on by a killed run's train (see leftUpstream): the upstream of
+// the issue's worker, as that run's was.
+func (p *pool) takeUp(ctx context.Context, id, base string) (*worktree.Tree, string, error) {
+	tree, err := p.addTree(ctx, id, base)
+	if err != nil {
+		return nil, "", err
+	}
+	upstream, err := leftUpstream(ctx, p.repo, base, tree)
+	return tree, upstream, err
+}
+
+// addTree makes the worktree of issue id on base. On a remote, the work
 // another machine's holder kept there (its last agent's, see keep) is put
 // on top, not committed, when this machine has no branch of the issue of
 // its own: a holder killed, or gone, leaves its work to the next.
-func (p *pool) takeUp(ctx context.Context, id, base string) (*worktree.Tree, error) {
+func (p *pool) addTree(ctx context.Context, id, base string) (*worktree.Tree, error) {
 	r := p.opt.Remote
 	if r == nil {
 		return p.repo.Add(ctx, id, base)

@@ -112,9 +112,7 @@ func (a *worker) End(context.Context, loop.Loop, string, string) error { return 
 // ChecksOnLanding: the train checks an agent's work as it boards, on the
 // work of the cars ahead (see train), where a check in its worktree first
 // would be followed by a second on the train for every car but the first.
-// Work taken over from a run that died (a later epoch) is checked in its
-// worktree first, as it was left, before the train.
-func (a *worker) ChecksOnLanding() bool { return a.claim.Epoch <= 1 }
+func (a *worker) ChecksOnLanding() bool { return true }
 
 // Land merges an agent's work into the integration branch: its commit,
 // then the merge train (see train): a rebase onto the branch and the work
@@ -288,6 +286,36 @@ func (a *worker) mergeEvent(ctx context.Context, l loop.Loop, outcome, detail st
 	l.Event(ctx, analytics.Event{Event: analytics.EventMerge, IssueID: a.claim.ID, Outcome: outcome, Detail: detail})
 }
 
+// workMark, in the message of the commit of an issue's work (see
+// agentCommitMessage), names that issue.
+const workMark = "orchestrate run --agents: the work on "
+
+// workOf returns the issue whose work the commit with message is, when
+// orchestrate made it (see agentCommitMessage).
+func workOf(message string) (string, bool) {
+	for _, line := range strings.Split(message, "\n") {
+		if rest, ok := strings.CutPrefix(line, workMark); ok {
+			id, _, ok := strings.Cut(rest, ",")
+			return id, ok && id != ""
+		}
+	}
+	return "", false
+}
+
+// leftUpstream is, for the worktree of an issue as a killed run left it,
+// the work of another issue its branch was put onto in that run's merge
+// train, not merged (see worker.upstream, which that run alone knew): the
+// newest commit of base..its branch made for another issue; "" when there
+// is none. Taken for the issue's own, that work would ride with it, and a
+// car behind it whose work it is would lose it when this one leaves
+// (rebased onto the branch without the work ahead of it).
+func leftUpstream(ctx context.Context, repo *worktree.Repo, base string, tree *worktree.Tree) (string, error) {
+	return repo.Newest(ctx, base, tree.Branch, func(message string) bool {
+		id, ok := workOf(message)
+		return ok && id != tree.Issue
+	})
+}
+
 func agentCommitMessage(c loop.Claimed) string {
 	s := c.Summary
 	if s == "" {
@@ -296,7 +324,7 @@ func agentCommitMessage(c loop.Claimed) string {
 	if r := []rune(s); len(r) > 72 {
 		s = string(r[:71]) + "…"
 	}
-	return fmt.Sprintf("%s: %s\n\norchestrate run --agents: the work on %s, its quality gates passing.\n", c.ID, s, c.ID)
+	return fmt.Sprintf("%s: %s\n\n"+workMark+"%s, its quality gates passing.\n", c.ID, s, c.ID)
 }
 
 // index is the agent's number: 1 for agent-1.

@@ -306,6 +306,22 @@ func (t *Tree) Uncommit(ctx context.Context) error {
 	return err
 }
 
+// Newest returns the newest commit of base..branch (a branch's name) whose
+// message match accepts; "" when none does.
+func (r *Repo) Newest(ctx context.Context, base, branch string, match func(message string) bool) (string, error) {
+	out, err := r.git(ctx, "log", "-z", "--topo-order", "--format=%H%n%B", base+"..refs/heads/"+branch)
+	if err != nil {
+		return "", err
+	}
+	for _, rec := range strings.Split(out, "\x00") {
+		hash, msg, _ := strings.Cut(strings.TrimLeft(rec, "\n"), "\n")
+		if hash != "" && match(msg) {
+			return hash, nil
+		}
+	}
+	return "", nil
+}
+
 // Touched returns the files the commits base..branch change under path.
 func (r *Repo) Touched(ctx context.Context, base, branch, path string) ([]string, error) {
 	out, err := r.git(ctx, "diff", "--name-only", base+"..."+branch, "--", path)
