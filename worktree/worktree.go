@@ -176,7 +176,7 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	switch left := (&Tree{Issue: issue, Dir: t.Dir, Branch: t.Branch}).identify(r.Common); {
 	case left == nil && branchErr == nil:
 		checkout = false // its worktree, as a killed run left it
-		recoverTree(ctx, t.Dir)
+		recoverTree(ctx, t.Dir, t.Branch)
 	case branchErr == nil:
 		if err = r.clear(issue, t.Dir); err == nil {
 			r.git(ctx, "worktree", "prune")
@@ -224,10 +224,11 @@ func neverCheckedOut(t *Tree) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// recoverTree undoes what a git command killed in the worktree at dir left
-// behind: its lock files and its branch's, a rebase half done. The caller holds the run
-// lock: no git command of orchestrate's works in it now.
-func recoverTree(ctx context.Context, dir string) {
+// recoverTree undoes what a git command killed in the worktree at dir, on
+// branch, left behind: its lock files and its branch's, a rebase half
+// done. The caller holds the run lock: no git command of orchestrate's
+// works in it now.
+func recoverTree(ctx context.Context, dir, branch string) {
 	data, err := readSmall(filepath.Join(dir, ".git"))
 	if err != nil {
 		return
@@ -252,10 +253,29 @@ func recoverTree(ctx context.Context, dir string) {
 		os.Remove(l)
 	}
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
-		if _, err := os.Stat(filepath.Join(gitdir, d)); err == nil {
-			gitIn(dir).Output(ctx, "rebase", "--abort")
-			break
+		state := filepath.Join(gitdir, d)
+		if _, err := os.Stat(state); err != nil {
+			continue
 		}
+		if _, err := gitIn(dir).Output(ctx, "rebase", "--abort"); err != nil {
+			dropRebase(ctx, dir, branch, state)
+		}
+		break
+	}
+}
+
+// dropRebase ends a rebase that git cannot abort: one killed before it
+// wrote what an abort reads (its head-name), which leaves every later
+// rebase refused. A rebase moves its branch only at its end, and begins
+// on a clean tree: its state is removed, and a HEAD it detached is put
+// back on the branch, with the branch's tree.
+func dropRebase(ctx context.Context, dir, branch, state string) {
+	os.RemoveAll(state)
+	if _, err := gitIn(dir).Output(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
+		return
+	}
+	if _, err := gitIn(dir).Output(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err == nil {
+		gitIn(dir).Output(ctx, "reset", "--quiet", "--hard")
 	}
 }
 

@@ -277,6 +277,44 @@ func TestAddRecoversKilledGit(t *testing.T) {
 	}
 }
 
+// A rebase killed at its start leaves its state directory without what
+// git rebase --abort reads (its head-name), and HEAD detached: taken up,
+// the worktree is back on its branch with its work, and rebases again.
+func TestAddRecoversARebaseKilledAtItsStart(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, _ := r.Add(ctx, "I", "main")
+	write(t, filepath.Join(tree.Dir, "a.txt"), "mine\n")
+	tree.Commit(ctx, "mine")
+	write(t, filepath.Join(r.Root, "b.txt"), "theirs\n")
+	run(t, r.Root, "add", "b.txt")
+	run(t, r.Root, "commit", "-qm", "theirs")
+	run(t, tree.Dir, "checkout", "-q", "--detach", "main")
+	gitdir := strings.TrimSpace(strings.TrimPrefix(run(t, tree.Dir, "rev-parse", "--git-dir"), "gitdir:"))
+	if err := os.Mkdir(filepath.Join(gitdir, "rebase-merge"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("git", "-C", tree.Dir, "rebase", "--abort").Run(); err == nil {
+		t.Fatal("git rebase --abort ended the rebase: nothing to recover from")
+	}
+	again, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head := strings.TrimSpace(run(t, again.Dir, "symbolic-ref", "HEAD")); head != "refs/heads/"+again.Branch {
+		t.Errorf("HEAD is %q; want its branch", head)
+	}
+	if data, err := os.ReadFile(filepath.Join(again.Dir, "a.txt")); err != nil || string(data) != "mine\n" {
+		t.Errorf("a.txt = %q, %v; want its work", data, err)
+	}
+	if err := again.RebaseOnto(ctx, "main", ""); err != nil {
+		t.Fatalf("rebase of the taken-up worktree: %v", err)
+	}
+	if log := run(t, again.Dir, "log", "--format=%s", "-2"); log != "mine\ntheirs" {
+		t.Errorf("log after the rebase:\n%s", log)
+	}
+}
+
 // Reapply puts a branch's work onto main, not committed, with the conflict
 // marked in its file and nothing staged; with an upstream, only the work
 // after it; onto nothing, it changes nothing.
