@@ -553,9 +553,16 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, held *L
 			// the whole file, not the part of a save in place written so
 			// far (a row cut short, the issues not yet written). A lease
 			// that held since the read says it was.
-			kept := held.kept()
+			kept, wasHeld := held.kept(), held != nil
 			held.Release() // a program that waits to write goes on
-			if !exists || kept || !busyNow(path) {
+			if !exists || kept {
+				return err
+			}
+			leased, busy := leaseNow(path)
+			// Read without a lease where one is given now: another
+			// program was writing it then, and may have ended since.
+			torn := leased && !wasHeld
+			if !busy && !torn {
 				return err
 			}
 			wait, err = true, nil
@@ -589,17 +596,17 @@ func TransformChunksFrom(path string, old []byte, exists bool, st Stamp, held *L
 	return fmt.Errorf("writing %s: it kept changing while being written", path)
 }
 
-// busyNow reports whether another program has the file at path open for
-// writing, as far as a read lease tells (see readLease): false where the
+// leaseNow reports whether a read lease is given on the file at path now
+// (let go at once), and whether another program has it open for writing
+// (busy), as far as a read lease tells (see readLease): neither where the
 // system gives no lease.
-func busyNow(path string) bool {
+func leaseNow(path string) (leased, busy bool) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
-		return false
+		return false, false
 	}
 	defer f.Close()
-	_, busy := readLease(f)
-	return busy
+	return readLease(f)
 }
 
 // BusyWait is how long a writer waits for another program that holds the

@@ -291,3 +291,33 @@ func TestTransformWaitsForASaveInPlace(t *testing.T) {
 		}
 	}
 }
+
+// A save in place that ends between a read of its part written so far,
+// which the writer refuses, and the look for a program writing the file:
+// that read, made while another program wrote the file, is not the
+// file's, and the file is read again, whole.
+func TestTransformReadsAgainASaveEndedSinceItsRead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a save in place is noticed by a read lease, which Linux gives")
+	}
+	path := filepath.Join(t.TempDir(), "f.md")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("on")
+	var seen []string
+	err = Transform(path, func(old []byte, _ bool) ([]byte, error) {
+		seen = append(seen, string(old))
+		if string(old) != "one\n" {
+			// The save ends now, before the writer looks again.
+			f.WriteString("e\n")
+			f.Close()
+			return nil, errors.New("torn")
+		}
+		return old, nil
+	})
+	if err != nil || len(seen) != 2 || seen[1] != "one\n" {
+		t.Errorf("Transform = %v, fn saw %q; want it to see the save whole, the second time", err, seen)
+	}
+}
