@@ -252,6 +252,13 @@ func recoverTree(ctx context.Context, dir, branch string) {
 	for _, l := range locks {
 		os.Remove(l)
 	}
+	endRebase(ctx, dir, branch, gitdir)
+}
+
+// endRebase ends a rebase under way in the worktree at dir, on branch,
+// whose git directory is gitdir: aborted, or, where git cannot abort it,
+// dropped (see dropRebase).
+func endRebase(ctx context.Context, dir, branch, gitdir string) {
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		state := filepath.Join(gitdir, d)
 		if _, err := os.Stat(state); err != nil {
@@ -260,7 +267,7 @@ func recoverTree(ctx context.Context, dir, branch string) {
 		if _, err := gitIn(dir).Output(ctx, "rebase", "--abort"); err != nil {
 			dropRebase(ctx, dir, branch, state)
 		}
-		break
+		return
 	}
 }
 
@@ -382,7 +389,11 @@ func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
 	}
 	out, _ := t.git().Output(ctx, "diff", "--name-only", "--diff-filter=U")
 	files := strings.Fields(out)
-	t.git().Output(ctx, "rebase", "--abort")
+	if t.gitdir != "" {
+		endRebase(ctx, t.Dir, t.Branch, t.gitdir)
+	} else {
+		t.git().Output(ctx, "rebase", "--abort")
+	}
 	if len(files) == 0 {
 		return err
 	}

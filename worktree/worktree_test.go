@@ -315,6 +315,33 @@ func TestAddRecoversARebaseKilledAtItsStart(t *testing.T) {
 	}
 }
 
+// A rebase state git cannot abort, met by a rebase of the train's (an
+// agent killed the rebase before at its start): the rebase fails, and the
+// state is dropped, so that the next rebase goes through.
+func TestRebaseOntoDropsARebaseGitCannotAbort(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, _ := r.Add(ctx, "I", "main")
+	write(t, filepath.Join(tree.Dir, "a.txt"), "mine\n")
+	tree.Commit(ctx, "mine")
+	write(t, filepath.Join(r.Root, "b.txt"), "theirs\n")
+	run(t, r.Root, "add", "b.txt")
+	run(t, r.Root, "commit", "-qm", "theirs")
+	gitdir := strings.TrimSpace(strings.TrimPrefix(run(t, tree.Dir, "rev-parse", "--git-dir"), "gitdir:"))
+	if err := os.Mkdir(filepath.Join(gitdir, "rebase-merge"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.RebaseOnto(ctx, "main", ""); err == nil {
+		t.Fatal("the rebase went through a rebase under way")
+	}
+	if err := tree.RebaseOnto(ctx, "main", ""); err != nil {
+		t.Fatalf("the next rebase: %v", err)
+	}
+	if log := run(t, tree.Dir, "log", "--format=%s", "-2"); log != "mine\ntheirs" {
+		t.Errorf("log after the rebase:\n%s", log)
+	}
+}
+
 // Reapply puts a branch's work onto main, not committed, with the conflict
 // marked in its file and nothing staged; with an upstream, only the work
 // after it; onto nothing, it changes nothing.
