@@ -252,20 +252,20 @@ func recoverTree(ctx context.Context, dir, branch string) {
 	for _, l := range locks {
 		os.Remove(l)
 	}
-	endRebase(ctx, dir, branch, gitdir)
+	endRebase(ctx, gitIn(dir), branch, gitdir)
 }
 
-// endRebase ends a rebase under way in the worktree at dir, on branch,
-// whose git directory is gitdir: aborted, or, where git cannot abort it,
-// dropped (see dropRebase).
-func endRebase(ctx context.Context, dir, branch, gitdir string) {
+// endRebase ends a rebase under way in the worktree that g runs git in,
+// on branch, whose git directory is gitdir: aborted, or, where git cannot
+// abort it, dropped (see dropRebase).
+func endRebase(ctx context.Context, g git.Runner, branch, gitdir string) {
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		state := filepath.Join(gitdir, d)
 		if _, err := os.Stat(state); err != nil {
 			continue
 		}
-		if _, err := gitIn(dir).Output(ctx, "rebase", "--abort"); err != nil {
-			dropRebase(ctx, dir, branch, state)
+		if _, err := g.Output(ctx, "rebase", "--abort"); err != nil {
+			dropRebase(ctx, g, branch, state)
 		}
 		return
 	}
@@ -276,13 +276,13 @@ func endRebase(ctx context.Context, dir, branch, gitdir string) {
 // rebase refused. A rebase moves its branch only at its end, and begins
 // on a clean tree: its state is removed, and a HEAD it detached is put
 // back on the branch, with the branch's tree.
-func dropRebase(ctx context.Context, dir, branch, state string) {
+func dropRebase(ctx context.Context, g git.Runner, branch, state string) {
 	os.RemoveAll(state)
-	if _, err := gitIn(dir).Output(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
+	if _, err := g.Output(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
 		return
 	}
-	if _, err := gitIn(dir).Output(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err == nil {
-		gitIn(dir).Output(ctx, "reset", "--quiet", "--hard")
+	if _, err := g.Output(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err == nil {
+		g.Output(ctx, "reset", "--quiet", "--hard")
 	}
 }
 
@@ -390,7 +390,9 @@ func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
 	out, _ := t.git().Output(ctx, "diff", "--name-only", "--diff-filter=U")
 	files := strings.Fields(out)
 	if t.gitdir != "" {
-		endRebase(ctx, t.Dir, t.Branch, t.gitdir)
+		// In the git directory as made: the worktree's .git file is the
+		// agent's to rewrite.
+		endRebase(ctx, t.git(), t.Branch, t.gitdir)
 	} else {
 		t.git().Output(ctx, "rebase", "--abort")
 	}
