@@ -178,6 +178,10 @@
 //     this machine's before each claim, launch and release, this
 //     machine's history shared beside it as its host's, every other
 //     host's kept (SyncQueue, ownHistory).
+//   - lostpush.go: a push to the remote lost to another machine's tried
+//     again after a pause that grows with each loss in a row, drawn so
+//     that machines that lost together try again apart (pauseAfterLost,
+//     lostPause); how many times (syncTries, nextRounds).
 //
 // And the rest: workspace.go, the files, the lock and runs/ (Lock, RunDir);
 // runlock.go, the run's lock and its agent's process group (runLock,

@@ -82,7 +82,12 @@ func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, tt
 	err = w.claimStep(ctx, now, nil, func(q *queue.Queue) (*queue.Issue, error) {
 		got = nil
 		told := map[string]bool{}
-		for round := 0; round < nextRounds; round++ {
+		for round := range nextRounds {
+			if round > 0 {
+				if err := pauseAfterLost(ctx, round-1); err != nil {
+					return nil, err
+				}
+			}
 			recs, err := r.Fetch(ctx)
 			if err != nil {
 				return nil, err
@@ -131,10 +136,6 @@ func releasedSince(q *queue.Queue, recs map[string]remote.Record) map[string]boo
 	}
 	return since
 }
-
-// nextRounds is how many times Next fetches the claims when every
-// push it made was lost to another machine's.
-const nextRounds = 10
 
 // noteBad tells Notify, once each (told), of the open issues whose ref on
 // the remote holds no record orchestrate wrote, or one written ahead of

@@ -71,7 +71,12 @@ func (w Workspace) SyncQueue(ctx context.Context, r *remote.Remote) error {
 		return err
 	}
 	host := w.historyHost(ctx, r)
-	for range syncTries {
+	for try := range syncTries {
+		if try > 0 {
+			if err := pauseAfterLost(ctx, try-1); err != nil {
+				return err
+			}
+		}
 		theirs, err := r.FetchQueue(ctx)
 		if err != nil {
 			return err
@@ -233,10 +238,6 @@ func (w Workspace) ownHistory(ctx context.Context, r *remote.Remote, base, their
 	}
 	return own
 }
-
-// syncTries is how many times SyncQueue merges again after a push lost to
-// another machine's.
-const syncTries = 10
 
 // syncError says where a merge of the queue with the remote's stopped.
 func syncError(path string, r *remote.Remote, err error) error {
