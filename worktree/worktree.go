@@ -173,10 +173,10 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	var err error
 	// Its worktree as a killed run left it, when it is one: a link in its
 	// place, or a directory git does not know as it, is not.
-	switch left := (&Tree{Issue: issue, Dir: t.Dir, Branch: t.Branch}).identify(r.Common); {
+	switch left := t.identify(r.Common); {
 	case left == nil && branchErr == nil:
 		checkout = false // its worktree, as a killed run left it
-		recoverTree(ctx, t.Dir, t.Branch)
+		t.recover(ctx)
 	case branchErr == nil:
 		if err = r.clear(issue, t.Dir); err == nil {
 			r.git(ctx, "worktree", "prune")
@@ -224,65 +224,49 @@ func neverCheckedOut(t *Tree) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// recoverTree undoes what a git command killed in the worktree at dir, on
-// branch, left behind: its lock files and its branch's, a rebase half
-// done. The caller holds the run lock: no git command of orchestrate's
-// works in it now.
-func recoverTree(ctx context.Context, dir, branch string) {
-	data, err := readSmall(filepath.Join(dir, ".git"))
-	if err != nil {
-		return
-	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return
-	}
-	gitdir = strings.TrimSpace(gitdir)
-	// Its lock files (index.lock, HEAD.lock, …), and its branch's.
-	locks, _ := filepath.Glob(filepath.Join(gitdir, "*.lock"))
-	if branch, err := gitIn(dir).Output(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
-		if common, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
-			c := strings.TrimSpace(string(common))
-			if !filepath.IsAbs(c) {
-				c = filepath.Join(gitdir, c)
-			}
-			locks = append(locks, filepath.Join(c, filepath.FromSlash(strings.TrimSpace(branch))+".lock"))
-		}
-	}
+// recover undoes what a git command killed in the worktree t, as a killed
+// run left it, left behind: its lock files (index.lock, HEAD.lock, …; its
+// branch's, see unlockBranch, are gone already), a rebase half done. The
+// caller holds the run lock: no git command of orchestrate's works in it
+// now.
+func (t *Tree) recover(ctx context.Context) {
+	locks, _ := filepath.Glob(filepath.Join(t.gitdir, "*.lock"))
 	for _, l := range locks {
 		os.Remove(l)
 	}
-	endRebase(ctx, gitIn(dir), branch, gitdir)
+	t.endRebase(ctx)
 }
 
-// endRebase ends a rebase under way in the worktree that g runs git in,
-// on branch, whose git directory is gitdir: aborted, or, where git cannot
-// abort it, dropped (see dropRebase).
-func endRebase(ctx context.Context, g git.Runner, branch, gitdir string) {
+// endRebase ends a rebase under way in the worktree: aborted, or, where
+// git cannot abort it, dropped (see dropRebase). Its git runs in the
+// worktree's git directory as made (see git): the worktree's .git file is
+// the agent's to rewrite.
+func (t *Tree) endRebase(ctx context.Context) {
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
-		state := filepath.Join(gitdir, d)
+		state := filepath.Join(t.gitdir, d)
 		if _, err := os.Stat(state); err != nil {
 			continue
 		}
-		if _, err := g.Output(ctx, "rebase", "--abort"); err != nil {
-			dropRebase(ctx, g, branch, state)
+		if _, err := t.git().Output(ctx, "rebase", "--abort"); err != nil {
+			t.dropRebase(ctx, state)
 		}
 		return
 	}
 }
 
-// dropRebase ends a rebase that git cannot abort: one killed before it
-// wrote what an abort reads (its head-name), which leaves every later
-// rebase refused. A rebase moves its branch only at its end, and begins
-// on a clean tree: its state is removed, and a HEAD it detached is put
-// back on the branch, with the branch's tree.
-func dropRebase(ctx context.Context, g git.Runner, branch, state string) {
+// dropRebase ends a rebase that git cannot abort, whose state is in the
+// directory state: one killed before it wrote what an abort reads (its
+// head-name), which leaves every later rebase refused. A rebase moves its
+// branch only at its end, and begins on a clean tree: its state is
+// removed, and a HEAD it detached is put back on the branch, with the
+// branch's tree.
+func (t *Tree) dropRebase(ctx context.Context, state string) {
 	os.RemoveAll(state)
-	if _, err := g.Output(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
+	if _, err := t.git().Output(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
 		return
 	}
-	if _, err := g.Output(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err == nil {
-		g.Output(ctx, "reset", "--quiet", "--hard")
+	if _, err := t.git().Output(ctx, "symbolic-ref", "HEAD", "refs/heads/"+t.Branch); err == nil {
+		t.git().Output(ctx, "reset", "--quiet", "--hard")
 	}
 }
 
@@ -389,13 +373,7 @@ func (t *Tree) RebaseOnto(ctx context.Context, onto, upstream string) error {
 	}
 	out, _ := t.git().Output(ctx, "diff", "--name-only", "--diff-filter=U")
 	files := strings.Fields(out)
-	if t.gitdir != "" {
-		// In the git directory as made: the worktree's .git file is the
-		// agent's to rewrite.
-		endRebase(ctx, t.git(), t.Branch, t.gitdir)
-	} else {
-		t.git().Output(ctx, "rebase", "--abort")
-	}
+	t.endRebase(ctx)
 	if len(files) == 0 {
 		return err
 	}

@@ -277,10 +277,12 @@ func TestAddRecoversKilledGit(t *testing.T) {
 	}
 }
 
-// A rebase killed at its start leaves its state directory without what
-// git rebase --abort reads (its head-name), and HEAD detached: taken up,
-// the worktree is back on its branch with its work, and rebases again.
-func TestAddRecoversARebaseKilledAtItsStart(t *testing.T) {
+// rebaseKilledAtItsStart makes the worktree of an issue, with a commit of
+// its own, behind a commit on main, and leaves in it what a git rebase
+// killed at its start leaves: its state directory, without what git
+// rebase --abort reads (its head-name), and, detached, HEAD on main.
+func rebaseKilledAtItsStart(t *testing.T, detached bool) (*Repo, *Tree) {
+	t.Helper()
 	r := repo(t)
 	ctx := context.Background()
 	tree, _ := r.Add(ctx, "I", "main")
@@ -289,7 +291,9 @@ func TestAddRecoversARebaseKilledAtItsStart(t *testing.T) {
 	write(t, filepath.Join(r.Root, "b.txt"), "theirs\n")
 	run(t, r.Root, "add", "b.txt")
 	run(t, r.Root, "commit", "-qm", "theirs")
-	run(t, tree.Dir, "checkout", "-q", "--detach", "main")
+	if detached {
+		run(t, tree.Dir, "checkout", "-q", "--detach", "main")
+	}
 	gitdir := strings.TrimSpace(strings.TrimPrefix(run(t, tree.Dir, "rev-parse", "--git-dir"), "gitdir:"))
 	if err := os.Mkdir(filepath.Join(gitdir, "rebase-merge"), 0o755); err != nil {
 		t.Fatal(err)
@@ -297,6 +301,15 @@ func TestAddRecoversARebaseKilledAtItsStart(t *testing.T) {
 	if err := exec.Command("git", "-C", tree.Dir, "rebase", "--abort").Run(); err == nil {
 		t.Fatal("git rebase --abort ended the rebase: nothing to recover from")
 	}
+	return r, tree
+}
+
+// A rebase killed at its start leaves its state directory without what
+// git rebase --abort reads (its head-name), and HEAD detached: taken up,
+// the worktree is back on its branch with its work, and rebases again.
+func TestAddRecoversARebaseKilledAtItsStart(t *testing.T) {
+	r, _ := rebaseKilledAtItsStart(t, true)
+	ctx := context.Background()
 	again, err := r.Add(ctx, "I", "main")
 	if err != nil {
 		t.Fatal(err)
@@ -319,18 +332,8 @@ func TestAddRecoversARebaseKilledAtItsStart(t *testing.T) {
 // agent killed the rebase before at its start): the rebase fails, and the
 // state is dropped, so that the next rebase goes through.
 func TestRebaseOntoDropsARebaseGitCannotAbort(t *testing.T) {
-	r := repo(t)
+	_, tree := rebaseKilledAtItsStart(t, false)
 	ctx := context.Background()
-	tree, _ := r.Add(ctx, "I", "main")
-	write(t, filepath.Join(tree.Dir, "a.txt"), "mine\n")
-	tree.Commit(ctx, "mine")
-	write(t, filepath.Join(r.Root, "b.txt"), "theirs\n")
-	run(t, r.Root, "add", "b.txt")
-	run(t, r.Root, "commit", "-qm", "theirs")
-	gitdir := strings.TrimSpace(strings.TrimPrefix(run(t, tree.Dir, "rev-parse", "--git-dir"), "gitdir:"))
-	if err := os.Mkdir(filepath.Join(gitdir, "rebase-merge"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if err := tree.RebaseOnto(ctx, "main", ""); err == nil {
 		t.Fatal("the rebase went through a rebase under way")
 	}
