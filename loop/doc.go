@@ -173,7 +173,8 @@
 //     queue (mirror); a ref that holds no record orchestrate wrote skipped
 //     and said (noteBad); clocks seen apart stop the claims (Next, Claim)
 //     and are said by a renewal or a release (changeOn); an issue let go
-//     since the last sync claimed only after a sync (releasedSince).
+//     since the last sync claimed only after a sync that came after its
+//     release was fetched (releasedSince).
 //   - remotequeue.go: the queue shared through the remote, merged with
 //     this machine's before each claim, launch and release, this
 //     machine's history shared beside it as its host's, every other

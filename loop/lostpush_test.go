@@ -144,11 +144,52 @@ func TestSyncLostEveryTryGivesUp(t *testing.T) {
 }
 
 // lostClaims is a pre-receive hook's script (see hook): every push of a
-// claim is lost to another machine's, which claimed the issue and let it
-// go meanwhile, at the epoch the push was for (the one after the record
-// pushed over: the new commit itself is not readable here); each is counted in
-// $GIT_DIR/pushes.
+// claim is lost to another machine's, which took the issue over at the
+// epoch the push was for (the one after the record pushed over: the new
+// commit itself is not readable here) and whose lease lapsed at once, its
+// holder on another machine: the issue is free again, and was let go by
+// no one, so no sync is owed before it is claimed (see releasedSince);
+// each is counted in $GIT_DIR/pushes.
 const lostClaims = `c=$(cat "$GIT_DIR/pushes" 2>/dev/null || echo 0)
+while read old new ref; do
+	case "$ref" in refs/orchestrate/claims/*) ;; *) continue ;; esac
+	c=$((c+1)); echo $c > "$GIT_DIR/pushes"
+	id=${ref#refs/orchestrate/claims/}
+	e=$(git cat-file commit "$old" 2>/dev/null | sed -n 's/^Lease-Epoch: //p')
+	e=$((${e:-0}+1))
+	rec=$(printf 'orchestrate: %s claimed by x@elsewhere/1 at epoch %s\n\nClaimed-By: x@elsewhere/1\nClaimed-At: 2024-01-01T00:00:00Z\nLease-Epoch: %s\nLease-Until: 2024-01-01T00:01:00Z\n' "$id" "$e" "$e" | git commit-tree "$(git mktree </dev/null)")
+	git update-ref "$ref" "$rec"
+done
+`
+
+// claim --next on a remote whose every push is lost: it pauses after
+// each round lost, longer each time, and gives up after nextRounds of
+// them, saying so.
+func TestRemoteClaimLostEveryRoundGivesUp(t *testing.T) {
+	bare, ws, rs := sharedClones(t, 1)
+	hook(t, bare, lostClaims)
+	pauses := countPauses(t)
+	got, err := ws[0].Claims(rs[0]).Next(context.Background(), ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
+	if want := fmt.Sprintf("every push lost to another machine's, %d times over", nextRounds); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("claim --next, every push lost: %+v, %v; want %q", got, err, want)
+	}
+	if n := pushes(t, bare); n != nextRounds {
+		t.Errorf("%d pushes; want %d", n, nextRounds)
+	}
+	var want []int
+	for i := range nextRounds - 1 {
+		want = append(want, i)
+	}
+	if !slices.Equal(*pauses, want) {
+		t.Errorf("the pauses after the rounds lost: %v, want %v", *pauses, want)
+	}
+}
+
+// lostToRelease is a pre-receive hook's script (see hook): every push of
+// a claim is lost to another machine's, which claimed the issue and let
+// it go meanwhile, at the epoch the push was for; each is counted in
+// $GIT_DIR/pushes.
+const lostToRelease = `c=$(cat "$GIT_DIR/pushes" 2>/dev/null || echo 0)
 while read old new ref; do
 	case "$ref" in refs/orchestrate/claims/*) ;; *) continue ;; esac
 	c=$((c+1)); echo $c > "$GIT_DIR/pushes"
@@ -160,27 +201,20 @@ while read old new ref; do
 done
 `
 
-// claim --next on a remote whose every push is lost: it pauses after
-// each round lost, longer each time, and gives up after nextRounds of
-// them, saying so. (The first try stops at its second round, on the
-// issue let go since the last sync: the queue is synced first, and the
-// rounds start again.)
-func TestRemoteClaimLostEveryRoundGivesUp(t *testing.T) {
+// claim --next on a remote whose every push is lost to a claim made and
+// let go elsewhere: each time, the issue was let go after the queue's
+// last sync, whose holder may have shared a resolution since, so the
+// queue is synced before it is tried again (one push each try); after
+// nextRounds tries the claim gives up, saying so, and claims nothing.
+func TestRemoteClaimLetGoAfterEverySyncGivesUp(t *testing.T) {
 	bare, ws, rs := sharedClones(t, 1)
-	hook(t, bare, lostClaims)
-	pauses := countPauses(t)
+	hook(t, bare, lostToRelease)
+	countPauses(t)
 	got, err := ws[0].Claims(rs[0]).Next(context.Background(), ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
-	if want := fmt.Sprintf("every push lost to another machine's, %d times over", nextRounds); err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("claim --next, every push lost: %+v, %v; want %q", got, err, want)
+	if want := fmt.Sprintf("let go on the remote after each sync of the queue, %d times over", nextRounds); err == nil || got != nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("claim --next, every push lost to a claim let go: %+v, %v; want %q", got, err, want)
 	}
-	if n := pushes(t, bare); n != 1+nextRounds {
-		t.Errorf("%d pushes; want %d", n, 1+nextRounds)
-	}
-	want := []int{0}
-	for i := range nextRounds - 1 {
-		want = append(want, i)
-	}
-	if !slices.Equal(*pauses, want) {
-		t.Errorf("the pauses after the rounds lost: %v, want %v", *pauses, want)
+	if n := pushes(t, bare); n != nextRounds {
+		t.Errorf("%d pushes; want %d, one each try", n, nextRounds)
 	}
 }

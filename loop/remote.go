@@ -53,32 +53,49 @@ type remoteClaims struct {
 // holder shared what it did (a halt, a resolution, the launches it spent)
 // before it let go, and the queue here does not know it yet. When no other
 // issue is ready, the queue is synced again, which brings what the holder
-// shared, and the claim tried once more (see errReleasedSince).
+// shared, and the claim tried once more (see errReleasedSince). That sync
+// brings what was shared before the claims were last fetched, not after:
+// an issue let go after that fetch (its record another than the one the
+// fetch brought) is left out of the next try as well, and another sync
+// made for it, up to nextRounds tries in all; then the claim gives up,
+// saying so, as it does when every push is lost.
 func (c remoteClaims) Next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool) (*Claimed, error) {
-	got, err := c.next(ctx, now, holder, ttl, skip, true)
-	if !errors.Is(err, errReleasedSince) {
-		return got, err
+	var synced map[string]string // none yet: every issue let go since the last sync is left out
+	for try := range nextRounds {
+		got, fetched, err := c.next(ctx, now, holder, ttl, skip, synced)
+		if !errors.Is(err, errReleasedSince) {
+			return got, err
+		}
+		if try == nextRounds-1 {
+			break // no sync that no try follows
+		}
+		if err := c.w.SyncQueue(ctx, c.r); err != nil {
+			return nil, err
+		}
+		synced = fetched
 	}
-	if err := c.w.SyncQueue(ctx, c.r); err != nil {
-		return nil, err
-	}
-	return c.next(ctx, now, holder, ttl, skip, false)
+	return nil, fmt.Errorf("claiming the next issue on %s: an issue let go on the remote after each sync of the queue, %d times over: try again", c.r.Name(), nextRounds)
 }
 
 // errReleasedSince says that no issue was claimed, and that one was let go
 // on the remote since the queue's last sync: synced again, it may be ready.
 var errReleasedSince = errors.New("an issue was let go on the remote since the last sync")
 
-// next is one try of Next on the queue as it is here; since, whether an
-// issue let go since the last sync is left out (see releasedSince).
-func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool, since bool) (*Claimed, error) {
+// next is one try of Next on the queue as it is here. synced holds the
+// records (their commits, by issue) fetched before the queue's last sync,
+// nil when Next made none: an issue let go since that sync is left out
+// (see releasedSince) unless its record is the one synced holds, whose
+// holder shared what it did before that sync. It returns with the claim
+// the records it fetched last.
+func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, ttl time.Duration, skip func(*queue.Issue) bool, synced map[string]string) (*Claimed, map[string]string, error) {
 	w, r := c.w, c.r
 	open, err := w.openToClaim()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	open = without(open, skip)
 	var got *Claimed
+	var fetched map[string]string
 	err = w.claimStep(ctx, now, nil, func(q *queue.Queue) (*queue.Issue, error) {
 		got = nil
 		told := map[string]bool{}
@@ -96,11 +113,12 @@ func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, tt
 				return nil, skew
 			}
 			w.noteBad(q, recs, open, told)
-			var let map[string]bool // none left out on the second try
-			if since {
-				let = releasedSince(q, recs)
-			}
+			let := releasedSince(q, recs, synced)
 			endLapsed(ctx, r, q, recs, now)
+			fetched = map[string]string{} // with the claims endLapsed ended
+			for id, rec := range recs {
+				fetched[id] = rec.Sha
+			}
 			mirror(q, recs, let)
 			is, l, err := claimFirst(ctx, r, q, recs, now, holder, ttl, func(is *queue.Issue) bool { return open(is) && !let[is.ID] })
 			if is != nil {
@@ -116,18 +134,23 @@ func (c remoteClaims) next(ctx context.Context, now time.Time, holder string, tt
 		}
 		return nil, fmt.Errorf("claiming the next issue on %s: every push lost to another machine's, %d times over: try again", r.Name(), nextRounds)
 	})
-	return got, err
+	return got, fetched, err
 }
 
 // releasedSince returns the issues whose ref on the remote shows them let
 // go since this machine's last sync of the queue: at an epoch the queue
 // here has not seen (claimed and let go since), or at the epoch the queue
-// here shows held.
-func releasedSince(q *queue.Queue, recs map[string]remote.Record) map[string]bool {
+// here shows held. An issue whose record is the one synced holds for it
+// (fetched before that sync, which brought what its holder shared) is
+// not one.
+func releasedSince(q *queue.Queue, recs map[string]remote.Record, synced map[string]string) map[string]bool {
 	since := map[string]bool{}
 	for _, is := range q.Issues {
 		rec, ok := recs[is.ID]
 		if !ok || rec.Err != nil || rec.Holder != "" {
+			continue
+		}
+		if sha, ok := synced[is.ID]; ok && sha == rec.Sha {
 			continue
 		}
 		if cur := claim.Of(is); rec.Epoch > cur.Epoch || rec.Epoch == cur.Epoch && cur.Holder != "" {

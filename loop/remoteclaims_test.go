@@ -3,6 +3,7 @@ package loop
 import (
 	"cmp"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -309,4 +310,104 @@ func TestRemoteClaimLetGoKeptAcrossAnotherClaim(t *testing.T) {
 	if err != nil || again != nil {
 		t.Fatalf("machine 1's next claim: %+v, %v; want none: %s is stuck", again, err, first.ID)
 	}
+}
+
+// An issue let go after the sync that claim --next makes when another
+// was let go since the last one (errReleasedSince), and before the claims
+// are fetched again, is not claimed on the queue that sync left: its
+// holder shared its resolution after that sync's fetch, and the queue
+// here does not know it. Machine 0 holds both issues; it lets the second
+// go unresolved (a run that failed), which sends machine 1's claim to a
+// sync; while that sync's push is on the remote (a post-receive hook
+// waits), machine 0 resolves the first, shares it and lets it go.
+// Machine 1 claims the second, and never the first at epoch 2.
+func TestRemoteClaimLetGoAfterTheSyncForAnother(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bare, ws, rs := sharedClones(t, 2)
+	addIssue(t, ws[0], ruleNow.Add(time.Minute), "a second issue")
+	syncQueue(t, ws[0], rs[0])
+	c0, c1 := ws[0].Claims(rs[0]), ws[1].Claims(rs[1])
+	first, err := c0.Next(ctx, ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
+	if err != nil || first == nil {
+		t.Fatalf("machine 0's first claim: %+v, %v", first, err)
+	}
+	second, err := c0.Next(ctx, ruleNow, claim.Holder("b", os.Getpid()), time.Minute, nil)
+	if err != nil || second == nil || second.ID == first.ID {
+		t.Fatalf("machine 0's second claim: %+v, %v", second, err)
+	}
+	syncQueue(t, ws[0], rs[0])
+	// Machine 1 knows both claims, and has a change of its own to push
+	// at its next sync (an issue filed and skipped, never claimed).
+	syncQueue(t, ws[1], rs[1])
+	addIssue(t, ws[1], ruleNow.Add(2*time.Minute), "filed on machine 1, skipped")
+	third := loadAll(t, ws[1])[2].ID
+	if err := ws[1].Skip(ctx, ruleNow, third); err != nil {
+		t.Fatal(err)
+	}
+	shareThenLetGo(t, ws[0], rs[0], second, queue.StatusPending)
+	// The first push of the queue from here on waits, once on the
+	// remote, until machine 0 has resolved, shared and let go the first.
+	armed, pushed, done := filepath.Join(bare, "armed"), filepath.Join(bare, "pushed"), filepath.Join(bare, "done")
+	post := "#!/bin/sh\nwhile read old new ref; do\n" +
+		"\tif [ \"$ref\" = " + remote.QueueRef + " ] && [ -e '" + armed + "' ]; then\n" +
+		"\t\trm -f '" + armed + "'; touch '" + pushed + "'\n" +
+		"\t\ti=0; while [ ! -e '" + done + "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n" +
+		"\tfi\ndone\n"
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "post-receive"), []byte(post), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(armed, nil, 0o644)
+	resolved := make(chan error, 1)
+	go func() {
+		defer os.WriteFile(done, nil, 0o644)
+		for i := 0; ; i++ {
+			if _, err := os.Stat(pushed); err == nil {
+				break
+			}
+			if i == 600 {
+				resolved <- errors.New("machine 1 pushed no queue")
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		err := setStatusErr(ws[0], first.ID, queue.StatusResolved)
+		if err == nil {
+			err = ws[0].SyncQueue(ctx, rs[0])
+		}
+		if err == nil {
+			_, err = ws[0].Claims(rs[0]).Release(ctx, ruleNow, first.ID, first.Epoch)
+		}
+		resolved <- err
+	}()
+	got, err := c1.Next(ctx, ruleNow.Add(time.Second), claim.Holder("c", os.Getpid()), time.Minute, nil)
+	if rerr := <-resolved; rerr != nil {
+		t.Fatalf("machine 0's resolution while machine 1 synced: %v", rerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != nil && got.ID == first.ID {
+		t.Fatalf("machine 1 claimed %s at epoch %d, resolved and let go on machine 0 after machine 1's sync", got.ID, got.Epoch)
+	}
+	if got == nil || got.ID != second.ID {
+		t.Errorf("machine 1's claim: %+v; want %s, let go unresolved", got, second.ID)
+	}
+	if rec := remoteLease(t, rs[1], first.ID); rec.Epoch != first.Epoch || rec.Holder != "" {
+		t.Errorf("%s on the remote: %+v; want let go at epoch %d", first.ID, rec.Lease, first.Epoch)
+	}
+	syncQueue(t, ws[1], rs[1])
+	for _, is := range loadAll(t, ws[1]) {
+		if is.ID == first.ID && is.Status() != queue.StatusResolved {
+			t.Errorf("%s on machine 1, synced: %s; want resolved", is.ID, is.Status())
+		}
+	}
+}
+
+// setStatusErr is setStatus, its error returned (off the test's goroutine).
+func setStatusErr(w Workspace, id, status string) error {
+	return w.updateIssue(context.Background(), id, func(is *queue.Issue) error {
+		is.Set(queue.FieldStatus, status)
+		return nil
+	}, nil)
 }
