@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -156,10 +157,41 @@ func TestRemoteRunAgents(t *testing.T) {
 	}
 	checkRemoteDone(t, bare, issues, 4)
 	checkHistories(t, bare, clones, orch)
+	checkPassedOnce(t, bare, outs)
 	if t.Failed() {
 		for i := range machines {
 			t.Logf("machine %d:\n%s", i, outs[i])
 		}
+	}
+}
+
+// passedLine is a run's line of an issue whose work passed.
+var passedLine = regexp.MustCompile(`(ISSUE-\d{8}-\d+): done: passed`)
+
+// checkPassedOnce checks that no issue was worked to a pass twice across
+// the machines' runs (outs): a resolved issue is never claimed again. On
+// failure, the shared queue's history on the remote bare (each commit
+// says which machine pushed it) and the claims are logged.
+func checkPassedOnce(t *testing.T, bare string, outs []string) {
+	t.Helper()
+	where := map[string][]int{}
+	for i, out := range outs {
+		for _, m := range passedLine.FindAllStringSubmatch(out, -1) {
+			where[m[1]] = append(where[m[1]], i)
+		}
+	}
+	twice := false
+	for id, ms := range where {
+		if len(ms) > 1 {
+			twice = true
+			t.Errorf("%s passed %d times, on machines %v", id, len(ms), ms)
+		}
+	}
+	if twice {
+		out, _ := exec.Command("git", "-C", bare, "log", "-p", remote.QueueRef).CombinedOutput()
+		t.Logf("the shared queue's history:\n%s", out)
+		out, _ = exec.Command("git", "-C", bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/orchestrate/claims/").CombinedOutput()
+		t.Logf("the claims:\n%s", out)
 	}
 }
 
