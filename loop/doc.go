@@ -84,7 +84,8 @@
 //     (writePrompt) and environment (agentEnv); an agent that could not
 //     work at all, which counts for nothing (couldNotStart); what it
 //     reported, and its usage, priced by agent.prices when it reported no
-//     cost (takeReport, priced).
+//     cost (takeReport, priced); an issue closed since its claim, not
+//     launched on again (stillOpen, ClosedError).
 //   - report.go: what a run reports: each step as it happens (Step), each
 //     launch (AgentRun), its end (RunResult), and what each of several
 //     agents did (Worked).

@@ -17,6 +17,42 @@ import (
 	"github.com/orchestrate-dev/orchestrate/queue"
 )
 
+// ClosedError says that the issue a loop works on (Scope.Issue) is no
+// longer one to work on: resolved or skipped since it was claimed (by a
+// person, or on another machine, as the queue's sync before the launch
+// brought it), or gone from the queue. Its agent is not launched again.
+type ClosedError struct {
+	ID     string
+	Status string // "" when the issue is gone
+}
+
+func (e *ClosedError) Error() string {
+	if e.Status == "" {
+		return e.ID + " is no longer in the queue: its agent is not launched again"
+	}
+	return fmt.Sprintf("%s is %s in the queue since it was claimed: its agent is not launched again", e.ID, e.Status)
+}
+
+// stillOpen checks, before a launch, that the issue the loop works on, if
+// one, is still open in the queue (see ClosedError).
+func (r *runner) stillOpen() error {
+	id := r.scope.Issue()
+	if id == "" {
+		return nil
+	}
+	q, err := direct{r.w}.some(id)
+	if err != nil {
+		return err
+	}
+	switch is := q.Issue(id); {
+	case is == nil:
+		return &ClosedError{ID: id}
+	case !open(is):
+		return &ClosedError{ID: id, Status: is.Status()}
+	}
+	return nil
+}
+
 // launch builds loop n's prompt and runs the agent with it.
 func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	fresh := r.fresh(n)
@@ -24,6 +60,9 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 		r.sameFailures = 0
 	}
 	if err := r.scope.Launching(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.stillOpen(); err != nil {
 		return nil, err
 	}
 	r.launched++

@@ -438,6 +438,10 @@ func (r *runner) agentOf(ctx context.Context, n int) (*AgentRun, *RunResult, err
 		res, err := r.interrupted(ctx)
 		return nil, res, err
 	}
+	if closed := (*ClosedError)(nil); errors.As(err, &closed) {
+		res, err := r.end(ctx, RunNothing, closed.Error())
+		return nil, res, err
+	}
 	if err == nil && (a.ExitCode == 126 || a.ExitCode == 127) {
 		err = fmt.Errorf("the agent could not run (%s): check %s in %s", a.Reason, a.Key, r.w.Path(ConfigFile))
 	}
