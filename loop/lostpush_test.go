@@ -143,24 +143,30 @@ func TestSyncLostEveryTryGivesUp(t *testing.T) {
 	}
 }
 
-// lostClaims is a pre-receive hook's script (see hook): every push of a
-// claim is lost to another machine's, which took the issue over at the
-// epoch the push was for (the one after the record pushed over: the new
-// commit itself is not readable here) and whose lease lapsed at once, its
-// holder on another machine: the issue is free again, and was let go by
-// no one, so no sync is owed before it is claimed (see releasedSince);
-// each is counted in $GIT_DIR/pushes.
-const lostClaims = `c=$(cat "$GIT_DIR/pushes" 2>/dev/null || echo 0)
+// lostClaim is a pre-receive hook's script (see hook): every push of a
+// claim is lost to another machine's record, record, a printf format
+// given the issue's ID and twice the epoch the push was for (the one
+// after the record pushed over: the new commit itself is not readable
+// here); each push is counted in $GIT_DIR/pushes.
+func lostClaim(record string) string {
+	return `c=$(cat "$GIT_DIR/pushes" 2>/dev/null || echo 0)
 while read old new ref; do
 	case "$ref" in refs/orchestrate/claims/*) ;; *) continue ;; esac
 	c=$((c+1)); echo $c > "$GIT_DIR/pushes"
 	id=${ref#refs/orchestrate/claims/}
 	e=$(git cat-file commit "$old" 2>/dev/null | sed -n 's/^Lease-Epoch: //p')
 	e=$((${e:-0}+1))
-	rec=$(printf 'orchestrate: %s claimed by x@elsewhere/1 at epoch %s\n\nClaimed-By: x@elsewhere/1\nClaimed-At: 2024-01-01T00:00:00Z\nLease-Epoch: %s\nLease-Until: 2024-01-01T00:01:00Z\n' "$id" "$e" "$e" | git commit-tree "$(git mktree </dev/null)")
+	rec=$(printf '` + record + `' "$id" "$e" "$e" | git commit-tree "$(git mktree </dev/null)")
 	git update-ref "$ref" "$rec"
 done
 `
+}
+
+// lostClaims (see lostClaim): the other machine took the issue over, and
+// its lease lapsed at once, its holder on another machine: the issue is
+// free again, and was let go by no one, so no sync is owed before it is
+// claimed (see releasedSince).
+var lostClaims = lostClaim(`orchestrate: %s claimed by x@elsewhere/1 at epoch %s\n\nClaimed-By: x@elsewhere/1\nClaimed-At: 2024-01-01T00:00:00Z\nLease-Epoch: %s\nLease-Until: 2024-01-01T00:01:00Z\n`)
 
 // claim --next on a remote whose every push is lost: it pauses after
 // each round lost, longer each time, and gives up after nextRounds of
@@ -185,21 +191,9 @@ func TestRemoteClaimLostEveryRoundGivesUp(t *testing.T) {
 	}
 }
 
-// lostToRelease is a pre-receive hook's script (see hook): every push of
-// a claim is lost to another machine's, which claimed the issue and let
-// it go meanwhile, at the epoch the push was for; each is counted in
-// $GIT_DIR/pushes.
-const lostToRelease = `c=$(cat "$GIT_DIR/pushes" 2>/dev/null || echo 0)
-while read old new ref; do
-	case "$ref" in refs/orchestrate/claims/*) ;; *) continue ;; esac
-	c=$((c+1)); echo $c > "$GIT_DIR/pushes"
-	id=${ref#refs/orchestrate/claims/}
-	e=$(git cat-file commit "$old" 2>/dev/null | sed -n 's/^Lease-Epoch: //p')
-	e=$((${e:-0}+1))
-	rec=$(printf 'orchestrate: %s released at epoch %s\n\nClaimed-By: \nClaimed-At: \nLease-Epoch: %s\nLease-Until: \n' "$id" "$e" "$e" | git commit-tree "$(git mktree </dev/null)")
-	git update-ref "$ref" "$rec"
-done
-`
+// lostToRelease (see lostClaim): the other machine claimed the issue and
+// let it go meanwhile.
+var lostToRelease = lostClaim(`orchestrate: %s released at epoch %s\n\nClaimed-By: \nClaimed-At: \nLease-Epoch: %s\nLease-Until: \n`)
 
 // claim --next on a remote whose every push is lost to a claim made and
 // let go elsewhere: each time, the issue was let go after the queue's
