@@ -21,7 +21,9 @@ const (
 	// (lostPause), the last is made some 10 s after the first.
 	syncTries = 20
 	// nextRounds is how many times claim --next on a remote fetches the
-	// claims when every push it made was lost to another machine's.
+	// claims when every push it made was lost to another machine's; and
+	// how many times it tries, a sync of the queue between two tries, when
+	// each finds an issue let go since the last sync (see Next).
 	nextRounds = 10
 	// lostPauseMin and lostPauseMax bound the window of the pause after a
 	// lost push: the first, doubled with each loss in a row up to the
