@@ -348,42 +348,56 @@ func TestAgentsStopAtDecisionPoints(t *testing.T) {
 	}
 }
 
-// An issue resolved by hand while its agent works on it (its gates
-// failed; a person saw to it meanwhile) is not launched on again: the
-// agent's run ends, nothing to do, before its next launch, and the run
-// goes on to the next issue.
+// An issue resolved, skipped or removed by hand while its agent works on
+// it (its gates failed; a person saw to it meanwhile) is not launched on
+// again: the agent's run ends, nothing to do, before its next launch, and
+// the run goes on to the next issue.
 func TestAgentsIssueResolvedMeanwhileNotLaunchedAgain(t *testing.T) {
-	w := agentsRepo(t, func(w loop.Workspace) string {
-		return "retry:\n  max_retries: 3\nagent:\n  command: '" + logLaunch(w) + "true'\ngates:\n  - name: never\n    command: 'echo no; exit 1'\n"
-	}, "one")
-	var once sync.Once
-	var resolved string
-	res, err := Run(context.Background(), w, Options{Agents: 1, RunOptions: loop.RunOptions{Step: func(s loop.Step) {
-		if s.Kind == loop.StepCheck {
-			once.Do(func() {
-				path := w.Path(loop.QueueFile)
-				data, _ := os.ReadFile(path)
-				edited := regexp.MustCompile(`\| Status \| \w+ \|`).ReplaceAll(data, []byte("| Status | resolved |"))
-				os.WriteFile(path, edited, 0o644)
-				resolved = s.Issue
-			})
-		}
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := launches(t, w)[resolved]; n != 1 || len(res.Worked) != 1 {
-		t.Fatalf("%d launches on %q, resolved by hand after the first; %d issues worked; want 1, 1", n, resolved, len(res.Worked))
-	}
-	if wk := res.Worked[0]; wk.Outcome != loop.RunNothing || !strings.Contains(wk.Reason, resolved+" is resolved in the queue") {
-		t.Errorf("its agent's run: %s (%s); want %s, saying it is resolved", wk.Outcome, wk.Reason, loop.RunNothing)
-	}
-	q, err := queue.Load(w.Path(loop.QueueFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if is := q.Issue(resolved); is == nil || is.Status() != queue.StatusResolved || claim.Of(is).Holder != "" {
-		t.Errorf("%s after the run: %v, claim %v; want resolved, no holder", resolved, is.Status(), claim.Of(is))
+	for _, tc := range []struct{ name, status, says string }{
+		{"resolved", queue.StatusResolved, " is resolved in the queue"},
+		{"skipped", queue.StatusSkipped, " is skipped in the queue"},
+		{"removed", "", " is no longer in the queue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := agentsRepo(t, func(w loop.Workspace) string {
+				return "retry:\n  max_retries: 3\nagent:\n  command: '" + logLaunch(w) + "true'\ngates:\n  - name: never\n    command: 'echo no; exit 1'\n"
+			}, "one")
+			var once sync.Once
+			var closed string
+			res, err := Run(context.Background(), w, Options{Agents: 1, RunOptions: loop.RunOptions{Step: func(s loop.Step) {
+				if s.Kind == loop.StepCheck {
+					once.Do(func() {
+						path := w.Path(loop.QueueFile)
+						edited := []byte("# Issue Queue\n")
+						if tc.status != "" {
+							data, _ := os.ReadFile(path)
+							edited = regexp.MustCompile(`\| Status \| \w+ \|`).ReplaceAll(data, []byte("| Status | "+tc.status+" |"))
+						}
+						os.WriteFile(path, edited, 0o644)
+						closed = s.Issue
+					})
+				}
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := launches(t, w)[closed]; n != 1 || len(res.Worked) != 1 {
+				t.Fatalf("%d launches on %q, %s by hand after the first; %d issues worked; want 1, 1", n, closed, tc.name, len(res.Worked))
+			}
+			if wk := res.Worked[0]; wk.Outcome != loop.RunNothing || !strings.Contains(wk.Reason, closed+tc.says) {
+				t.Errorf("its agent's run: %s (%s); want %s, saying%s", wk.Outcome, wk.Reason, loop.RunNothing, tc.says)
+			}
+			if tc.status == "" {
+				return
+			}
+			q, err := queue.Load(w.Path(loop.QueueFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if is := q.Issue(closed); is == nil || is.Status() != tc.status || claim.Of(is).Holder != "" {
+				t.Errorf("%s after the run: %v; want %s, no holder", closed, is, tc.status)
+			}
+		})
 	}
 }
 

@@ -46,15 +46,8 @@ func TestTrainLostRaces(t *testing.T) {
 			os.WriteFile(shared, []byte(lines), 0o644)
 			gitIn(t, root, "add", ".")
 			gitIn(t, root, "commit", "-qm", "shared")
-			tree, err := repo.Add(ctx, "A", "main")
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The car changes the last line of shared.txt.
-			os.WriteFile(filepath.Join(tree.Dir, "shared.txt"), []byte(strings.Replace(lines, "9\n", "nine\n", 1)), 0o644)
-			if _, err := tree.Commit(ctx, "A"); err != nil {
-				t.Fatal(err)
-			}
+			tree := carTree(t, repo, "A", "shared.txt", strings.Replace(lines, "9\n", "nine\n", 1), "A")
 			made := 0
 			person := func() {
 				made++

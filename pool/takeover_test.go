@@ -24,14 +24,7 @@ import (
 func TestTakenOverBranchOnOthersWork(t *testing.T) {
 	root, repo := trainRepo(t, "base.txt")
 	ctx := context.Background()
-	a, err := repo.Add(ctx, "A", "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(a.Dir, "A.txt"), []byte("A\n"), 0o644)
-	if _, err := a.Commit(ctx, agentCommitMessage(loop.Claimed{ID: "A"})); err != nil {
-		t.Fatal(err)
-	}
+	a := carTree(t, repo, "A", "A.txt", "A\n", agentCommitMessage(loop.Claimed{ID: "A"}))
 	b, err := repo.Add(ctx, "B", "main")
 	if err != nil {
 		t.Fatal(err)

@@ -26,18 +26,9 @@ import (
 // where each car checked on its own would be five.
 func TestTrainFailedCarLeaves(t *testing.T) {
 	root, repo := trainRepo(t, "base.txt")
-	ctx := context.Background()
 	trees := map[string]*worktree.Tree{}
 	for _, name := range []string{"A", "B", "C"} {
-		tr, err := repo.Add(ctx, name, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(tr.Dir, name+".txt"), []byte(name+"\n"), 0o644)
-		if _, err := tr.Commit(ctx, name); err != nil {
-			t.Fatal(err)
-		}
-		trees[name] = tr
+		trees[name] = carTree(t, repo, name, name+".txt", name+"\n", name)
 	}
 	// The branch moves: every car's rebase moves it, and it is checked.
 	os.WriteFile(filepath.Join(root, "moved.txt"), []byte("moved\n"), 0o644)
@@ -186,6 +177,24 @@ func trainRepo(t *testing.T, file string) (string, *worktree.Repo) {
 	return root, repo
 }
 
+// carTree makes the worktree of issue name on main, with text written to
+// its file and committed with message: a car's work.
+func carTree(t *testing.T, repo *worktree.Repo, name, file, text, message string) *worktree.Tree {
+	t.Helper()
+	ctx := context.Background()
+	tree, err := repo.Add(ctx, name, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree.Dir, file), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tree.Commit(ctx, message); err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
 // waitCars waits until the train holds n cars.
 func waitCars(t *testing.T, tr *train, n int) {
 	t.Helper()
@@ -211,15 +220,7 @@ func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
 	cars := map[string]*car{}
 	release := make(chan struct{})
 	for _, name := range []string{"A", "B"} {
-		tree, err := repo.Add(ctx, name, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(tree.Dir, "shared.txt"), []byte(name+"\n"), 0o644)
-		if _, err := tree.Commit(ctx, name); err != nil {
-			t.Fatal(err)
-		}
-		cars[name] = &car{tree: tree,
+		cars[name] = &car{tree: carTree(t, repo, name, "shared.txt", name+"\n", name),
 			check: func(ctx context.Context) (*loop.GateRun, error) {
 				select {
 				case <-release:
@@ -282,18 +283,9 @@ func TestTrainConflictWaitsForTheCarAhead(t *testing.T) {
 // order, with one fast-forward.
 func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 	root, repo := trainRepo(t, "base.txt")
-	ctx := context.Background()
 	trees := map[string]*worktree.Tree{}
 	for _, name := range []string{"A", "B"} {
-		tr, err := repo.Add(ctx, name, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(tr.Dir, name+".txt"), []byte(name+"\n"), 0o644)
-		if _, err := tr.Commit(ctx, name); err != nil {
-			t.Fatal(err)
-		}
-		trees[name] = tr
+		trees[name] = carTree(t, repo, name, name+".txt", name+"\n", name)
 	}
 	commit := func(name string) string {
 		os.WriteFile(filepath.Join(root, name+".txt"), []byte(name+"\n"), 0o644)
@@ -395,14 +387,7 @@ func TestTrainCarWithoutCommitsLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := repo.Add(ctx, "B", "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(b.Dir, "B.txt"), []byte("B\n"), 0o644)
-	if _, err := b.Commit(ctx, "B"); err != nil {
-		t.Fatal(err)
-	}
+	b := carTree(t, repo, "B", "B.txt", "B\n", "B")
 	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}}
 	releaseA, releaseB := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
