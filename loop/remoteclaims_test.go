@@ -144,22 +144,25 @@ done
 }
 
 // A push of claim --next lost to another machine's (its claim's ref moved
-// between the fetch and the push) tries the next ready issue: the issue
-// lost is not claimed from the remote's new record, though that record
-// released it.
+// between the fetch and the push) tries the next ready issue, in the same
+// round, with no fetch of the claims again: the issue lost is not claimed
+// from the remote's new record, though that record released it.
 func TestRemoteClaimLostTriesTheNext(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	bare, ws, rs := sharedClones(t, 1)
 	addIssue(t, ws[0], ruleNow, "the next")
 	first, second := "ISSUE-20241213-001", "ISSUE-20241213-002"
 	hook(t, bare, lostOnce(first))
+	pauses := countPauses(t) // a round more is a pause after the loss
 	got, err := ws[0].Claims(rs[0]).Next(ctx, ruleNow, claim.Holder("a", os.Getpid()), time.Minute, nil)
 	if err != nil || got == nil || got.ID != second || got.Epoch != 1 {
 		t.Fatalf("claim --next, its push of %s lost: %+v, %v; want %s at epoch 1", first, got, err, second)
 	}
 	if _, err := os.Stat(filepath.Join(bare, "lost-once")); err != nil {
 		t.Fatalf("the push of %s was not lost: %v", first, err)
+	}
+	if len(*pauses) != 0 {
+		t.Errorf("the claims fetched again after the push of %s was lost (%d rounds more); want %s tried in the same round", first, len(*pauses), second)
 	}
 }
 
