@@ -173,17 +173,6 @@ func (w Workspace) refreshPage(ctx context.Context, name string, force bool) (*a
 // (handed over by the process that started it): the first look is made
 // under it.
 func (w Workspace) RefreshAnalyticsIfIdle(ctx context.Context, held func()) error {
-	err := w.refreshIfIdle(ctx, held)
-	if err != nil {
-		note := time.Now().UTC().Format(time.RFC3339) + " " + textclean.Line(err.Error()) + "\n"
-		if werr := fsx.WriteFile(w.Path(AnalyticsErrorFile), []byte(note), 0o644); werr != nil {
-			err = errors.Join(err, werr)
-		}
-	}
-	return err
-}
-
-func (w Workspace) refreshIfIdle(ctx context.Context, held func()) error {
 	if held == nil && w.AnalyticsCurrent() {
 		return nil
 	}
@@ -198,7 +187,7 @@ func (w Workspace) refreshIfIdle(ctx context.Context, held func()) error {
 			return nil
 		}
 		if err != nil {
-			return err
+			return w.noteRefreshFailure(err)
 		}
 		// Looked at again under the lock: another process may have made
 		// the page between the two looks.
@@ -220,12 +209,29 @@ func (w Workspace) refreshIfIdle(ctx context.Context, held func()) error {
 		// is asked under the lock too: once it is free, this process
 		// touches the workspace no more, and whoever waited for the lock
 		// may remove it.
+		if err != nil {
+			// Noted under the lock too: the page that whoever takes it
+			// next makes removes the note (generateAnalytics), which a
+			// note written after would outlive.
+			err = w.noteRefreshFailure(err)
+		}
 		again := err == nil && !w.AnalyticsCurrent()
 		unlock()
 		if !again {
 			return err
 		}
 	}
+}
+
+// noteRefreshFailure writes why a refresh in the background failed to
+// AnalyticsErrorFile, with the time, and returns err (joined with the
+// write's error, if that failed too).
+func (w Workspace) noteRefreshFailure(err error) error {
+	note := time.Now().UTC().Format(time.RFC3339) + " " + textclean.Line(err.Error()) + "\n"
+	if werr := fsx.WriteFile(w.Path(AnalyticsErrorFile), []byte(note), 0o644); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
 }
 
 // AnalyticsFailure is why the last refresh in the background failed, with

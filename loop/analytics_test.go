@@ -2,10 +2,13 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,6 +136,55 @@ func TestRefreshDoneWhenTheLockIsFree(t *testing.T) {
 	}
 	if now := listing(t, w.Dir); now != left {
 		t.Errorf("the refresh wrote after it let go of the lock:\nthen %s\nnow  %s", left, now)
+	}
+}
+
+// A background refresh that fails notes why under the page's lock: the
+// page made by whoever waited for the lock removes the note. Written after
+// the lock was let go, the note outlived that page, and status said the
+// page was not up to date when it was.
+func TestRefreshFailureNotedUnderTheLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newTestWorkspace(t, "gates: []\n")
+	if _, err := w.StartSession(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// A named pipe where the history is: the refresh fails (and does not
+	// block on it).
+	if err := os.Remove(w.Path(HistoryFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(w.Path(HistoryFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := fsx.TryLock(w.Path(AnalyticsLockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The waiter: a person puts the history right and makes the page as
+	// soon as the lock is free.
+	var made error
+	held := func() {
+		unlock()
+		if err := os.Remove(w.Path(HistoryFile)); err != nil {
+			made = err
+			return
+		}
+		_, made = w.RefreshAnalytics(ctx, true)
+	}
+	err = w.RefreshAnalyticsIfIdle(ctx, held)
+	if err == nil || !strings.Contains(err.Error(), "named pipe") {
+		t.Fatalf("RefreshAnalyticsIfIdle on a named pipe: %v; want its error", err)
+	}
+	if made != nil {
+		t.Fatalf("the page made after the failure: %v", made)
+	}
+	if note := w.AnalyticsFailure(); note != "" {
+		t.Errorf("after a page made since the failure, the failure is still noted: %s", note)
+	}
+	if !w.AnalyticsCurrent() {
+		t.Errorf("the page made since the failure is not current")
 	}
 }
 
