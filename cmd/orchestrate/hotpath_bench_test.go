@@ -193,8 +193,11 @@ func BenchmarkHotPaths(b *testing.B) {
 		{"hook-fail-1M+bg", "hook-fail-10+bg", "hook-fail-1M/empty+bg", 1.5},
 		{"hook-10k", "hook-10", "hook-10k/10", 1.5},
 		// A failing gate writes the queue back, whole, once: the issue it
-		// files and the session's retry in one write.
-		{"hook-fail-10k", "hook-fail-10", "hook-fail-10k/10", 1.7},
+		// files and the session's retry in one write. The kernel's part
+		// of that (the read, the write, the sync, the old file freed) is
+		// most of the difference, and grows under load (see "The bounds,
+		// and why" in docs/development.md).
+		{"hook-fail-10k", "hook-fail-10", "hook-fail-10k/10", 2.0},
 		// The page made as the agent stops, for the person: reported only.
 		{"hook-1M+bg", "hook-empty+bg", "hook-1M/empty+bg", 0},
 	} {
