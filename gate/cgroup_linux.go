@@ -161,6 +161,9 @@ func unescapeMount(s string) string {
 type cgroup struct {
 	path string
 	dir  *os.File // open for clone3's CLONE_INTO_CGROUP
+	// events is its cgroup.events, open for as long as the cgroup is
+	// kept (see populated); nil where it could not be opened.
+	events *os.File
 	// empty: seen with no process in it, which is looked at only once its
 	// command has started. Nothing enters it again: only this process
 	// starts processes into it, its command's first, and what was in it
@@ -191,7 +194,8 @@ func newCgroup() *cgroup {
 		os.Remove(path)
 		return nil
 	}
-	return &cgroup{path: path, dir: dir}
+	events, _ := os.Open(filepath.Join(path, "cgroup.events"))
+	return &cgroup{path: path, dir: dir, events: events}
 }
 
 // place makes cmd start in the cgroup.
@@ -216,7 +220,23 @@ func (c *cgroup) drain(deadline time.Time) {
 }
 
 // cgroupEvents reads a cgroup's cgroup.events; the tests make it fail.
-var cgroupEvents = supervise.CgroupEvents
+var cgroupEvents = (*cgroup).readEvents
+
+// readEvents reads the cgroup's cgroup.events: whether a process is in
+// it, and whether it could be read. The file is kept open with the cgroup
+// and read again from its start, one system call where opening it would
+// take four more, at each command's end.
+func (c *cgroup) readEvents() (populated, read bool) {
+	if c.events == nil {
+		return supervise.CgroupEvents(c.path)
+	}
+	var buf [512]byte
+	n, err := unix.Pread(int(c.events.Fd()), buf[:], 0)
+	if err != nil {
+		return false, false
+	}
+	return supervise.EventsPopulated(buf[:n]), true
+}
 
 // populated reports whether a process is in the cgroup, its command
 // started: one read of cgroup.events, which costs less than one of
@@ -227,7 +247,7 @@ func (c *cgroup) populated() bool {
 	if c.empty.Load() {
 		return false
 	}
-	populated, read := cgroupEvents(c.path)
+	populated, read := cgroupEvents(c)
 	if read && !populated {
 		c.empty.Store(true)
 	}
@@ -258,6 +278,9 @@ func (c *cgroup) kill() {
 // remove removes the cgroup once it is empty.
 func (c *cgroup) remove() {
 	c.dir.Close()
+	if c.events != nil {
+		c.events.Close()
+	}
 	supervise.RemoveCgroup(c.path)
 }
 

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/orchestrate-dev/orchestrate/internal/supervise"
 )
 
 func TestFindCgroup(t *testing.T) {
@@ -136,8 +134,8 @@ while [ ! -s daemon ]; do sleep 0.01; done`)
 func TestCgroupUnreadKilled(t *testing.T) {
 	requireWatchedCgroups(t)
 	reads := 0
-	cgroupEvents = func(string) (bool, bool) { reads++; return false, false }
-	defer func() { cgroupEvents = supervise.CgroupEvents }()
+	cgroupEvents = func(*cgroup) (bool, bool) { reads++; return false, false }
+	defer func() { cgroupEvents = (*cgroup).readEvents }()
 	dir := t.TempDir()
 	g := gateOf("g", `setsid sh -c 'trap "" TERM; echo $$ > daemon; while :; do sleep 1; done' </dev/null >/dev/null 2>&1 &
 while [ ! -s daemon ]; do sleep 0.01; done`)
@@ -149,7 +147,7 @@ while [ ! -s daemon ]; do sleep 0.01; done`)
 
 	// Read, and empty: one read in all.
 	reads = 0
-	cgroupEvents = func(g string) (bool, bool) { reads++; return supervise.CgroupEvents(g) }
+	cgroupEvents = func(c *cgroup) (bool, bool) { reads++; return c.readEvents() }
 	if r := runOne(t, gateOf("g", "true"), Options{RepoRoot: dir}); r.Outcome != Pass || reads != 1 {
 		t.Errorf("a gate whose cgroup is empty at its end: %s, cgroup.events read %d times; want pass, once", r.Outcome, reads)
 	}

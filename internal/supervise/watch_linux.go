@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/signal"
@@ -125,8 +126,12 @@ func Populated(g string) bool {
 // whether its cgroup.events could be read to tell.
 func CgroupEvents(g string) (populated, read bool) {
 	data, err := os.ReadFile(g + "/cgroup.events")
-	return err == nil && strings.Contains(string(data), "populated 1"), err == nil
+	return err == nil && EventsPopulated(data), err == nil
 }
+
+// EventsPopulated reports whether the text of a cgroup.events says a
+// process is in the cgroup.
+func EventsPopulated(events []byte) bool { return bytes.Contains(events, []byte("populated 1")) }
 
 // RemoveCgroup removes the cgroup g once it is empty: the processes a kill
 // reached take a moment to be gone. It gives up after a second.
