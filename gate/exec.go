@@ -231,10 +231,6 @@ func runCommand(ctx context.Context, sp spec, opts *Options, p *pipes, out io.Wr
 	if base == nil {
 		base = os.Environ()
 	}
-	// The thread that starts the command stays this goroutine's until it
-	// ends: the parent-death signal fires when the starting thread exits.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	grace := opts.killGrace()
 	cg := newCgroup()
 	cmd, group, err := startCommand(runCtx, sp, base, grace, p, cg)
@@ -298,7 +294,7 @@ func start(cmd *exec.Cmd, cg *cgroup) error {
 	if cg != nil {
 		cg.place(cmd)
 	}
-	if err := startProcess(cmd); err != nil {
+	if err := startOnThread(cmd); err != nil {
 		if cg != nil {
 			cg.remove()
 		}
@@ -310,6 +306,39 @@ func start(cmd *exec.Cmd, cg *cgroup) error {
 // startProcess starts cmd; the tests replace it with one that refuses as
 // a machine's policy may.
 var startProcess = (*exec.Cmd).Start
+
+// starter is the goroutine that starts every command of this process,
+// locked to a thread that ends only with the process: a command's
+// parent-death signal (Pdeathsig) fires when the thread that started it
+// ends, not the process. The Go runtime ends a thread only when a
+// goroutine locked to it ends locked; this one never ends. (A gate's own
+// goroutine locked to its thread for as long as its command ran cost a
+// hand-over of the processor between threads at each of its waits.)
+var starter struct {
+	once sync.Once
+	reqs chan startReq
+}
+
+type startReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startOnThread starts cmd (startProcess) on the starter's thread.
+func startOnThread(cmd *exec.Cmd) error {
+	starter.once.Do(func() {
+		starter.reqs = make(chan startReq)
+		go func() {
+			runtime.LockOSThread() // never let go: see starter
+			for r := range starter.reqs {
+				r.done <- startProcess(r.cmd)
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	starter.reqs <- startReq{cmd, done}
+	return <-done
+}
 
 // copyBuffers are copyOutput's buffers, kept from one command to the next
 // (a run's gates, each a 64 KiB buffer the collector would otherwise free).

@@ -5,6 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -179,5 +183,53 @@ func TestGroupAlive(t *testing.T) {
 	cmd.Wait()
 	if GroupAlive(pgid, "ORCHESTRATE_RUN_ID=r-1") {
 		t.Error("GroupAlive of a group that is gone = true")
+	}
+}
+
+// TestCommandsOutliveEndingThreads: a command's parent-death signal fires
+// when the thread that started it ends, and the runtime ends a thread
+// whenever a goroutine locked to it ends locked. Commands start on a
+// thread that never ends (startOnThread): while a gate runs, goroutines
+// that end locked end thread after thread of this process, the idle one
+// that started the command among them were it any, and the gate runs to
+// its end, supervised and watched.
+func TestCommandsOutliveEndingThreads(t *testing.T) {
+	requireSetsid(t)
+	for _, supervised := range []bool{true, false} {
+		name := map[bool]string{true: "supervised", false: "watched"}[supervised]
+		t.Run(name, func(t *testing.T) {
+			if !supervised {
+				requireWatched(t)
+			} else {
+				was := watchdog.gone.Load()
+				watchdog.gone.Store(true) // commands go to supervisors
+				defer watchdog.gone.Store(was)
+			}
+			done := make(chan struct{})
+			var ended atomic.Int64
+			go func() {
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					// Many at once, so that each takes an idle thread.
+					var wg sync.WaitGroup
+					for range 8 {
+						wg.Add(1)
+						go func() { defer wg.Done(); runtime.LockOSThread() }()
+					}
+					wg.Wait()
+					ended.Add(8)
+					time.Sleep(time.Millisecond)
+				}
+			}()
+			r := runOne(t, gateOf("g", "sleep 0.5; echo alive"), Options{RepoRoot: t.TempDir(), KillGrace: time.Second})
+			close(done)
+			if r.Outcome != Pass || !strings.Contains(r.Output, "alive") {
+				t.Errorf("a gate while %d threads ended: %s (%s), output %q; want pass, alive", ended.Load(), r.Outcome, r.Reason(), r.Output)
+			}
+		})
 	}
 }
