@@ -60,12 +60,25 @@ var selfExe = "/proc/self/exe"
 // which a SIGKILL of orchestrate or a setsid daemon escapes; "" when they
 // can.
 func SupervisorProblem() string {
-	if _, err := os.Stat(selfExe); err != nil {
-		return "commands run without their supervisor, in a process group only: " +
-			"the running executable cannot be started again (" + err.Error() + "); " +
-			"a daemon a command leaves, or a SIGKILL of orchestrate, can leave its processes running"
+	supervisorLook.Lock()
+	defer supervisorLook.Unlock()
+	if supervisorLook.exe != selfExe {
+		supervisorLook.exe, supervisorLook.problem = selfExe, ""
+		if _, err := os.Stat(selfExe); err != nil {
+			supervisorLook.problem = "commands run without their supervisor, in a process group only: " +
+				"the running executable cannot be started again (" + err.Error() + "); " +
+				"a daemon a command leaves, or a SIGKILL of orchestrate, can leave its processes running"
+		}
 	}
-	return ""
+	return supervisorLook.problem
+}
+
+// supervisorLook is SupervisorProblem's look at selfExe, made once: the
+// running executable stays there for as long as the process runs, and
+// each gate asks.
+var supervisorLook struct {
+	sync.Mutex
+	exe, problem string
 }
 
 // command returns the command that runs script, and the wait the parent
