@@ -34,15 +34,12 @@ func (e *ClosedError) Error() string {
 }
 
 // stillOpen checks, before a launch, that the issue the loop works on, if
-// one, is still open in the queue (see ClosedError).
-func (r *runner) stillOpen() error {
+// one, is still open in the queue q, as the launch read it (see
+// ClosedError).
+func (r *runner) stillOpen(q *queue.Queue) error {
 	id := r.scope.Issue()
 	if id == "" {
 		return nil
-	}
-	q, err := direct{r.w}.some(id)
-	if err != nil {
-		return err
 	}
 	switch is := q.Issue(id); {
 	case is == nil:
@@ -62,12 +59,18 @@ func (r *runner) launch(ctx context.Context, n int) (*AgentRun, error) {
 	if err := r.scope.Launching(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.stillOpen(); err != nil {
+	// The queue as the sync before the launch left it: its issue still
+	// open, and the prompt's issues.
+	q, err := queue.Load(r.w.Path(QueueFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.stillOpen(q); err != nil {
 		return nil, err
 	}
 	r.launched++
 	c := r.callOf(n, fresh)
-	a, err := r.writePrompt(ctx, n, c)
+	a, err := r.writePrompt(ctx, n, c, q)
 	if err != nil {
 		return nil, err
 	}
@@ -191,12 +194,8 @@ func (r *runner) callOf(n int, fresh bool) agentCall {
 }
 
 // writePrompt renders loop n's prompt into runs/<run-id>/prompt-<n>.md
-// and returns the agent run it starts.
-func (r *runner) writePrompt(ctx context.Context, n int, c agentCall) (*AgentRun, error) {
-	q, err := queue.Load(r.w.Path(QueueFile))
-	if err != nil {
-		return nil, err
-	}
+// from the queue q and returns the agent run it starts.
+func (r *runner) writePrompt(ctx context.Context, n int, c agentCall, q *queue.Queue) (*AgentRun, error) {
 	d := PromptData{
 		Task: r.task, Loop: n, MaxLoops: r.opt.MaxLoops, Fresh: c.fresh,
 		Workspace: filepath.Base(r.w.Dir), Issues: r.issues(q),
