@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -211,4 +212,44 @@ func madeTemp(dir string) bool {
 	}
 	fi, err = os.Lstat(filepath.Join(dir, tempMark))
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// addLock is what git worktree add writes in the locked file of the
+// worktree it makes, until it is made (git runs with LC_ALL=C).
+const addLock = "initializing"
+
+// prune forgets the worktrees whose directories are gone (git worktree
+// prune), first undoing what a git worktree add killed midway left in
+// orchestrate's directory: its worktree, locked "initializing", which git
+// worktree prune keeps, git worktree add refuses ("a missing but locked
+// worktree") and git branch -D refuses to delete the branch of ("checked
+// out"). Such a worktree never got its files (Add writes them once it is
+// made), so it holds no one's work: its lock goes, and so does its
+// directory, which the next Add makes again. A lock of anyone else's (a
+// person's git worktree lock) is kept. The caller holds r.mu and the run
+// lock: no git worktree add of orchestrate's is under way.
+func (r *Repo) prune(ctx context.Context) {
+	locks, _ := filepath.Glob(filepath.Join(r.Common, "worktrees", "*", "locked"))
+	for _, locked := range locks {
+		if reason, err := readSmall(locked); err != nil || strings.TrimSpace(string(reason)) != addLock {
+			continue
+		}
+		admin := filepath.Dir(locked)
+		back, err := readSmall(filepath.Join(admin, "gitdir"))
+		if err != nil {
+			continue
+		}
+		dotGit := filepath.Clean(strings.TrimSpace(string(back)))
+		dir := filepath.Dir(dotGit)
+		if filepath.Base(dotGit) != ".git" || realPath(filepath.Dir(dir)) != realPath(r.Dir()) {
+			continue
+		}
+		if t := (&Tree{Dir: dir}); t.identify(r.Common) == nil && realPath(t.gitdir) == realPath(admin) {
+			if os.RemoveAll(dir) != nil {
+				continue
+			}
+		}
+		os.Remove(locked)
+	}
+	r.git(ctx, "worktree", "prune")
 }

@@ -166,7 +166,7 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 	// Registered one at a time, with no files (--no-checkout); the files
 	// are written after, each worktree's at once with the others'.
 	r.mu.Lock()
-	r.git(ctx, "worktree", "prune")
+	r.prune(ctx)
 	r.unlockBranch(t.Branch)
 	_, branchErr := r.Head(ctx, "refs/heads/"+t.Branch)
 	checkout := true
@@ -179,12 +179,12 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 		t.recover(ctx)
 	case branchErr == nil:
 		if err = r.clear(issue, t.Dir); err == nil {
-			r.git(ctx, "worktree", "prune")
+			r.prune(ctx)
 			_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
 		}
 	default:
 		if err = r.clear(issue, t.Dir); err == nil {
-			r.git(ctx, "worktree", "prune")
+			r.prune(ctx)
 			_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Dir, base)
 		}
 	}
@@ -545,7 +545,7 @@ func (r *Repo) Remove(ctx context.Context, issue string, keepBranch bool) error 
 			}
 		}
 	}
-	r.git(ctx, "worktree", "prune")
+	r.prune(ctx)
 	r.unlockBranch(Branch(issue))
 	if !keepBranch {
 		if _, err := r.Head(ctx, "refs/heads/"+Branch(issue)); err == nil {
@@ -576,7 +576,7 @@ type Left struct {
 // worktree directory someone deleted by hand is pruned first.
 func (r *Repo) Leftovers(ctx context.Context, base string) ([]Left, error) {
 	r.mu.Lock()
-	r.git(ctx, "worktree", "prune")
+	r.prune(ctx)
 	r.mu.Unlock()
 	out, err := r.git(ctx, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+BranchPrefix)
 	if err != nil {

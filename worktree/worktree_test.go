@@ -598,3 +598,109 @@ func TestAddAndRemoveTakeAKilledGitsBranchLock(t *testing.T) {
 		t.Errorf("branches left: %s", out)
 	}
 }
+
+// killingGit puts a git first on git's own exec path that kills the git
+// that runs it as it runs "git symbolic-ref" (as git worktree add does,
+// after it has locked the new worktree "initializing", before it unlocks
+// it): a real git worktree add, killed where a kill of its run would have
+// it. The variable goes with the test.
+func killingGit(t *testing.T) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "git"), "#!/bin/sh\ncase \"$1\" in symbolic-ref) kill -9 $PPID; exit 1;; esac\nexec '"+real+"' \"$@\"\n")
+	if err := os.Chmod(filepath.Join(dir, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_EXEC_PATH", dir)
+}
+
+// A git worktree add killed midway leaves its worktree locked
+// ("initializing"), a lock git prune keeps: the next Add and Remove of the
+// issue take it away, where every later run stopped on "a missing but
+// locked worktree" and the branch could not be deleted, "checked out"
+// there. A lock of anyone else's (a person's git worktree lock) is kept.
+func TestAddAndRemoveTakeAKilledWorktreeAddsLock(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		missing bool // its directory gone too, as a Remove or a person leaves it
+	}{{"left", false}, {"missing", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := repo(t)
+			ctx := context.Background()
+			killingGit(t)
+			if _, err := r.Add(ctx, "I", "main"); err == nil {
+				t.Fatal("Add with git killed midway: no error")
+			}
+			os.Unsetenv("GIT_EXEC_PATH")
+			locks, _ := filepath.Glob(filepath.Join(r.Common, "worktrees", "*", "locked"))
+			if len(locks) != 1 {
+				t.Fatalf("no worktree left locked by the killed git: %v", locks)
+			}
+			if tc.missing {
+				if err := os.RemoveAll(filepath.Join(r.Dir(), "I")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tree, err := r.Add(ctx, "I", "main")
+			if err != nil {
+				t.Fatalf("Add after a killed git worktree add: %v", err)
+			}
+			if b, err := os.ReadFile(filepath.Join(tree.Dir, "a.txt")); err != nil || string(b) != "a\n" {
+				t.Errorf("the worktree's a.txt: %q, %v", b, err)
+			}
+			write(t, filepath.Join(tree.Dir, "b.txt"), "more\n")
+			if c, err := tree.Commit(ctx, "more"); err != nil || c == "" {
+				t.Errorf("commit in the worktree: %q, %v", c, err)
+			}
+			// Killed again, then removed.
+			if err := r.Remove(ctx, "I", false); err != nil {
+				t.Fatal(err)
+			}
+			killingGit(t)
+			r.Add(ctx, "I", "main")
+			os.Unsetenv("GIT_EXEC_PATH")
+			if tc.missing {
+				os.RemoveAll(filepath.Join(r.Dir(), "I"))
+			}
+			if err := r.Remove(ctx, "I", false); err != nil {
+				t.Errorf("Remove after a killed git worktree add: %v", err)
+			}
+			if out := run(t, r.Root, "branch", "--list", "orchestrate/*"); out != "" {
+				t.Errorf("branches left: %s", out)
+			}
+			if out := run(t, r.Root, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+				t.Errorf("worktrees left:\n%s", out)
+			}
+		})
+	}
+}
+
+// What prune undoes is only a killed add's lock in orchestrate's own
+// directory: a person's lock there, and a worktree of the person's
+// elsewhere locked "initializing", are kept, whose directories are gone.
+func TestPruneKeepsOthersLocks(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	tree, err := r.Add(ctx, "I", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, r.Root, "worktree", "lock", "--reason", "mine", tree.Dir)
+	elsewhere := filepath.Join(t.TempDir(), "w")
+	run(t, r.Root, "worktree", "add", "--quiet", "--lock", "--reason", addLock, elsewhere, "-b", "w")
+	for _, dir := range []string{tree.Dir, elsewhere} {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.mu.Lock()
+	r.prune(ctx)
+	r.mu.Unlock()
+	if out := run(t, r.Root, "worktree", "list", "--porcelain"); strings.Count(out, "\nlocked") != 2 {
+		t.Errorf("want both locked worktrees kept:\n%s", out)
+	}
+}
