@@ -195,7 +195,8 @@
 // RefreshAnalyticsFrom, PageHistories); watch.go, the workspace watched for
 // changes (Watch); supervisor.go, the warning that commands run without
 // their supervisor (noteSupervisor); limits.go, the most of a file read
-// whole (MaxTaskFile).
+// whole (MaxTaskFile); testhooks.go, in a test build only, how long a run
+// waits for a killed run's agent group (LeftoverWaitEnv).
 //
 // # API
 //

@@ -126,7 +126,7 @@ func TestRunKilledLeavesNoOrphans(t *testing.T) {
 // (recorded in .run.lock) keeps the next run from starting a second agent
 // on the same tree until it is gone.
 func TestRunRefusesWhileAKilledRunsAgentLives(t *testing.T) {
-	t.Parallel() // each refusal waits for the group first
+	t.Parallel()
 	dir, orch := orphanWorkspace(t)
 	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("cat > /dev/null"), 0o644)
 	left := exec.Command("sleep", "300")
@@ -146,7 +146,11 @@ func TestRunRefusesWhileAKilledRunsAgentLives(t *testing.T) {
 	// Refused, and again: neither the refusal nor abort's look at the
 	// lock forgets the group.
 	for _, args := range [][]string{{"run", "--once", "--task", "t"}, {"abort"}, {"run", "--once", "--task", "t"}} {
-		out, err := orch(args...).CombinedOutput()
+		cmd := orch(args...)
+		// The group outlives any wait: a short one refuses as the
+		// default's seconds do.
+		cmd.Env = append(os.Environ(), "ORCHESTRATE_LEFTOVER_WAIT=300ms")
+		out, err := cmd.CombinedOutput()
 		if args[0] == "abort" {
 			continue
 		}
