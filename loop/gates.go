@@ -34,6 +34,9 @@ type GateRun struct {
 	Filed    map[string][]Added
 	Resolved []string // the issues of gates that passed, resolved
 	Feedback string   // for the agent, when a blocking gate failed
+	// Output is the configuration's output settings the gates ran with,
+	// for the reports made of them (JUnit, annotations).
+	Output config.Output
 
 	// AwaitingApproval names the human gates that wait for a person, in
 	// config order, and Approvals the request of each (gate → issue ID).
@@ -172,6 +175,7 @@ func (w Workspace) evaluateGates(ctx context.Context, now func() time.Time, opt 
 	if err != nil {
 		return nil, err
 	}
+	gr.Output = cfg.Output
 	humans, err := w.evaluate(ctx, now, cfg, gates, gr, opt)
 	if err != nil {
 		return nil, err

@@ -202,14 +202,11 @@ func printGateText(e *env, gr *loop.GateRun) error {
 // writeCIReports writes what CI reads of an evaluation: the JUnit XML and
 // SARIF files asked for and, under GitHub Actions, the workflow
 // annotations (not with --json: stdout is one JSON object) and summary.md
-// appended to $GITHUB_STEP_SUMMARY.
+// appended to $GITHUB_STEP_SUMMARY; with the output settings the gates
+// ran with (the configuration is not read again).
 func writeCIReports(e *env, gr *loop.GateRun, junit, sarif string) error {
-	cfg, err := e.ws().Config()
-	if err != nil {
-		return err
-	}
 	if junit != "" {
-		data, err := gate.JUnit(gr.Evaluation, cfg.Output)
+		data, err := gate.JUnit(gr.Evaluation, gr.Output)
 		if err == nil {
 			err = fsx.WriteFile(junit, data, 0o644)
 		}
@@ -230,7 +227,7 @@ func writeCIReports(e *env, gr *loop.GateRun, junit, sarif string) error {
 		return nil
 	}
 	if !e.json {
-		fmt.Fprint(e.stdout, gate.Annotations(gr.Evaluation, e.ws().Root(), cfg.Output))
+		fmt.Fprint(e.stdout, gate.Annotations(gr.Evaluation, e.ws().Root(), gr.Output))
 	}
 	if path := os.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		summary, _, err := fsx.ReadFileMax(filepath.Join(gr.Dir, gate.SummaryFile), 64<<20)
