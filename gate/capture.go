@@ -27,8 +27,9 @@ type capture struct {
 
 	head    []byte
 	headMax int
-	tail    []byte // ring buffer of len tailMax
-	tailPos int    // where the next byte goes
+	tail    []byte // ring buffer of len tailMax, made when the head is full
+	tailMax int
+	tailPos int // where the next byte goes
 	tailLen int
 	total   int64
 	log     io.Writer
@@ -36,7 +37,7 @@ type capture struct {
 }
 
 func newCapture(out config.Output, log io.Writer) *capture {
-	return &capture{headMax: out.HeadBytes, tail: make([]byte, max(out.TailBytes, 0)), log: log}
+	return &capture{headMax: out.HeadBytes, tailMax: max(out.TailBytes, 0), log: log}
 }
 
 func (c *capture) Write(p []byte) (int, error) {
@@ -59,9 +60,14 @@ func (c *capture) Write(p []byte) (int, error) {
 		c.head = append(c.head, p[:take]...)
 		p = p[take:]
 	}
-	size := len(c.tail)
+	size := c.tailMax
 	if size == 0 || len(p) == 0 {
 		return n, nil
+	}
+	if c.tail == nil {
+		// Made at the first byte past the head: most gates print less
+		// than the head, and a run's gates would each hold it.
+		c.tail = make([]byte, size)
 	}
 	if len(p) > size {
 		p = p[len(p)-size:]

@@ -52,6 +52,20 @@ func TestCapture(t *testing.T) {
 	}
 }
 
+// TestCaptureTailMadeWhenNeeded: a gate that prints less than the head
+// holds no tail (16 KiB by default, each gate's); one that prints past it
+// gets the whole tail.
+func TestCaptureTailMadeWhenNeeded(t *testing.T) {
+	quiet, _ := captured(config.DefaultHeadBytes, config.DefaultTailBytes, "ok\n")
+	if quiet.tail != nil {
+		t.Errorf("a tail of %d bytes for 3 bytes of output", len(quiet.tail))
+	}
+	loud, _ := captured(4, 8, "abcd", "e")
+	if len(loud.tail) != 8 || loud.String() != "abcde" {
+		t.Errorf("past the head: tail of %d bytes, %q; want 8, \"abcde\"", len(loud.tail), loud.String())
+	}
+}
+
 func TestExcerpt(t *testing.T) {
 	for _, tt := range []struct {
 		in       string
