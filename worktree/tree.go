@@ -226,7 +226,8 @@ const addLock = "initializing"
 // out"). Such a worktree never got its files (Add writes them once it is
 // made), so it holds no one's work: its lock goes, and so does its
 // directory, which the next Add makes again. A lock of anyone else's (a
-// person's git worktree lock) is kept. The caller holds r.mu and the run
+// person's git worktree lock), and the lock of a worktree whose files were
+// written, are kept. The caller holds r.mu and the run
 // lock: no git worktree add of orchestrate's is under way.
 func (r *Repo) prune(ctx context.Context) {
 	locks, _ := filepath.Glob(filepath.Join(r.Common, "worktrees", "*", "locked"))
@@ -245,7 +246,9 @@ func (r *Repo) prune(ctx context.Context) {
 			continue
 		}
 		if t := (&Tree{Dir: dir}); t.identify(r.Common) == nil && realPath(t.gitdir) == realPath(admin) {
-			if os.RemoveAll(dir) != nil {
+			// Its files written (an index), it is no killed add's: an
+			// agent may work there, whoever wrote the lock.
+			if !neverCheckedOut(t) || os.RemoveAll(dir) != nil {
 				continue
 			}
 		}

@@ -697,10 +697,22 @@ func TestPruneKeepsOthersLocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// And a worktree of orchestrate's whose files were written, an agent's
+	// perhaps, with "initializing" written in its lock by anyone: its
+	// work stays.
+	worked, err := r.Add(ctx, "J", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(worked.Dir, "work.txt"), "mine\n")
+	write(t, filepath.Join(worked.gitdir, "locked"), addLock)
 	r.mu.Lock()
 	r.prune(ctx)
 	r.mu.Unlock()
-	if out := run(t, r.Root, "worktree", "list", "--porcelain"); strings.Count(out, "\nlocked") != 2 {
-		t.Errorf("want both locked worktrees kept:\n%s", out)
+	if out := run(t, r.Root, "worktree", "list", "--porcelain"); strings.Count(out, "\nlocked") != 3 {
+		t.Errorf("want the three locked worktrees kept:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(worked.Dir, "work.txt")); err != nil {
+		t.Errorf("the work in a worktree locked %q: %v", addLock, err)
 	}
 }
