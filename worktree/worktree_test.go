@@ -681,7 +681,8 @@ func TestAddAndRemoveTakeAKilledWorktreeAddsLock(t *testing.T) {
 
 // What prune undoes is only a killed add's lock in orchestrate's own
 // directory: a person's lock there, and a worktree of the person's
-// elsewhere locked "initializing", are kept, whose directories are gone.
+// elsewhere locked "initializing", are kept, whose directories are gone;
+// so is a worktree of orchestrate's whose files were written.
 func TestPruneKeepsOthersLocks(t *testing.T) {
 	r := repo(t)
 	ctx := context.Background()
