@@ -227,8 +227,8 @@ const addLock = "initializing"
 // made), so it holds no one's work: its lock goes, and so does its
 // directory, which the next Add makes again. A lock of anyone else's (a
 // person's git worktree lock), and the lock of a worktree whose files were
-// written, are kept. The caller holds r.mu and the run
-// lock: no git worktree add of orchestrate's is under way.
+// written, are kept. The caller holds r.mu and the run lock: no git
+// worktree add of orchestrate's is under way.
 func (r *Repo) prune(ctx context.Context) {
 	locks, _ := filepath.Glob(filepath.Join(r.Common, "worktrees", "*", "locked"))
 	for _, locked := range locks {

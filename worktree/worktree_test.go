@@ -622,7 +622,7 @@ func killingGit(t *testing.T) {
 // ("initializing"), a lock git prune keeps: the next Add and Remove of the
 // issue take it away, where every later run stopped on "a missing but
 // locked worktree" and the branch could not be deleted, "checked out"
-// there. A lock of anyone else's (a person's git worktree lock) is kept.
+// there (TestPruneKeepsOthersLocks: what is kept).
 func TestAddAndRemoveTakeAKilledWorktreeAddsLock(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -661,7 +661,9 @@ func TestAddAndRemoveTakeAKilledWorktreeAddsLock(t *testing.T) {
 				t.Fatal(err)
 			}
 			killingGit(t)
-			r.Add(ctx, "I", "main")
+			if _, err := r.Add(ctx, "I", "main"); err == nil {
+				t.Fatal("Add with git killed midway, again: no error")
+			}
 			os.Unsetenv("GIT_EXEC_PATH")
 			if tc.missing {
 				os.RemoveAll(filepath.Join(r.Dir(), "I"))
