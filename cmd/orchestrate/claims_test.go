@@ -248,12 +248,12 @@ func waitState(t *testing.T, pid int, state byte) {
 // ran, the person's uncommitted edit is as it was), every issue whose
 // agent did the work is merged once and resolved, and no claim, process
 // or worktree is left. ORCHESTRATE_TRIALS sets the number of trials
-// (default 8 under -short, 24 otherwise); ORCHESTRATE_TRIAL_SEED the
+// (default 4 under -short, 24 otherwise); ORCHESTRATE_TRIAL_SEED the
 // seed of the first (trial i's is it plus i).
 func TestAgentsKillTrials(t *testing.T) {
 	t.Parallel()
 	bin := orchestrateBin(t)
-	runTrials(t, trialCount(8, 24), func(tr *trial, cfg string) {
+	runTrials(t, trialCount(4, 24), func(tr *trial, cfg string) {
 		t := tr.t
 		root, ws, data, base := agentsProject(t, bin, cfg, 3)
 		orch := func(args ...string) *exec.Cmd {

@@ -10,7 +10,7 @@ import (
 )
 
 // A claim record on the remote from the far future (Claimed-At in 2099),
-// or of a huge message, wedges no claim: claim --next reports its issue
+// or of a huge message (60 MB; 1 MB under -short), wedges no claim: claim --next reports its issue
 // skipped on one line and claims the next, quickly and within its bounds;
 // the record is left as it is.
 func TestRemoteClaimSkipsWedgingRecords(t *testing.T) {
@@ -22,10 +22,16 @@ func TestRemoteClaimSkipsWedgingRecords(t *testing.T) {
 	empty := gitRun(t, bare, "mktree")
 	future := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 	msg := remote.Message(id1, claim.Lease{Holder: "b1@elsewhere/1", Since: future, Epoch: 1, Until: future.Add(time.Hour)})
-	huge := remote.Message(id1, claim.Lease{Holder: "b1@elsewhere/1", Since: now, Epoch: 1, Until: now.Add(time.Hour)}) + strings.Repeat("padding padding padding padding\n", 60<<20/32)
+	// 60 MB; under -short, 1 MB: 64 times the most a record may hold,
+	// which is what makes it skipped.
+	size, sizeName := 60<<20, "60 MB"
+	if testing.Short() {
+		size, sizeName = 1<<20, "1 MB"
+	}
+	huge := remote.Message(id1, claim.Lease{Holder: "b1@elsewhere/1", Since: now, Epoch: 1, Until: now.Add(time.Hour)}) + strings.Repeat("padding padding padding padding\n", size/32)
 	for _, c := range []struct{ name, msg, said string }{
 		{"a record from 2099", msg, "ahead of this machine's clock"},
-		{"a record of 60 MB", huge, "bytes, more than the"},
+		{"a record of " + sizeName, huge, "bytes, more than the"},
 	} {
 		rec := forgeRecord(t, bare, empty, c.msg, now)
 		gitRun(t, bare, "update-ref", remote.Ref(id1), rec)

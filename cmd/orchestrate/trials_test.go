@@ -78,8 +78,8 @@ func trialConfig(script string) string {
 		"gates:\n  - name: test\n    command: 'test -f \"$(git rev-parse --abbrev-ref HEAD | sed s,orchestrate/,,).txt\"'\n"
 }
 
-// trialCount is the number of trials: ORCHESTRATE_TRIALS, else 8 under
-// -short and 24 otherwise (short is the -short default, full the other).
+// trialCount is the number of trials: ORCHESTRATE_TRIALS, else short under
+// -short and full otherwise.
 func trialCount(short, full int) int {
 	if v, err := strconv.Atoi(os.Getenv("ORCHESTRATE_TRIALS")); err == nil {
 		return v
