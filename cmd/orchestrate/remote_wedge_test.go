@@ -10,9 +10,9 @@ import (
 )
 
 // A claim record on the remote from the far future (Claimed-At in 2099),
-// or of a huge message (60 MB; 1 MB under -short), wedges no claim: claim --next reports its issue
-// skipped on one line and claims the next, quickly and within its bounds;
-// the record is left as it is.
+// or of a huge message (60 MB; 1 MB under -short), wedges no claim: claim
+// --next reports its issue skipped on one line and claims the next,
+// quickly and within its bounds; the record is left as it is.
 func TestRemoteClaimSkipsWedgingRecords(t *testing.T) {
 	t.Parallel()
 	bare, _, orch := remoteMachines(t, 1, 2)
