@@ -196,7 +196,7 @@
 // changes (Watch); supervisor.go, the warning that commands run without
 // their supervisor (noteSupervisor); limits.go, the most of a file read
 // whole (MaxTaskFile); testhooks.go, in a test build only, how long a run
-// waits for a killed run's agent group (LeftoverWaitEnv).
+// waits for a killed run's agent group (leftoverWaitEnv).
 //
 // # API
 //
