@@ -289,12 +289,18 @@ func startCommand(ctx context.Context, sp spec, base []string, grace time.Durati
 	return cmd, group, start(cmd, cg)
 }
 
-// start starts cmd, in the cgroup cg unless it is nil.
+// start starts cmd, in the cgroup cg unless it is nil: on the starter's
+// thread when cmd has a parent-death signal (see starter), else on this
+// goroutine's.
 func start(cmd *exec.Cmd, cg *cgroup) error {
 	if cg != nil {
 		cg.place(cmd)
 	}
-	if err := startOnThread(cmd); err != nil {
+	startOn := startProcess
+	if parentDeathSignal(cmd) {
+		startOn = startOnThread
+	}
+	if err := startOn(cmd); err != nil {
 		if cg != nil {
 			cg.remove()
 		}
@@ -307,13 +313,16 @@ func start(cmd *exec.Cmd, cg *cgroup) error {
 // a machine's policy may.
 var startProcess = (*exec.Cmd).Start
 
-// starter is the goroutine that starts every command of this process,
-// locked to a thread that ends only with the process: a command's
-// parent-death signal (Pdeathsig) fires when the thread that started it
-// ends, not the process. The Go runtime ends a thread only when a
-// goroutine locked to it ends locked; this one never ends. (A gate's own
-// goroutine locked to its thread for as long as its command ran cost a
-// hand-over of the processor between threads at each of its waits.)
+// starter is the goroutine that starts every command of this process
+// that has a parent-death signal (a supervisor), locked to a thread that
+// ends only with the process: a command's parent-death signal (Pdeathsig)
+// fires when the thread that started it ends, not the process. The Go
+// runtime ends a thread only when a goroutine locked to it ends locked;
+// this one never ends. (A gate's own goroutine locked to its thread for
+// as long as its command ran cost a hand-over of the processor between
+// threads at each of its waits.) Each start through it costs two
+// hand-overs between threads; a watched command, which has no
+// parent-death signal (see command), is started without them.
 var starter struct {
 	once sync.Once
 	reqs chan startReq

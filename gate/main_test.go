@@ -8,6 +8,12 @@ import (
 	"testing"
 )
 
+// The tests' main goroutine keeps the process's first thread for itself:
+// the runtime never ends that thread, so a command started there outlives
+// goroutines that end locked whatever started it, and no test's goroutine
+// runs on it (TestCommandsOutliveEndingThreads).
+func init() { runtime.LockOSThread() }
+
 // TestMain lets four tests marked parallel per processor run at once
 // (sixteen at most), unless -parallel says how many: they wait on the commands they run (a
 // timeout, a kill grace), not on the processor.

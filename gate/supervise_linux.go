@@ -85,16 +85,17 @@ var supervisorLook struct {
 // allows between its SIGTERM and its SIGKILL: under a supervisor when this
 // program can start itself again, unless watched (the command runs in a
 // cgroup of its own, which this process's watchdog stops if it dies; see
-// cgroup.watched), then as sh alone.
+// cgroup.watched), then as sh alone. A watched shell has no parent-death
+// signal: if this process dies, the watchdog stops all that the command
+// started, where the signal would reach the shell alone; and the signal
+// would have the shell started on the starter's thread, at two hand-overs
+// between threads a gate (startOnThread).
 func command(ctx context.Context, script string, env []string, grace time.Duration, watched bool) (*exec.Cmd, time.Duration) {
 	if watched || SupervisorProblem() != "" {
 		cmd := exec.CommandContext(ctx, shell(), "-c", script)
 		cmd.Args[0] = "sh"
 		cmd.Env = env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if watched {
-			cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
-		}
 		return cmd, grace
 	}
 	gorace, had := "", false
@@ -109,4 +110,10 @@ func command(ctx context.Context, script string, env []string, grace time.Durati
 	cmd.Env = append(env, "GORACE="+strings.TrimSpace(gorace+" atexit_sleep_ms=0"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	return cmd, grace + supervisorSlack
+}
+
+// parentDeathSignal reports whether cmd is to get a signal when the thread
+// that starts it ends (see starter).
+func parentDeathSignal(cmd *exec.Cmd) bool {
+	return cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0
 }

@@ -23,3 +23,6 @@ func command(ctx context.Context, script string, env []string, grace time.Durati
 // their own, which is all this system offers (see the docs), not a
 // fallback to warn of.
 func SupervisorProblem() string { return "" }
+
+// parentDeathSignal is false: no command here gets a parent-death signal.
+func parentDeathSignal(*exec.Cmd) bool { return false }
