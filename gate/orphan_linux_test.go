@@ -188,11 +188,12 @@ func TestGroupAlive(t *testing.T) {
 
 // TestCommandsOutliveEndingThreads: a command's parent-death signal fires
 // when the thread that started it ends, and the runtime ends a thread
-// whenever a goroutine locked to it ends locked. Commands start on a
-// thread that never ends (startOnThread): while a gate runs, goroutines
-// that end locked end thread after thread of this process, the idle one
-// that started the command among them were it any, and the gate runs to
-// its end, supervised and watched.
+// whenever a goroutine locked to it ends locked. Commands with one (a
+// supervisor) start on a thread that never ends (startOnThread); watched
+// ones have none, and start on any: while a gate runs, goroutines that
+// end locked end thread after thread of this process, the idle one that
+// started the command among them were it any, and the gate runs to its
+// end, supervised and watched.
 func TestCommandsOutliveEndingThreads(t *testing.T) {
 	requireSetsid(t)
 	for _, supervised := range []bool{true, false} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -60,5 +61,64 @@ func TestFetchesAtOnce(t *testing.T) {
 		if t.Failed() {
 			return
 		}
+	}
+}
+
+// TestFetchStateFromFiles: the state a failed fetch is compared on (made
+// again when it moved under the fetch), read from the repository's files,
+// moves when a worktree is made or removed or its branch moves, and when
+// a ref the fetch writes is made, moves or is packed; not when nothing
+// happened or another ref moved. Where the refs are not files (reftable),
+// it is git's.
+func TestFetchStateFromFiles(t *testing.T) {
+	ctx := context.Background()
+	_, m := machines(t, 1)
+	r := m[0]
+	commit := func(dir, msg string) string {
+		gitIn(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", msg)
+		return gitIn(t, dir, "rev-parse", "HEAD")
+	}
+	one, two := commit(r.dir, "one"), commit(r.dir, "two")
+	wt := filepath.Join(t.TempDir(), "wt")
+	const refspec = "+refs/heads/*:refs/remotes/origin/claims/*"
+	common := commonDir(ctx, r.dir)
+	if common == "" {
+		t.Fatal("commonDir: git did not tell")
+	}
+	was := r.fetchState(ctx, refspec)
+	for _, step := range []struct {
+		what  string
+		do    func()
+		moves bool
+	}{
+		{"nothing", func() {}, false},
+		{"a worktree made", func() { gitIn(t, r.dir, "worktree", "add", "-q", "-b", "w", wt) }, true},
+		{"nothing again", func() {}, false},
+		{"the worktree's branch moved", func() { commit(wt, "three") }, true},
+		{"a ref the fetch writes made", func() { gitIn(t, r.dir, "update-ref", "refs/remotes/origin/claims/a", one) }, true},
+		{"that ref moved", func() { gitIn(t, r.dir, "update-ref", "refs/remotes/origin/claims/a", two) }, true},
+		{"another ref moved", func() { gitIn(t, r.dir, "update-ref", "refs/remotes/origin/other", one) }, false},
+		{"the refs packed", func() { gitIn(t, r.dir, "pack-refs", "--all") }, true},
+		{"the worktree removed", func() { gitIn(t, r.dir, "worktree", "remove", wt) }, true},
+	} {
+		step.do()
+		now := r.fetchState(ctx, refspec)
+		if files, ok := filesState(common, "refs/remotes/origin/claims"); !ok || files != now {
+			t.Fatalf("after %s: the state is not the files' (read from them: %v)", step.what, ok)
+		}
+		if moved := now != was; moved != step.moves {
+			t.Errorf("after %s: the state moved: %v; want %v", step.what, moved, step.moves)
+		}
+		was = now
+	}
+	// A repository whose refs are not files: git's worktree list.
+	if err := os.Mkdir(filepath.Join(common, "reftable"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := filesState(common, "refs/remotes/origin/claims"); ok {
+		t.Error("filesState read a repository with a reftable directory")
+	}
+	if got := r.fetchState(ctx, refspec); !strings.Contains(got, "worktree "+r.dir) {
+		t.Errorf("fetchState with reftable = %q; want git worktree list's", got)
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/orchestrate-dev/orchestrate/internal/git"
@@ -173,12 +176,97 @@ func fetchSlot(dir, refspec string) chan struct{} {
 // fetchState is what a fetch of refspec depends on in this clone: the
 // repository's worktrees, each with its HEAD, and the refs the fetch
 // writes. Two states differ when a worktree was made or removed, or one of
-// those refs was updated, between them.
+// those refs was updated, between them. Where the repository keeps its
+// refs as files (git's own way, but for reftable), it is read from them:
+// each fetch is two git processes less.
 func (r *Remote) fetchState(ctx context.Context, refspec string) string {
-	wt, _ := r.git(ctx, nil, "worktree", "list", "--porcelain")
 	_, dst, _ := strings.Cut(refspec, ":")
-	refs, _ := r.git(ctx, nil, "for-each-ref", "--format=%(objectname) %(refname)", strings.TrimSuffix(strings.TrimSuffix(dst, "*"), "/"))
+	prefix := strings.TrimSuffix(strings.TrimSuffix(dst, "*"), "/")
+	if common := commonDir(ctx, r.dir); common != "" {
+		if state, ok := filesState(common, prefix); ok {
+			return state
+		}
+	}
+	wt, _ := r.git(ctx, nil, "worktree", "list", "--porcelain")
+	refs, _ := r.git(ctx, nil, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
 	return wt + "\x00" + refs
+}
+
+// commonDirs are the repositories' common directories (commonDir), by
+// the directory asked from.
+var commonDirs sync.Map
+
+// commonDir is the common directory of the repository that holds dir
+// (where its refs and the list of its worktrees are), asked of git once
+// for each dir; "" where git cannot tell.
+func commonDir(ctx context.Context, dir string) string {
+	dir = filepath.Clean(dir)
+	if c, ok := commonDirs.Load(dir); ok {
+		return c.(string)
+	}
+	out, err := git.In(dir).Output(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return ""
+	}
+	common := strings.TrimSpace(out)
+	commonDirs.Store(dir, common)
+	return common
+}
+
+// filesState is fetchState read from the files of the repository whose
+// common directory is common: each worktree's name and HEAD (and the
+// branch it names, where that is a file), the main worktree's, the refs
+// below prefix, each with its commit, and which packed-refs file there is.
+// ok is false where the refs are not kept as files.
+func filesState(common, prefix string) (state string, ok bool) {
+	if _, err := os.Lstat(filepath.Join(common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	var b strings.Builder
+	head := func(dir string) {
+		data, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+		fmt.Fprintf(&b, "%s\x00%q\x00%v\x00", dir, data, err)
+		if ref, found := strings.CutPrefix(strings.TrimSpace(string(data)), "ref: "); found && !strings.Contains(ref, "..") {
+			data, err := os.ReadFile(filepath.Join(common, filepath.FromSlash(ref)))
+			fmt.Fprintf(&b, "%q\x00%v\x00", data, err)
+		}
+	}
+	head(common)
+	worktrees, err := os.ReadDir(filepath.Join(common, "worktrees"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	for _, w := range worktrees {
+		head(filepath.Join(common, "worktrees", w.Name()))
+	}
+	b.WriteString("\x00refs\x00")
+	err = filepath.WalkDir(filepath.Join(common, filepath.FromSlash(prefix)), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		fmt.Fprintf(&b, "%s\x00%q\x00%v\x00", path, data, err)
+		return nil
+	})
+	if err != nil {
+		return "", false
+	}
+	// packed-refs is replaced whole (a lock file renamed over it): a new
+	// file each time the refs packed in it change.
+	if fi, err := os.Stat(filepath.Join(common, "packed-refs")); err == nil {
+		var ino uint64
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			ino = uint64(st.Ino)
+		}
+		fmt.Fprintf(&b, "packed\x00%d\x00%d\x00%d", ino, fi.Size(), fi.ModTime().UnixNano())
+	}
+	return b.String(), true
 }
 
 // fetchTries is how many times fetch tries, what it depends on changing
