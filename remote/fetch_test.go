@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Agents of one clone fetch the integration branch at once, each time
@@ -110,6 +112,36 @@ func TestFetchStateFromFiles(t *testing.T) {
 			t.Errorf("after %s: the state moved: %v; want %v", step.what, moved, step.moves)
 		}
 		was = now
+	}
+	// What an agent may leave among the refs: a FIFO, a link to an
+	// endless file, a big file. The state is read at once, bounded, and
+	// moves.
+	claims := filepath.Join(common, "refs", "remotes", "origin", "claims")
+	if err := os.MkdirAll(claims, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(claims, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(claims, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(claims, "big"), make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- r.fetchState(ctx, refspec) }()
+	select {
+	case now := <-done:
+		if now == was || len(now) > 16<<10 {
+			t.Errorf("the state with a FIFO, a link and a big file among the refs: %d bytes, moved %v; want under 16 KiB, moved", len(now), now != was)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fetchState did not return with a FIFO and a link to /dev/zero among the refs")
+	}
+	// (git's own for-each-ref blocks on the FIFO until its timeout.)
+	for _, f := range []string{"fifo", "zero", "big"} {
+		os.Remove(filepath.Join(claims, f))
 	}
 	// A repository whose refs are not files: git's worktree list.
 	if err := os.Mkdir(filepath.Join(common, "reftable"), 0o755); err != nil {

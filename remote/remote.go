@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orchestrate-dev/orchestrate/internal/fsx"
 	"github.com/orchestrate-dev/orchestrate/internal/git"
 )
 
@@ -223,12 +224,17 @@ func filesState(common, prefix string) (state string, ok bool) {
 		return "", false
 	}
 	var b strings.Builder
+	// Each file is read as git would write it, a few bytes, and nothing
+	// else is: not through a link, not a FIFO, and not past stateMax.
+	file := func(path string) []byte {
+		data, _, err := fsx.ReadFileMax(path, stateMax)
+		fmt.Fprintf(&b, "%s\x00%q\x00%v\x00", path, data, err)
+		return data
+	}
 	head := func(dir string) {
-		data, err := os.ReadFile(filepath.Join(dir, "HEAD"))
-		fmt.Fprintf(&b, "%s\x00%q\x00%v\x00", dir, data, err)
+		data := file(filepath.Join(dir, "HEAD"))
 		if ref, found := strings.CutPrefix(strings.TrimSpace(string(data)), "ref: "); found && !strings.Contains(ref, "..") {
-			data, err := os.ReadFile(filepath.Join(common, filepath.FromSlash(ref)))
-			fmt.Fprintf(&b, "%q\x00%v\x00", data, err)
+			file(filepath.Join(common, filepath.FromSlash(ref)))
 		}
 	}
 	head(common)
@@ -247,11 +253,9 @@ func filesState(common, prefix string) (state string, ok bool) {
 			}
 			return err
 		}
-		if d.IsDir() {
-			return nil
+		if !d.IsDir() {
+			file(path)
 		}
-		data, err := os.ReadFile(path)
-		fmt.Fprintf(&b, "%s\x00%q\x00%v\x00", path, data, err)
 		return nil
 	})
 	if err != nil {
@@ -268,6 +272,10 @@ func filesState(common, prefix string) (state string, ok bool) {
 	}
 	return b.String(), true
 }
+
+// stateMax is the most filesState reads of one file: a ref or a HEAD is
+// one line of a few dozen bytes.
+const stateMax = 4 << 10
 
 // fetchTries is how many times fetch tries, what it depends on changing
 // under it.
