@@ -70,8 +70,9 @@ func TestFetchesAtOnce(t *testing.T) {
 // again when it moved under the fetch), read from the repository's files,
 // moves when a worktree is made or removed or its branch moves, and when
 // a ref the fetch writes is made, moves or is packed; not when nothing
-// happened or another ref moved. Where the refs are not files (reftable),
-// it is git's.
+// happened or another ref moved. What an agent may leave among the refs
+// (a FIFO, a link to /dev/zero, a big file) is read at once, and bounded.
+// Where the refs are not files (reftable), it is git's.
 func TestFetchStateFromFiles(t *testing.T) {
 	ctx := context.Background()
 	_, m := machines(t, 1)
