@@ -120,7 +120,9 @@ func realBin(t testing.TB) string {
 		}
 		goEnv = append(goEnv, "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=")
 		bin := filepath.Join(dir, "orchestrate")
-		out, err := exec.Command("go", "build", "-o", bin, "../cmd/orchestrate").CombinedOutput()
+		build := exec.Command("go", "build", "-o", bin, "../cmd/orchestrate")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
+		out, err := build.CombinedOutput()
 		if err != nil {
 			realBinErr = fmt.Errorf("building orchestrate: %v\n%s", err, out)
 			return

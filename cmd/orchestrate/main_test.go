@@ -42,10 +42,12 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	args := []string{"build", "-tags", "orchestrate_testhooks", "-o", filepath.Join(dir, "orchestrate")}
+	cgo := "CGO_ENABLED=0" // static, as make build makes it
 	if os.Getenv("ORCHESTRATE_TEST_RACE") == "1" {
-		args = append(args, "-race")
+		args, cgo = append(args, "-race"), "CGO_ENABLED=1" // the race detector needs cgo
 	}
 	build := exec.Command("go", append(args, ".")...)
+	build.Env = append(os.Environ(), cgo)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building orchestrate for the tests:", err)
