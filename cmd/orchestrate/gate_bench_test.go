@@ -23,19 +23,12 @@ func BenchmarkGateCommandCPU(b *testing.B) {
 	bin := orchestrateBin(b)
 	asReaper(b)
 	workspace := func(gates int) string {
-		root := b.TempDir()
 		var cfg strings.Builder
 		cfg.WriteString("agent:\n  command: 'true'\ngates:\n")
 		for i := range gates {
 			cfg.WriteString("  - name: g" + string(rune('a'+i)) + "\n    command: 'true'\n")
 		}
-		if err := os.MkdirAll(filepath.Join(root, loop.DefaultDir), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, loop.DefaultDir, "config.yaml"), []byte(cfg.String()), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		return root
+		return configWorkspace(b, cfg.String())
 	}
 	one, twenty := workspace(1), workspace(20)
 	gate := func(root string) time.Duration {
@@ -71,4 +64,17 @@ func BenchmarkGateCommandCPU(b *testing.B) {
 	if ratio > 1.5 {
 		b.Errorf("a gate of gate --no-record costs %.2f× a bare sh -c true in CPU (%v against %v); want at most 1.5×", ratio, perGate, best["sh"])
 	}
+}
+
+// configWorkspace is a new workspace holding only the config cfg.
+func configWorkspace(tb testing.TB, cfg string) string {
+	tb.Helper()
+	root := tb.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, loop.DefaultDir), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, loop.DefaultDir, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return root
 }

@@ -3,13 +3,10 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/orchestrate-dev/orchestrate/loop"
 )
 
 // TestProcessors: gate runs its Go code on one processor, unless
@@ -41,14 +38,7 @@ func TestProcessors(t *testing.T) {
 // trace (GODEBUG=schedtrace) says how many, while a gate sleeps.
 func TestGateRunsOnOneProcessor(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	cfg := "agent:\n  command: 'true'\ngates:\n  - name: nap\n    command: 'sleep 0.3'\n"
-	if err := os.MkdirAll(filepath.Join(root, loop.DefaultDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, loop.DefaultDir, "config.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := configWorkspace(t, "agent:\n  command: 'true'\ngates:\n  - name: nap\n    command: 'sleep 0.3'\n")
 	traced := regexp.MustCompile(`(?m)^SCHED [^\n]*gomaxprocs=(\d+)`)
 	for _, c := range []struct{ env, want string }{{"", "1"}, {"3", "3"}} {
 		cmd := exec.Command("orchestrate", "gate", "--no-record")
