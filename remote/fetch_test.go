@@ -151,7 +151,12 @@ func TestFetchStateFromFiles(t *testing.T) {
 	if _, ok := filesState(common, "refs/remotes/origin/claims"); ok {
 		t.Error("filesState read a repository with a reftable directory")
 	}
-	if got := r.fetchState(ctx, refspec); !strings.Contains(got, "worktree "+r.dir) {
+	got := r.fetchState(ctx, refspec)
+	if !strings.Contains(got, "worktree "+r.dir) {
 		t.Errorf("fetchState with reftable = %q; want git worktree list's", got)
+	}
+	gitIn(t, r.dir, "update-ref", "refs/remotes/origin/claims/a", one)
+	if r.fetchState(ctx, refspec) == got {
+		t.Error("git's state did not move when a ref the fetch writes moved")
 	}
 }
