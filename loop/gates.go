@@ -129,11 +129,12 @@ type GateOptions struct {
 	// Dir names the artifacts' directory under runs/ (one path element);
 	// "" is the run's, runs/<run-id>/.
 	Dir string
-	// Baseline, with Issue, are the results of the commit the work started
-	// from: the attempt is judged by its issue against them (see
-	// results.Judge), and only the failures that count against the issue
-	// are recorded and fed back.
-	Baseline *BaseResults
+	// Baseline, with Issue, gives the results of the commit the work
+	// started from, once the gates have run (it may wait for them while
+	// they are taken): the attempt is judged by its issue against them
+	// (see results.Judge), and only the failures that count against the
+	// issue are recorded and fed back.
+	Baseline func(context.Context) (*BaseResults, error)
 }
 
 // RunGates runs the configured gates once. A failing gate with auto_retry
@@ -182,7 +183,11 @@ func (w Workspace) evaluateGates(ctx context.Context, now func() time.Time, opt 
 	}
 	gr.Reports = reportsOf(gr.Evaluation)
 	if opt.Issue != "" && opt.Baseline != nil {
-		if err := w.judgeClaimed(direct{w}, gr, opt.Issue, opt.Baseline.Reports); err != nil {
+		base, err := opt.Baseline(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("the baseline %s is judged against: %w", opt.Issue, err)
+		}
+		if err := w.judgeClaimed(direct{w}, gr, opt.Issue, base.Reports); err != nil {
 			return nil, err
 		}
 	}

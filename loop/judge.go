@@ -373,10 +373,11 @@ func (w Workspace) resolveHeld(ctx context.Context, now time.Time, gr *GateRun, 
 
 // resolveHeld resolves, for a run on the open issues, each open issue
 // that holds tests whose tests pass now with nothing regressed (see
-// Workspace.resolveHeld), the others going on. The baseline is the run's
-// own (RunOptions.Baseline), the one kept for the clean tree the run
-// started on, or the first evaluation when it ran before any agent; with
-// none, every failure no open issue holds is a regression.
+// Workspace.resolveHeld), the others going on. The baseline is the one
+// kept for the clean tree the run started on, or the first evaluation
+// when it ran before any agent; with none, every failure no open issue
+// holds is a regression. (A run on a claimed issue is judged by its
+// issue against RunOptions.Baseline instead, see GateOptions.Baseline.)
 func (r *runner) resolveHeld(ctx context.Context, n int, gr *GateRun) error {
 	if r.scope.Issue() != "" {
 		return nil
@@ -397,9 +398,10 @@ func (r *runner) resolveHeld(ctx context.Context, n int, gr *GateRun) error {
 }
 
 // startBaseline notes the tree the run starts on, when clean and
-// committed, and the baseline kept for it, if any.
+// committed, and the baseline kept for it, if any: for a run on the open
+// issues (resolveHeld), not one given its baseline.
 func (r *runner) startBaseline(ctx context.Context) {
-	if r.base = r.opt.Baseline; r.base != nil || r.start.head == "" || r.start.notClean != "" {
+	if r.opt.Baseline != nil || r.start.head == "" || r.start.notClean != "" {
 		return
 	}
 	tree, err := git.In(r.w.Root()).Output(ctx, "rev-parse", "--verify", "-q", "HEAD^{tree}")

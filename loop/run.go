@@ -36,11 +36,12 @@ type RunOptions struct {
 	Now      func() time.Time // the clock; nil is time.Now
 	Progress func(gate.Event) // each gate's progress, or nil
 	Step     func(Step)       // each step of the loop as it happens, or nil
-	// Baseline, when set, are the gates' results on the commit the work
-	// started from: an attempt at a claimed issue is judged by its issue
-	// against them (see GateOptions.Baseline); with the open issues, each
-	// that holds tests resolves once they pass with nothing regressed.
-	Baseline *BaseResults
+	// Baseline, when set, gives the gates' results on the commit the work
+	// started from, waiting for them while they are taken: an attempt at
+	// a claimed issue is judged by its issue against them (see
+	// GateOptions.Baseline), asked for once its gates have run, so that
+	// its agent works while they are taken.
+	Baseline func(context.Context) (*BaseResults, error)
 }
 
 // TryRunLock takes the workspace's run lock, which orchestrate run holds

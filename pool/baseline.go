@@ -22,39 +22,99 @@ const baselineTree = "baseline"
 // merge's, whose results are those of the car's check. A commit with none
 // takes the one kept for its tree, or runs the gates once in a worktree
 // of its own (see loop.Workspace.TakeBaseline): a run of N agents pays
-// for its baseline once, not once per agent.
+// for its baseline once, not once per agent. It is taken beside the
+// agents' work (start), not before it: an attempt is judged against it
+// only once its gates have run, and an agent does not wait, before it
+// begins, for a whole run of the project's tests.
 type baselines struct {
 	w    loop.Workspace
 	repo *worktree.Repo
 	now  func() time.Time
+	// ctx is what the takes run in (nil: context.Background()), and not
+	// the context of the agent that asks first: an agent stopped (its
+	// claim taken over) does not end the others' baseline.
+	ctx context.Context
 
-	mu sync.Mutex
-	by map[string]*loop.BaseResults
+	mu     sync.Mutex
+	by     map[string]*baseline
+	taking sync.Mutex     // one take at a time: they share a worktree's name
+	takes  sync.WaitGroup // the takes under way (see wait)
+}
+
+// baseline is one commit's, taken or being taken: ready is closed once r
+// or err is set.
+type baseline struct {
+	ready chan struct{}
+	r     *loop.BaseResults
+	err   error
 }
 
 // of returns the baseline of commit, taking it when there is none yet;
-// the agents that ask meanwhile wait for it.
+// the agents that ask meanwhile wait for it, or for ctx to end.
 func (b *baselines) of(ctx context.Context, commit string) (*loop.BaseResults, error) {
+	bl := b.start(commit)
+	select {
+	case <-bl.ready:
+		return bl.r, bl.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// start begins taking the baseline of commit, unless it is taken or being
+// taken, and returns it: ready once taken. A take that fails is not kept:
+// the next to ask takes it again.
+func (b *baselines) start(commit string) *baseline {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if r, ok := b.by[commit]; ok {
-		return r, nil
+	if bl, ok := b.by[commit]; ok {
+		return bl
 	}
+	if b.by == nil {
+		b.by = map[string]*baseline{}
+	}
+	bl := &baseline{ready: make(chan struct{})}
+	b.by[commit] = bl
+	b.takes.Add(1)
+	go func() {
+		defer b.takes.Done()
+		ctx := b.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		bl.r, bl.err = b.find(ctx, commit)
+		if bl.err != nil {
+			b.mu.Lock()
+			if b.by[commit] == bl {
+				delete(b.by, commit)
+			}
+			b.mu.Unlock()
+		}
+		close(bl.ready)
+	}()
+	return bl
+}
+
+// wait returns once no take is under way: the caller ended their context
+// first, or the takes end as the gates do.
+func (b *baselines) wait() { b.takes.Wait() }
+
+// find is the baseline kept for commit's tree, or one taken now.
+func (b *baselines) find(ctx context.Context, commit string) (*loop.BaseResults, error) {
 	tree, err := git.In(b.repo.Root).Output(ctx, "rev-parse", "--verify", "-q", commit+"^{tree}")
 	if err != nil {
 		return nil, fmt.Errorf("the tree of %.12s: %w", commit, err)
 	}
 	tree = strings.TrimSpace(tree)
-	r, ok := b.w.KeptBaseline(tree)
-	if !ok {
-		if r, err = b.take(ctx, commit, tree); err != nil {
-			return nil, fmt.Errorf("taking the baseline of %.12s: %w", commit, err)
-		}
+	if r, ok := b.w.KeptBaseline(tree); ok {
+		return r, nil
 	}
-	if b.by == nil {
-		b.by = map[string]*loop.BaseResults{}
+	b.taking.Lock()
+	defer b.taking.Unlock()
+	r, err := b.take(ctx, commit, tree)
+	if err != nil {
+		return nil, fmt.Errorf("taking the baseline of %.12s: %w", commit, err)
 	}
-	b.by[commit] = r
 	return r, nil
 }
 
@@ -76,10 +136,12 @@ func (b *baselines) take(ctx context.Context, commit, tree string) (*loop.BaseRe
 
 // note keeps reports as the results of commit: a car's check, merged.
 func (b *baselines) note(commit string, reports []results.Report) {
+	bl := &baseline{ready: make(chan struct{}), r: &loop.BaseResults{Reports: reports}}
+	close(bl.ready)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.by == nil {
-		b.by = map[string]*loop.BaseResults{}
+		b.by = map[string]*baseline{}
 	}
-	b.by[commit] = &loop.BaseResults{Reports: reports}
+	b.by[commit] = bl
 }

@@ -105,6 +105,34 @@ func TestAgentsJudgedByTheirIssue(t *testing.T) {
 	}
 }
 
+// The baseline is taken beside the agents' work, not before it: an agent
+// begins at once. Here the baseline's gate waits (up to 20 s) for an agent
+// to have begun, which it never would if the agents waited for the
+// baseline; and the attempt is still judged against it: its issue's gate
+// fixed, the other one failing on both.
+func TestAgentsWorkWhileTheBaselineIsTaken(t *testing.T) {
+	trees := t.TempDir()
+	var began, gaveUp string
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		began, gaveUp = filepath.Join(w.Root(), "began"), filepath.Join(w.Root(), "gave-up")
+		wait := `case "$PWD" in */` + baselineTree + `) i=0; while [ ! -e ` + began + ` ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; test -e ` + began + ` || touch ` + gaveUp + `;; esac; `
+		return "agents:\n  worktrees: " + trees + "\n" +
+			"agent:\n  command: '" + logLaunch(w) + "touch " + began + `; p=$(cat); for g in a b; do case "$p" in *fix-$g-now*) touch $g.ok;; esac; done'` + "\n" +
+			"gates:\n  - name: a\n    command: '" + wait + "test -f a.ok'\n  - name: b\n    command: 'test -f b.ok'\n"
+	})
+	gateIssues(t, w, "a")
+	res := runAgents(t, w, 1)
+	if _, err := os.Stat(gaveUp); err == nil {
+		t.Fatal("the baseline's gate waited 20 s for an agent to begin: the agent waited for the baseline")
+	}
+	if res.Outcome != loop.RunPassed || len(res.Merged) != 1 {
+		t.Fatalf("RunAgents = %s %q, merged %v; want its issue merged, judged against the baseline (b fails on both)", res.Outcome, res.Reason, res.Merged)
+	}
+	if n := launches(t, w); len(n) != 1 {
+		t.Errorf("launches: %v; want one", n)
+	}
+}
+
 // An agent that fixes its issue but breaks what passed on the baseline
 // is sent back with that regression named, and never merged: the same
 // regression three times halts its issue.

@@ -133,10 +133,15 @@ func Run(ctx context.Context, w loop.Workspace, opt Options) (*Result, error) {
 	if res.RunID, err = w.StartSession(ctx, opt.Now()); err != nil {
 		return nil, err
 	}
-	bases := &baselines{w: w, repo: repo, now: opt.Now}
+	bctx, stopBases := context.WithCancel(ctx)
+	defer stopBases()
+	bases := &baselines{w: w, repo: repo, now: opt.Now, ctx: bctx}
 	p := &pool{w: w, opt: opt, cfg: cfg, started: run, repo: repo, branch: branch, land: land, claims: w.Claims(opt.Remote), rel: rel, res: res,
 		given: map[string]bool{}, lost: map[string]bool{}, bases: bases, train: &train{repo: repo, land: land, bases: bases, warn: func(err error) { _ = w.Warn(err) }}}
 	p.run(ctx)
+	// A baseline still being taken is of no use once the agents are done.
+	stopBases()
+	bases.wait()
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	err = p.end(ctx)
 	if serr := share(w, context.WithoutCancel(ctx), opt.Remote); err == nil {
@@ -406,7 +411,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 			w.Warn(fmt.Errorf("releasing %s: %w", c.ID, err))
 		}
 	}
-	base, bl, err := p.startOf(ctx)
+	base, err := p.startOf(ctx)
 	if err != nil {
 		release()
 		return nil, err
@@ -439,7 +444,7 @@ func (p *pool) work(ctx context.Context, name string, c loop.Claimed) (*loop.Wor
 		}
 	}
 	opt := p.opt.RunOptions
-	opt.Baseline = bl
+	opt.Baseline = func(ctx context.Context) (*loop.BaseResults, error) { return p.bases.of(ctx, base) }
 	if opt.Step != nil {
 		opt.Step = func(s loop.Step) {
 			s.Worker, s.Issue = name, c.ID
@@ -524,14 +529,15 @@ func lostReason(nt *worktree.NotTreeError) string {
 }
 
 // startOf returns the commit an agent's work starts from, the branch's
-// head, and its baseline, what the work is judged against.
-func (p *pool) startOf(ctx context.Context) (string, *loop.BaseResults, error) {
+// head, and starts taking its baseline, what the work is judged against,
+// beside the agent's work (see baselines).
+func (p *pool) startOf(ctx context.Context) (string, error) {
 	base, err := p.land.Head(ctx)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	bl, err := p.bases.of(ctx, base)
-	return base, bl, err
+	p.bases.start(base)
+	return base, nil
 }
 
 // takeUp makes the worktree of issue id on base (see addTree), and

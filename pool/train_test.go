@@ -297,7 +297,8 @@ func TestTrainInOrderOntoTheBranchMoved(t *testing.T) {
 
 	// Judged by their issues, on a base whose results are known: each
 	// check fixes two tests.
-	bases := &baselines{by: map[string]*loop.BaseResults{base: {}}}
+	bases := &baselines{}
+	bases.note(base, nil)
 	tr := &train{repo: repo, land: &localBranch{repo: repo, branch: "main"}, bases: bases}
 	releaseB := make(chan struct{})
 	var mu sync.Mutex
