@@ -133,6 +133,31 @@ func TestAgentsWorkWhileTheBaselineIsTaken(t *testing.T) {
 	}
 }
 
+// A baseline still being taken when the agents are done is stopped, not
+// waited for: here the only agent cannot run, and the baseline's gate,
+// which would take 30 s, is cut (its end never comes); its worktree is
+// removed.
+func TestBaselineStoppedWhenTheAgentsAreDone(t *testing.T) {
+	trees := t.TempDir()
+	var ended string
+	w := agentsRepo(t, func(w loop.Workspace) string {
+		ended = filepath.Join(w.Root(), "ended")
+		return "agents:\n  worktrees: " + trees + "\n" +
+			"agent:\n  command: 'exit 127'\n" +
+			"gates:\n  - name: a\n    command: 'sleep 30; touch " + ended + "'\n"
+	})
+	gateIssues(t, w, "a")
+	if res, err := Run(context.Background(), w, Options{Agents: 1}); err == nil && res.Outcome != loop.RunError {
+		t.Fatalf("RunAgents = %s %q; want an error, its agent unable to run", res.Outcome, res.Reason)
+	}
+	if _, err := os.Stat(ended); err == nil {
+		t.Error("the baseline's gate ran to its end after the agents were done")
+	}
+	if out := gitIn(t, w.Root(), "worktree", "list"); strings.Count(out, "\n") != 0 {
+		t.Errorf("worktrees left:\n%s", out)
+	}
+}
+
 // An agent that fixes its issue but breaks what passed on the baseline
 // is sent back with that regression named, and never merged: the same
 // regression three times halts its issue.
