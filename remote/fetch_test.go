@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -63,6 +64,52 @@ func TestFetchesAtOnce(t *testing.T) {
 		if t.Failed() {
 			return
 		}
+	}
+}
+
+// A fetch that fails because another process's fetch of the same refs
+// came first ("cannot lock ref …: is at … but expected …") is made again,
+// and gives the remote's head. The race is forced, not waited for: a git
+// first on PATH makes its first fetch the other process's (the real
+// fetch), then fails as the second one's does.
+func TestFetchMadeAgainWhenAnotherMovedItsRefs(t *testing.T) {
+	ctx := context.Background()
+	bare, m := machines(t, 1)
+	src := filepath.Join(t.TempDir(), "src")
+	gitIn(t, "", "init", "-q", "-b", "main", src)
+	gitIn(t, src, "remote", "add", "origin", bare)
+	push := func(msg string) string {
+		gitIn(t, src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", msg)
+		gitIn(t, src, "push", "-q", "origin", "main")
+		return gitIn(t, src, "rev-parse", "main")
+	}
+	was := push("first")
+	if _, err := m[0].FetchBranch(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	want := push("second")
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, raced := t.TempDir(), filepath.Join(t.TempDir(), "raced")
+	wrapper := "#!/bin/sh\n" +
+		`case " $* " in *" fetch "*) if [ ! -e ` + raced + ` ]; then touch ` + raced + `; ` + real + ` "$@" || exit 1; ` +
+		`echo "error: cannot lock ref 'refs/remotes/origin/main': is at ` + want + ` but expected ` + was + `" >&2; exit 1; fi;; esac` + "\n" +
+		"exec " + real + ` "$@"` + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	head, err := m[0].FetchBranch(ctx, "main")
+	if err != nil {
+		t.Fatalf("FetchBranch after another's fetch moved its ref: %v; want it made again", err)
+	}
+	if head != want {
+		t.Errorf("fetched %s, want %s", head, want)
+	}
+	if _, err := os.Stat(raced); err != nil {
+		t.Fatal("the race was not forced: no fetch went through the git on PATH")
 	}
 }
 
