@@ -20,9 +20,7 @@ import (
 func TestFetchesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	bare, m := machines(t, 1)
-	src := filepath.Join(t.TempDir(), "src")
-	gitIn(t, "", "init", "-q", "-b", "main", src)
-	gitIn(t, src, "remote", "add", "origin", bare)
+	push := pusher(t, bare)
 	// Each agent fetches through a Remote of its own, half of them from
 	// a directory below the clone's root: as another process's command
 	// would, not waiting for this one's fetches.
@@ -44,9 +42,7 @@ func TestFetchesAtOnce(t *testing.T) {
 		rs[i] = r
 	}
 	for round := range 8 {
-		gitIn(t, src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", fmt.Sprint(round))
-		gitIn(t, src, "push", "-q", "origin", "main")
-		want := gitIn(t, src, "rev-parse", "main")
+		want := push(fmt.Sprint(round))
 		var wg sync.WaitGroup
 		for _, r := range rs {
 			wg.Add(1)
@@ -67,6 +63,20 @@ func TestFetchesAtOnce(t *testing.T) {
 	}
 }
 
+// pusher makes a repository whose main is pushed to the remote bare: each
+// call commits msg (an empty commit) there, pushes it, and returns it.
+func pusher(t *testing.T, bare string) func(msg string) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src")
+	gitIn(t, "", "init", "-q", "-b", "main", src)
+	gitIn(t, src, "remote", "add", "origin", bare)
+	return func(msg string) string {
+		gitIn(t, src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", msg)
+		gitIn(t, src, "push", "-q", "origin", "main")
+		return gitIn(t, src, "rev-parse", "main")
+	}
+}
+
 // A fetch that fails because another process's fetch of the same refs
 // came first ("cannot lock ref …: is at … but expected …") is made again,
 // and gives the remote's head. The race is forced, not waited for: a git
@@ -75,14 +85,7 @@ func TestFetchesAtOnce(t *testing.T) {
 func TestFetchMadeAgainWhenAnotherMovedItsRefs(t *testing.T) {
 	ctx := context.Background()
 	bare, m := machines(t, 1)
-	src := filepath.Join(t.TempDir(), "src")
-	gitIn(t, "", "init", "-q", "-b", "main", src)
-	gitIn(t, src, "remote", "add", "origin", bare)
-	push := func(msg string) string {
-		gitIn(t, src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", msg)
-		gitIn(t, src, "push", "-q", "origin", "main")
-		return gitIn(t, src, "rev-parse", "main")
-	}
+	push := pusher(t, bare)
 	was := push("first")
 	if _, err := m[0].FetchBranch(ctx, "main"); err != nil {
 		t.Fatal(err)
