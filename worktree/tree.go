@@ -158,23 +158,35 @@ func ours(dir, common string) bool {
 // clear makes room for the worktree of issue at dir: nothing is there, an
 // empty directory, what is left of a worktree of the repository's that
 // git forgot, or a link an agent put in its worktree's place (the link,
-// never what it points to, as Remove does), all of which go. Anything else
-// is in the way (an *InTheWayError).
-func (r *Repo) clear(issue, dir string) error {
+// never what it points to, as Remove does), all of which go: removed
+// says whether something went. Anything else is in the way (an
+// *InTheWayError).
+func (r *Repo) clear(issue, dir string) (removed bool, err error) {
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return false, nil
 	case err != nil:
-		return err
+		return false, err
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return os.Remove(dir)
+		return true, os.Remove(dir)
 	case ours(dir, r.Common):
-		return os.RemoveAll(dir)
+		return true, os.RemoveAll(dir)
 	case fi.IsDir() && os.Remove(dir) == nil: // empty
-		return nil
+		return true, nil
 	}
-	return &InTheWayError{Issue: issue, Path: dir}
+	return false, &InTheWayError{Issue: issue, Path: dir}
+}
+
+// clearPruned is clear, then a prune of what git knew of what it removed
+// (its registration, now stale): the caller pruned before, so where
+// nothing was in the way there is nothing more to prune, and no git runs.
+func (r *Repo) clearPruned(ctx context.Context, issue, dir string) error {
+	removed, err := r.clear(issue, dir)
+	if err == nil && removed {
+		r.prune(ctx)
+	}
+	return err
 }
 
 // tempMark is the file that marks a temporary directory as orchestrate's:

@@ -178,13 +178,11 @@ func (r *Repo) Add(ctx context.Context, issue, base string) (*Tree, error) {
 		checkout = false // its worktree, as a killed run left it
 		t.recover(ctx)
 	case branchErr == nil:
-		if err = r.clear(issue, t.Dir); err == nil {
-			r.prune(ctx)
+		if err = r.clearPruned(ctx, issue, t.Dir); err == nil {
 			_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
 		}
 	default:
-		if err = r.clear(issue, t.Dir); err == nil {
-			r.prune(ctx)
+		if err = r.clearPruned(ctx, issue, t.Dir); err == nil {
 			_, err = r.git(ctx, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Dir, base)
 		}
 	}

@@ -719,3 +719,42 @@ func TestPruneKeepsOthersLocks(t *testing.T) {
 		t.Errorf("the work in a worktree locked %q: %v", addLock, err)
 	}
 }
+
+// Add prunes git's list of worktrees once, not again before the add when
+// nothing was in the worktree's place; and again when something was (here
+// a link), whose registration may be stale. Counted by a git first on
+// PATH that notes each prune.
+func TestAddPrunesAgainOnlyWhenItCleared(t *testing.T) {
+	r := repo(t)
+	ctx := context.Background()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "prunes")
+	write(t, filepath.Join(bin, "git"), "#!/bin/sh\ncase \" $* \" in *\" worktree prune \"*) echo prune >> "+log+";; esac\nexec "+real+" \"$@\"\n")
+	if err := os.Chmod(filepath.Join(bin, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	prunes := func() int {
+		data, _ := os.ReadFile(log)
+		os.Remove(log)
+		return strings.Count(string(data), "prune")
+	}
+	if _, err := r.Add(ctx, "FRESH", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if n := prunes(); n != 1 {
+		t.Errorf("Add with nothing in the way pruned %d times; want 1", n)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(r.Dir(), "LINKED")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Add(ctx, "LINKED", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if n := prunes(); n != 2 {
+		t.Errorf("Add with a link in the worktree's place pruned %d times; want 2", n)
+	}
+}
