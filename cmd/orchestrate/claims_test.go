@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,6 +292,10 @@ func TestAgentsKillTrials(t *testing.T) {
 func agentsProject(t testing.TB, bin, config string, issues int) (root, ws, data string, orch func(args ...string) *exec.Cmd) {
 	t.Helper()
 	root, data = t.TempDir(), t.TempDir()
+	// What a run killed with SIGKILL left working there (a git of its
+	// own, not yet done) is stopped before the directories are removed,
+	// not left to write into them while they are.
+	t.Cleanup(func() { stopWorkingIn(root, data) })
 	gitRun(t, root, "init", "-q", "-b", "main")
 	ws = filepath.Join(root, ".orchestrator")
 	os.MkdirAll(ws, 0o755)
@@ -323,8 +328,11 @@ func gitRun(t testing.TB, dir string, args ...string) string {
 }
 
 // agentPIDs are the processes working in the worktrees under data.
-func agentPIDs(data string) []int {
-	under := filepath.Join(data, "orchestrate") + "/"
+func agentPIDs(data string) []int { return workingIn(filepath.Join(data, "orchestrate")) }
+
+// workingIn are the processes whose working directory is one of dirs or
+// below it (none where there is no /proc).
+func workingIn(dirs ...string) []int {
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -332,11 +340,26 @@ func agentPIDs(data string) []int {
 		if err != nil {
 			continue
 		}
-		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && strings.HasPrefix(cwd+"/", under) {
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(cwd+"/", d+"/") }) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// stopWorkingIn kills the processes working in dirs, and waits (10 s at
+// most) until none is left.
+func stopWorkingIn(dirs ...string) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		pids := workingIn(dirs...)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // checkAfterKills checks a trial of TestAgentsKillTrials once nothing is
