@@ -43,7 +43,17 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	orchestrateBin = filepath.Join(dir, "orchestrate")
+	if err := buildOrchestrate(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// buildOrchestrate builds orchestrate into dir, static as make build
+// makes it, as orchestrateBin, and notes the Go environment the projects'
+// gates share (goEnv).
+func buildOrchestrate(dir string) error {
 	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT"} {
 		out, err := exec.Command("go", "env", k).Output()
 		if err == nil && len(bytes.TrimSpace(out)) > 0 {
@@ -51,13 +61,14 @@ func runMain(m *testing.M) int {
 		}
 	}
 	goEnv = append(goEnv, "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=")
-	build := exec.Command("go", "build", "-o", orchestrateBin, "../cmd/orchestrate")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building orchestrate:", err)
-		return 1
+	bin := filepath.Join(dir, "orchestrate")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/orchestrate")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building orchestrate: %v\n%s", err, out)
 	}
-	return m.Run()
+	orchestrateBin = bin
+	return nil
 }
 
 // agentCLI is an agent CLI the tests drive: where they find it, and how

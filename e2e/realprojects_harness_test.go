@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -112,22 +111,7 @@ func realBin(t testing.TB) string {
 			realBinErr = err
 			return
 		}
-		for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT"} {
-			out, err := exec.Command("go", "env", k).Output()
-			if err == nil && len(bytes.TrimSpace(out)) > 0 {
-				goEnv = append(goEnv, k+"="+string(bytes.TrimSpace(out)))
-			}
-		}
-		goEnv = append(goEnv, "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=")
-		bin := filepath.Join(dir, "orchestrate")
-		build := exec.Command("go", "build", "-o", bin, "../cmd/orchestrate")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
-		out, err := build.CombinedOutput()
-		if err != nil {
-			realBinErr = fmt.Errorf("building orchestrate: %v\n%s", err, out)
-			return
-		}
-		orchestrateBin = bin
+		realBinErr = buildOrchestrate(dir)
 	})
 	if realBinErr != nil {
 		t.Fatal(realBinErr)
