@@ -153,6 +153,11 @@ func TestFetchStateFromFiles(t *testing.T) {
 		{"another ref moved", func() { gitIn(t, r.dir, "update-ref", "refs/remotes/origin/other", one) }, false},
 		{"the refs packed", func() { gitIn(t, r.dir, "pack-refs", "--all") }, true},
 		{"the worktree removed", func() { gitIn(t, r.dir, "worktree", "remove", wt) }, true},
+		{"a worktree made and removed again", func() {
+			gitIn(t, r.dir, "worktree", "add", "-q", "--detach", wt)
+			gitIn(t, r.dir, "worktree", "remove", wt)
+		}, true},
+		{"nothing at the end", func() {}, false},
 	} {
 		step.do()
 		now := r.fetchState(ctx, refspec)

@@ -238,6 +238,15 @@ func filesState(common, prefix string) (state string, ok bool) {
 		}
 	}
 	head(common)
+	// The directories that hold the worktrees' entries, by their times:
+	// a worktree made and removed again while one fetch ran (a baseline's,
+	// taken beside the agents) leaves the entries as they were, not the
+	// times, and git's check of that fetch walked its HEAD as it was made.
+	for _, d := range []string{common, filepath.Join(common, "worktrees")} {
+		if fi, err := os.Lstat(d); err == nil {
+			fmt.Fprintf(&b, "%s\x00%d\x00", d, fi.ModTime().UnixNano())
+		}
+	}
 	worktrees, err := os.ReadDir(filepath.Join(common, "worktrees"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", false
